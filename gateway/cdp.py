@@ -1,0 +1,192 @@
+"""One browser-level CDP websocket: request ids → futures, events → listeners.
+
+A target holds exactly one ``CdpConnection``. Tabs do not get websockets of
+their own: they are flattened sessions (``Target.attachToTarget`` with
+``flatten: true``) multiplexed on this one socket by ``sessionId``, so a tab
+call costs one websocket frame each way and nothing else.
+
+The reader loop runs inside the caller's task group (``run()``), so a crash in
+it is seen by whoever supervises the target — there is no stray task. When the
+socket closes, every pending command fails with ``BrowserClosed`` at once
+rather than waiting for its timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from websockets.asyncio.client import ClientConnection, connect, unix_connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from .errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError
+
+__all__ = ["CdpConnection", "EventListener", "open_websocket"]
+
+EventListener = Callable[[str, dict[str, Any]], None]
+"""Called with (method, params) for each event of a session; must not block."""
+
+# Chrome sends whole messages; a 5 MB evaluate result is one frame. The cap is
+# only a guard against a runaway page filling our memory.
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+
+async def open_websocket(
+    url: str, *, unix_path: str | None, target: str, timeout_s: float
+) -> ClientConnection:
+    """Open the browser websocket, directly or through a forwarded Unix socket.
+
+    No ``Origin`` header is sent (Chrome answers 403 to one it was not told to
+    allow) and per-message compression is off (Chrome does not use it and it
+    costs CPU on every frame).
+    """
+    try:
+        with anyio.fail_after(timeout_s):
+            if unix_path is not None:
+                return await unix_connect(
+                    unix_path, url, compression=None, max_size=MAX_MESSAGE_BYTES,
+                    ping_interval=None, open_timeout=None,
+                )
+            return await connect(
+                url, compression=None, max_size=MAX_MESSAGE_BYTES,
+                ping_interval=None, open_timeout=None, proxy=None,
+            )
+    except TimeoutError:
+        raise DiscoveryError(target, f"DevTools websocket {url} did not open within "
+                             f"{timeout_s:g} s") from None
+    except (OSError, InvalidHandshake, InvalidURI, ConnectionClosed) as exc:
+        raise DiscoveryError(target, f"DevTools websocket {url} refused: {exc}") from None
+
+
+class CdpConnection:
+    """Commands and events over one browser websocket."""
+
+    def __init__(self, ws: ClientConnection, *, name: str) -> None:
+        self._ws = ws
+        self._name = name
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], str]] = {}
+        self._listeners: dict[str | None, list[EventListener]] = {}
+        self._closed_reason: str | None = None
+        self.closed = anyio.Event()
+
+    @property
+    def is_open(self) -> bool:
+        return self._closed_reason is None
+
+    def listen(self, session_id: str | None, listener: EventListener) -> Callable[[], None]:
+        """Route events of ``session_id`` (None: browser-level) to ``listener``.
+
+        Returns a function that removes the listener again.
+        """
+        self._listeners.setdefault(session_id, []).append(listener)
+
+        def remove() -> None:
+            listeners = self._listeners.get(session_id, [])
+            if listener in listeners:
+                listeners.remove(listener)
+            if not listeners:
+                self._listeners.pop(session_id, None)
+
+        return remove
+
+    async def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+        timeout_s: float,
+        timeout_hint: str = "",
+    ) -> dict[str, Any]:
+        """Send one command and wait for its result, at most ``timeout_s``."""
+        if self._closed_reason is not None:
+            raise BrowserClosed(f"browser connection of {self._name!r} is closed "
+                                f"({self._closed_reason}); retry — the gateway reconnects")
+        call_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = (future, method)
+        message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
+        if session_id is not None:
+            message["sessionId"] = session_id
+        try:
+            await self._ws.send(json.dumps(message))
+            async with asyncio.timeout(timeout_s):
+                return await future
+        except TimeoutError:
+            raise CdpTimeout(method, timeout_s, timeout_hint) from None
+        except ConnectionClosed as exc:
+            raise BrowserClosed(f"browser connection of {self._name!r} closed while "
+                                f"sending {method} ({exc})") from None
+        finally:
+            self._pending.pop(call_id, None)
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, session_id: str | None = None
+    ) -> None:
+        """Send a command whose answer nobody waits for (clean-up such as releaseObject)."""
+        if self._closed_reason is not None:
+            return
+        message: dict[str, Any] = {"id": next(self._ids), "method": method,
+                                   "params": params or {}}
+        if session_id is not None:
+            message["sessionId"] = session_id
+        with contextlib.suppress(ConnectionClosed):
+            await self._ws.send(json.dumps(message))
+
+    async def run(self) -> None:
+        """Read frames until the socket closes; run this in the supervisor's task group."""
+        try:
+            async for raw in self._ws:
+                self._dispatch(json.loads(raw))
+            reason = "the browser closed the DevTools connection"
+        except ConnectionClosed as exc:
+            reason = f"DevTools connection lost ({exc})"
+        except (OSError, ValueError) as exc:
+            reason = f"DevTools connection failed ({exc})"
+        self._fail_pending(reason)
+
+    async def aclose(self) -> None:
+        self._fail_pending("closed by the gateway")
+        with anyio.move_on_after(2, shield=True):
+            await self._ws.close()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        call_id = message.get("id")
+        if call_id is not None:
+            entry = self._pending.get(call_id)
+            if entry is None:  # a notify() answer, or one that already timed out
+                return
+            future, method = entry
+            if future.done():
+                return
+            error = message.get("error")
+            if error is not None:
+                future.set_exception(
+                    CdpError(method, int(error.get("code", 0)), str(error.get("message", "")))
+                )
+            else:
+                future.set_result(message.get("result", {}))
+            return
+        event = message.get("method")
+        if event is None:
+            return
+        for listener in tuple(self._listeners.get(message.get("sessionId"), ())):
+            listener(event, message.get("params", {}))
+
+    def _fail_pending(self, reason: str) -> None:
+        if self._closed_reason is None:
+            self._closed_reason = reason
+        for future, method in self._pending.values():
+            if not future.done():
+                future.set_exception(
+                    BrowserClosed(f"{method} interrupted: {reason} on target {self._name!r}; "
+                                  "the gateway reconnects — retry the call")
+                )
+        self._pending.clear()
+        self.closed.set()

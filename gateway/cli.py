@@ -1,0 +1,94 @@
+"""Command line: ``serve`` (the MCP server on stdio, the default) and ``call``.
+
+``call TOOL 'JSON'`` runs one tool in process, through the same MCP server an
+agent talks to, prints the result as JSON on stdout and exits non-zero when
+the tool returned an error — a quick check of a target before wiring up an
+agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+
+from . import __version__
+from .config import load_config
+from .errors import ConfigError
+from .log import configure_logging
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chrome-ssh-gateway",
+        description="MCP server that drives Chrome browsers on other machines over SSH.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="PATH",
+                        help="targets file (TOML); default $CHROME_SSH_GATEWAY_CONFIG")
+    common.add_argument("--log-level", default=os.environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL",
+                                                              "INFO"),
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="stderr log level (default INFO)")
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("serve", parents=[common], help="serve MCP on stdin/stdout (default)")
+    call = sub.add_parser("call", parents=[common], help="run one tool and print its result")
+    call.add_argument("tool", help="tool name, e.g. list_tabs")
+    call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as JSON")
+    parser.set_defaults(config=None, log_level="INFO")
+    return parser
+
+
+async def _call(config_path: str | None, tool: str, arguments: dict[str, Any]) -> int:
+    from mcp import Client
+
+    from .server import running_server
+
+    config = load_config(os.environ, config_path)
+    async with running_server(config) as (server, gateway), Client(server) as client:
+        # A one-shot call should see the targets as they are, not mid-connect.
+        async with anyio.create_task_group() as tg:
+            for target in gateway.targets.values():
+                tg.start_soon(target.settled)
+        result = await client.call_tool(tool, arguments)
+    if result.is_error:
+        text = " ".join(getattr(c, "text", "") for c in result.content)
+        print(f"error: {text}", file=sys.stderr)
+        return 1
+    payload: Any = result.structured_content
+    if payload is None:
+        payload = [c.model_dump(mode="json", exclude_none=True) for c in result.content]
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(args.log_level)
+    try:
+        if args.command == "call":
+            try:
+                arguments = json.loads(args.arguments)
+            except json.JSONDecodeError as exc:
+                print(f"chrome-ssh-gateway: arguments are not JSON: {exc}", file=sys.stderr)
+                return 2
+            if not isinstance(arguments, dict):
+                print("chrome-ssh-gateway: arguments must be a JSON object", file=sys.stderr)
+                return 2
+            return anyio.run(_call, args.config, args.tool, arguments)
+        from .server import serve_stdio
+
+        anyio.run(serve_stdio, load_config(os.environ, args.config))
+        return 0
+    except ConfigError as exc:
+        print(f"chrome-ssh-gateway: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,144 @@
+"""One exception hierarchy for the whole gateway.
+
+Library exceptions (asyncssh, websockets, OSError, json) are translated into
+these once, at the boundary where they happen (``ssh.py``, ``cdp.py``,
+``discovery.py``). Everything above that layer speaks only ``GatewayError``,
+and the tool layer turns any ``GatewayError`` into an MCP tool error whose text
+is ``str(error)``: what happened, then what to do next.
+
+::
+
+    GatewayError
+    ├── ConfigError            bad targets file / env value (refused at start)
+    ├── InvalidArgument        a tool argument the gateway refuses
+    ├── TargetNotFound         no target of that name
+    ├── TargetAmbiguous        several targets and none named
+    ├── TargetUnavailable      target is down (reason inside); also the base of
+    │   ├── TunnelError        SSH connect / auth / forward failed
+    │   │   └── HostKeyError   unknown or changed host key
+    │   └── DiscoveryError     no DevTools endpoint found on the host
+    ├── BrowserClosed          the CDP websocket went away mid-call
+    ├── CdpError               Chrome answered a command with an error
+    ├── CdpTimeout             Chrome did not answer in time
+    ├── TabNotFound            unknown / closed / pre-restart tab id
+    ├── NavigationError        the browser could not load a URL
+    └── JavaScriptError        evaluated code threw or rejected
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BrowserClosed",
+    "CdpError",
+    "CdpTimeout",
+    "ConfigError",
+    "DiscoveryError",
+    "GatewayError",
+    "HostKeyError",
+    "InvalidArgument",
+    "JavaScriptError",
+    "NavigationError",
+    "TabNotFound",
+    "TargetAmbiguous",
+    "TargetNotFound",
+    "TargetUnavailable",
+    "TunnelError",
+]
+
+
+class GatewayError(Exception):
+    """Base of every error the gateway reports; ``str()`` is the user-facing text."""
+
+
+class ConfigError(GatewayError):
+    """A targets file or environment value is malformed.
+
+    Carries where (``source``: file path or env var, ``key``) so the message at
+    start-up points at the exact line to fix.
+    """
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        self.source = source
+        self.key = key
+        self.reason = reason
+        where = f"{source}: {key}" if key else source
+        super().__init__(f"{where}: {reason}")
+
+
+class InvalidArgument(GatewayError):
+    """A tool argument that is well-typed but not acceptable (method name, URL, id)."""
+
+
+class TargetNotFound(GatewayError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        listing = ", ".join(known) if known else "none configured"
+        super().__init__(
+            f"unknown target {name!r}; configured targets: {listing}. "
+            "Call list_targets to see them."
+        )
+
+
+class TargetAmbiguous(GatewayError):
+    def __init__(self, known: list[str]) -> None:
+        super().__init__(
+            f"several targets are configured ({', '.join(known)}); "
+            "pass target=<name> (see list_targets)"
+        )
+
+
+class TargetUnavailable(GatewayError):
+    """The target cannot serve calls now; the message carries the last reason."""
+
+    def __init__(self, target: str, reason: str) -> None:
+        self.target = target
+        self.reason = reason
+        super().__init__(f"target {target!r} unreachable ({reason})")
+
+
+class TunnelError(TargetUnavailable):
+    """SSH connection, authentication or port forward failed."""
+
+
+class HostKeyError(TunnelError):
+    """The host's key is unknown or differs from known_hosts: never connect silently."""
+
+
+class DiscoveryError(TargetUnavailable):
+    """The SSH link works but no DevTools endpoint answered on the host."""
+
+
+class BrowserClosed(GatewayError):
+    """The browser's websocket closed while a command was in flight."""
+
+
+class CdpError(GatewayError):
+    """Chrome answered a command with ``{"error": {...}}``."""
+
+    def __init__(self, method: str, code: int, message: str) -> None:
+        self.method = method
+        self.code = code
+        self.message = message
+        super().__init__(f"{method} failed: {message} (CDP error {code})")
+
+
+class CdpTimeout(GatewayError):
+    def __init__(self, method: str, timeout_s: float, hint: str = "") -> None:
+        self.method = method
+        self.timeout_s = timeout_s
+        text = f"{method} got no answer within {timeout_s:g} s"
+        super().__init__(f"{text}; {hint}" if hint else text)
+
+
+class TabNotFound(GatewayError):
+    def __init__(self, tab: int, reason: str) -> None:
+        self.tab = tab
+        super().__init__(f"tab {tab} {reason}; call list_tabs for the current tab ids")
+
+
+class NavigationError(GatewayError):
+    """Chrome reported that loading a URL failed (``errorText``), or the tab went away."""
+
+
+class JavaScriptError(GatewayError):
+    """The evaluated expression threw, or its promise rejected."""

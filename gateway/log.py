@@ -1,0 +1,87 @@
+"""Logging: human lines on stderr, and the JSON-lines call log.
+
+stdout is the MCP channel, so nothing here ever writes to it. The call log is
+one JSON object per tool call (call id, tool, target, tab, arguments, duration,
+outcome, error, result size), redacted before it is written. The file is
+created 0600 and opened with ``O_NOFOLLOW``: a symlink planted at the log path
+is refused (with a warning on stderr) instead of followed, so the gateway
+cannot be tricked into appending to somebody else's file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from .redact import redact
+
+__all__ = ["CallLog", "configure_logging"]
+
+log = structlog.get_logger("gateway.log")
+
+
+def configure_logging(level: str = "INFO") -> None:
+    """structlog → stderr, one readable line per event."""
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="%H:%M:%S", utc=False),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping().get(level.upper(), logging.INFO)),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+    # asyncssh logs every channel open/close at INFO; the gateway reports what matters.
+    logging.getLogger("asyncssh").setLevel(logging.WARNING)
+
+
+class CallLog:
+    """Append-only JSON-lines file of tool calls; a no-op when disabled."""
+
+    def __init__(self, fd: int | None, path: Path | None) -> None:
+        self._fd = fd
+        self.path = path
+
+    @property
+    def enabled(self) -> bool:
+        return self._fd is not None
+
+    @classmethod
+    def open(cls, path: Path | None) -> CallLog:
+        if path is None:
+            return cls(None, None)
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            reason = ("it is a symlink, which the gateway does not follow"
+                      if path.is_symlink() else exc.strerror or str(exc))
+            log.warning("call log disabled", path=str(path), reason=reason)
+            return cls(None, None)
+        os.fchmod(fd, 0o600)  # an existing file keeps no wider mode than a new one
+        return cls(fd, path)
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._fd is None:
+            return
+        line = json.dumps(redact(record), default=str, ensure_ascii=False) + "\n"
+        try:
+            os.write(self._fd, line.encode())
+        except OSError as exc:
+            log.warning("call log write failed; logging to file stops", error=str(exc))
+            self.close()
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)

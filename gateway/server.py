@@ -1,0 +1,143 @@
+"""The MCP server: tool registration, and the one boundary every call crosses.
+
+``ToolRegistrar.tool`` wraps each tool function once. The wrapper is where
+errors are mapped (a ``GatewayError`` becomes a tool error with its own text;
+anything else becomes a tool error that says it is a gateway bug, and the
+server keeps serving), where a call is timed, and where it is written to the
+call log. Tool modules therefore contain only what their tools do.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, ParamSpec, TypeVar
+
+import anyio
+import structlog
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel
+
+from . import __version__
+from .config import GatewayConfig
+from .errors import GatewayError
+from .gateway import Gateway, open_gateway
+from .log import CallLog
+
+__all__ = ["ToolRegistrar", "build_server", "running_server", "serve_stdio"]
+
+log = structlog.get_logger("gateway.server")
+
+P = ParamSpec("P")
+R = TypeVar("R", bound=BaseModel)
+
+INSTRUCTIONS = """\
+Drives Chrome browsers on remote machines (and this one) over SSH. Each browser
+is a named target (list_targets). Tabs have small integer ids that are unique
+across all targets (list_tabs); pass tab=<id> to tab tools, and target=<name>
+only when several targets exist and no tab is given.
+"""
+
+
+class ToolRegistrar:
+    """Registers tool functions on the MCP server behind the common call boundary."""
+
+    def __init__(self, server: MCPServer, call_log: CallLog) -> None:
+        self._server = server
+        self._call_log = call_log
+        self._call_ids = itertools.count(1)
+
+    def tool(
+        self, *, read_only: bool = False, destructive: bool = False
+    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
+        def register(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+            name = fn.__name__
+
+            @functools.wraps(fn)
+            async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+                call_id = next(self._call_ids)
+                start = time.perf_counter()
+                outcome, error, result = "ok", None, None
+                try:
+                    result = await fn(*args, **kwargs)
+                    return result
+                except GatewayError as exc:
+                    outcome, error = "error", str(exc)
+                    raise ToolError(error) from None
+                except anyio.get_cancelled_exc_class():
+                    outcome = "cancelled"
+                    raise
+                except Exception as exc:
+                    outcome, error = "crash", f"{type(exc).__name__}: {exc}"
+                    log.exception("tool crashed", tool=name, call_id=call_id)
+                    raise ToolError(f"internal gateway error in {name} ({error}); the gateway "
+                                    "is still running — retry, and report this if it "
+                                    "repeats") from None
+                finally:
+                    self._record(call_id, name, kwargs, start, outcome, error, result)
+
+            self._server.add_tool(
+                call, name=name,
+                annotations=ToolAnnotations(read_only_hint=read_only,
+                                            destructive_hint=destructive,
+                                            open_world_hint=True),
+            )
+            return call
+
+        return register
+
+    def _record(
+        self, call_id: int, tool: str, arguments: dict[str, Any], start: float,
+        outcome: str, error: str | None, result: BaseModel | None,
+    ) -> None:
+        duration_ms = round((time.perf_counter() - start) * 1000, 3)
+        if outcome != "ok":
+            log.info("call failed", call_id=call_id, tool=tool, outcome=outcome, error=error,
+                     duration_ms=duration_ms)
+        if not self._call_log.enabled:
+            return
+        self._call_log.write({
+            "ts": time.time(),
+            "call_id": call_id,
+            "tool": tool,
+            "target": arguments.get("target") or getattr(result, "target", None),
+            "tab": arguments.get("tab") or getattr(result, "tab", None),
+            "arguments": arguments,
+            "duration_ms": duration_ms,
+            "outcome": outcome,
+            "error": error,
+            "result_bytes": len(result.model_dump_json()) if result is not None else 0,
+        })
+
+
+def build_server(gateway: Gateway, call_log: CallLog) -> MCPServer:
+    """An MCP server whose tools act on ``gateway`` (already running)."""
+    from .tools import register_all
+
+    server: MCPServer = MCPServer(name="chrome-ssh-gateway", version=__version__,
+                                  instructions=INSTRUCTIONS)
+    register_all(ToolRegistrar(server, call_log), gateway)
+    return server
+
+
+@asynccontextmanager
+async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer, Gateway]]:
+    """Gateway started, call log open, server built; all closed again on exit."""
+    call_log = CallLog.open(config.call_log)
+    try:
+        async with open_gateway(config) as gateway:
+            yield build_server(gateway, call_log), gateway
+    finally:
+        call_log.close()
+
+
+async def serve_stdio(config: GatewayConfig) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin."""
+    async with running_server(config) as (server, _):
+        await server.run_stdio_async()
+    log.info("client went away; gateway stopped")

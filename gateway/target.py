@@ -1,0 +1,264 @@
+"""A named target: one browser behind one transport, kept connected.
+
+State machine::
+
+    connecting ──ok──▶ up ──socket closed──▶ connecting (at once: the browser
+        ▲  │                                  may just have moved to a new port)
+        │  └─fail──▶ down ──backoff, or a call arrives──┘
+
+``run()`` is the supervisor: it lives in the gateway's task group for the
+whole process, owns the CDP reader, and reconnects with exponential backoff
+(``ReconnectPolicy``). Callers never connect by themselves: a call on an
+``up`` target goes straight to the socket, a call on a ``connecting`` target
+waits (bounded) for the attempt under way, and a call on a ``down`` target
+fails at once with the last reason — and wakes the supervisor so the next
+attempt starts now instead of after the backoff.
+
+Tabs are tracked from Chrome's own target events (``Target.setDiscoverTargets``),
+so ``list_tabs`` is answered from memory. On every (re)connect the known tabs
+are reconciled with ``Target.getTargets``: a page that still exists keeps its
+id; one that vanished is retired with a reason that says whether the browser
+restarted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any, Literal
+
+import anyio
+import structlog
+
+from .cdp import CdpConnection
+from .config import TargetConfig
+from .discovery import Endpoint, discover
+from .errors import GatewayError, TargetUnavailable
+from .launcher import ChromeLauncher
+from .tab import Tab, TabRegistry
+from .transport import Transport
+
+__all__ = ["Target", "TargetState"]
+
+TargetState = Literal["connecting", "up", "down"]
+log = structlog.get_logger("gateway.target")
+
+SETUP_TIMEOUT_S = 10.0
+
+
+class Target:
+    def __init__(
+        self,
+        config: TargetConfig,
+        transport: Transport,
+        registry: TabRegistry,
+        launcher: ChromeLauncher | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.transport = transport
+        self._registry = registry
+        self._launcher = launcher
+        self.state: TargetState = "connecting"
+        self.error: str | None = None
+        self.browser: str | None = None
+        self.protocol: str | None = None
+        self.endpoint: Endpoint | None = None
+        self.tabs: dict[str, Tab] = {}            # targetId → Tab
+        self._sessions: dict[str, Tab] = {}       # sessionId → Tab
+        self._cdp: CdpConnection | None = None
+        self._changed = anyio.Event()
+        self._wake = anyio.Event()
+        self._last_browser_path: str | None = None
+        self._log = log.bind(target=self.name)
+
+    # ----------------------------------------------------------------- state
+
+    def _set_state(self, state: TargetState, error: str | None = None) -> None:
+        if state != self.state or error != self.error:
+            self._log.info("target state", state=state, error=error)
+        self.state = state
+        self.error = error
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def settled(self) -> None:
+        """Wait (bounded by the connect timeouts) while a connection attempt is under way."""
+        wait_s = self.config.reconnect.connect_timeout_s + SETUP_TIMEOUT_S
+        with anyio.move_on_after(wait_s):
+            while self.state == "connecting":
+                await self._changed.wait()
+
+    async def connection(self) -> CdpConnection:
+        """The live CDP connection, or ``TargetUnavailable`` without hanging."""
+        if self.state == "connecting":
+            await self.settled()
+        cdp = self._cdp
+        if self.state == "up" and cdp is not None and cdp.is_open:
+            return cdp
+        self._wake.set()
+        reason = self.error or "still connecting"
+        raise TargetUnavailable(self.name, f"{reason}; the gateway keeps reconnecting in the "
+                                "background — retry shortly, or check list_targets")
+
+    # ------------------------------------------------------------ supervisor
+
+    async def run(self) -> None:
+        """Connect, serve, reconnect — until cancelled with the gateway."""
+        policy = self.config.reconnect
+        delay = policy.initial_delay_s
+        while True:
+            self._set_state("connecting", self.error)
+            try:
+                endpoint, cdp = await self._open()
+            except GatewayError as exc:
+                reason = exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
+                self._set_state("down", reason)
+                self._wake = anyio.Event()
+                with anyio.move_on_after(delay):
+                    await self._wake.wait()
+                delay = min(delay * 2, policy.max_delay_s)
+                continue
+            delay = policy.initial_delay_s
+            await self._serve(endpoint, cdp)
+
+    async def _open(self) -> tuple[Endpoint, CdpConnection]:
+        timeout_s = self.config.reconnect.connect_timeout_s
+        await self.transport.connect()
+        try:
+            endpoint, ws = await discover(self.transport, self.config, timeout_s)
+        except TargetUnavailable:
+            if self._launcher is None:
+                raise
+            profile = await self._launcher.start()
+            endpoint, ws = await discover(self.transport, replace(self.config, profile=profile),
+                                          timeout_s)
+        return endpoint, CdpConnection(ws, name=self.name)
+
+    async def _serve(self, endpoint: Endpoint, cdp: CdpConnection) -> None:
+        """Run the reader, set the browser up, and wait until the socket closes."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cdp.run)
+            try:
+                await self._setup(cdp, endpoint)
+            except GatewayError as exc:
+                self._set_state("down", f"browser at {endpoint.address} did not answer "
+                                f"set-up commands ({exc})")
+                await cdp.aclose()
+                return
+            self._cdp = cdp
+            self._set_state("up")
+            await cdp.closed.wait()
+        self._cdp = None
+        for tab in self.tabs.values():
+            tab.detach()
+        self._sessions.clear()
+        self._log.info("browser connection closed", endpoint=endpoint.address)
+
+    async def _setup(self, cdp: CdpConnection, endpoint: Endpoint) -> None:
+        cdp.listen(None, self._on_browser_event)
+        version = await cdp.send("Browser.getVersion", timeout_s=SETUP_TIMEOUT_S)
+        await cdp.send("Target.setDiscoverTargets", {"discover": True}, timeout_s=SETUP_TIMEOUT_S)
+        infos = (await cdp.send("Target.getTargets", timeout_s=SETUP_TIMEOUT_S))["targetInfos"]
+        self.browser = version.get("product")
+        self.protocol = version.get("protocolVersion")
+        restarted = (self._last_browser_path is not None
+                     and self._last_browser_path != endpoint.browser_path)
+        self._last_browser_path = endpoint.browser_path
+        self.endpoint = endpoint
+        pages = {i["targetId"]: i for i in infos if i.get("type") == "page"}
+        for target_id, tab in list(self.tabs.items()):
+            if target_id not in pages:
+                why = (f"was in the browser on {self.name!r}, which restarted; it is gone"
+                       if restarted else "was closed while the gateway was disconnected")
+                self._retire(tab, why)
+        for info in pages.values():
+            self._track(info)
+        self._log.info("browser up", endpoint=endpoint.address, found_by=endpoint.found_by,
+                       browser=self.browser, tabs=len(self.tabs))
+
+    # ---------------------------------------------------------------- events
+
+    def _on_browser_event(self, method: str, params: dict[str, Any]) -> None:
+        if method in ("Target.targetCreated", "Target.targetInfoChanged"):
+            info = params.get("targetInfo", {})
+            if info.get("type") == "page":
+                self._track(info)
+        elif method == "Target.targetDestroyed":
+            tab = self.tabs.get(params.get("targetId", ""))
+            if tab is not None:
+                self._retire(tab, "was closed")
+        elif method == "Target.detachedFromTarget":
+            tab = self._sessions.pop(params.get("sessionId", ""), None)
+            if tab is not None:
+                tab.detach()
+        elif method == "Target.targetCrashed":
+            tab = self.tabs.get(params.get("targetId", ""))
+            if tab is not None:
+                self._retire(tab, f"crashed ({params.get('status', 'unknown status')})")
+
+    def _track(self, info: dict[str, Any]) -> Tab:
+        tab = self.tabs.get(info["targetId"])
+        if tab is None:
+            tab = self._registry.add(self.name, info["targetId"])
+            self.tabs[tab.target_id] = tab
+        tab.title = info.get("title", tab.title)
+        tab.url = info.get("url", tab.url)
+        return tab
+
+    def _retire(self, tab: Tab, reason: str) -> None:
+        self.tabs.pop(tab.target_id, None)
+        if tab.session_id is not None:
+            self._sessions.pop(tab.session_id, None)
+        self._registry.remove(tab, reason)
+
+    # ------------------------------------------------------------ operations
+
+    async def browser_call(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout_s: float | None = None
+    ) -> dict[str, Any]:
+        cdp = await self.connection()
+        return await cdp.send(method, params, timeout_s=timeout_s or self.config.command_timeout_s)
+
+    async def tab_call(
+        self,
+        tab: Tab,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout_s: float | None = None,
+        timeout_hint: str = "",
+    ) -> dict[str, Any]:
+        """A command on the tab's session, attaching first if needed. Hold ``tab.lock``."""
+        cdp = await self.connection()
+        if tab.session_id is None:
+            attached = await cdp.send("Target.attachToTarget",
+                                      {"targetId": tab.target_id, "flatten": True},
+                                      timeout_s=SETUP_TIMEOUT_S)
+            tab.session_id = attached["sessionId"]
+            self._sessions[tab.session_id] = tab
+            cdp.listen(tab.session_id, tab.on_event)
+        return await cdp.send(method, params, session_id=tab.session_id,
+                              timeout_s=timeout_s or self.config.command_timeout_s,
+                              timeout_hint=timeout_hint)
+
+    async def new_tab(self, url: str) -> Tab:
+        created = await self.browser_call("Target.createTarget", {"url": url})
+        return self._track({"targetId": created["targetId"], "url": url})
+
+    async def close_tab(self, tab: Tab) -> None:
+        """Closes through the browser, not the tab's session: works on a hung page too."""
+        await self.browser_call("Target.closeTarget", {"targetId": tab.target_id})
+        self._retire(tab, "was closed by close_tab")
+
+    async def ping(self) -> tuple[dict[str, Any], float]:
+        start = time.perf_counter()
+        version = await self.browser_call("Browser.getVersion")
+        return version, (time.perf_counter() - start) * 1000
+
+    async def aclose(self) -> None:
+        if self._cdp is not None:
+            await self._cdp.aclose()
+        await self.transport.aclose()
+        if self._launcher is not None:
+            await self._launcher.aclose()

@@ -1,0 +1,18 @@
+"""Tool families, one module each; ``register_all`` puts them on the server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import cdp, runtime, tabs, targets
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+
+__all__ = ["register_all"]
+
+
+def register_all(registrar: ToolRegistrar, gateway: Gateway) -> None:
+    for family in (targets, tabs, runtime, cdp):
+        family.register(registrar, gateway)

@@ -1,0 +1,73 @@
+"""The raw escape hatch: any CDP command, browser-level or on a tab."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from ..errors import CdpError, InvalidArgument
+from ..redact import redact
+from ..sizing import DEFAULT_MAX_CHARS, fit
+from .args import MaxChars, TargetArg, TimeoutArg
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+
+__all__ = ["METHOD_RE", "register"]
+
+METHOD_RE = re.compile(r"^[A-Z][A-Za-z0-9]{0,63}\.[a-z][A-Za-z0-9]{0,127}$")
+_METHOD_NOT_FOUND = -32601
+
+
+class CdpResult(BaseModel):
+    target: str
+    tab: int | None
+    method: str
+    result: Any
+    truncated: bool
+    omitted_chars: int = 0
+
+
+def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+    @mcp.tool(destructive=True)
+    async def cdp_command(
+        method: Annotated[str, Field(description="CDP method as Domain.method, e.g. "
+                                                 "Page.reload or Browser.getVersion.",
+                                     max_length=200)],
+        params: Annotated[dict[str, Any] | None,
+                          Field(description="The method's parameters as a JSON object.")] = None,
+        target: TargetArg = None,
+        tab: Annotated[int | None, Field(description="Run on this tab's session; omit for "
+                                                     "a browser-level command.", ge=1)] = None,
+        timeout_s: TimeoutArg = None,
+        max_chars: MaxChars = DEFAULT_MAX_CHARS,
+    ) -> CdpResult:
+        """Send any Chrome DevTools Protocol command and return Chrome's result.
+
+        Without `tab` the command goes to the browser (Browser.*, Target.*,
+        SystemInfo.*); with `tab` to that page (Page.*, Runtime.*, DOM.*,
+        Network.*, Emulation.*, …). Use it for whatever the other tools do not
+        cover. Header secrets in the result are redacted.
+        """
+        if not METHOD_RE.match(method):
+            raise InvalidArgument(f"method {method[:80]!r} is not a CDP method name; use "
+                                  "Domain.method, e.g. Page.navigate or Target.getTargets")
+        if tab is not None:
+            t, page = await gateway.tab(tab, target)
+            async with page.lock:
+                result = await t.tab_call(page, method, params, timeout_s=timeout_s)
+        else:
+            t = gateway.target(target)
+            try:
+                result = await t.browser_call(method, params, timeout_s=timeout_s)
+            except CdpError as exc:
+                if exc.code != _METHOD_NOT_FOUND:
+                    raise
+                raise CdpError(method, exc.code, f"{exc.message} at browser level; page "
+                               "domains (Page, Runtime, DOM, …) need tab=<id>") from None
+        fitted = fit(redact(result) if t.config.redact else result, max_chars)
+        return CdpResult(target=t.name, tab=tab, method=method, result=fitted.value,
+                         truncated=fitted.truncated, omitted_chars=fitted.omitted_chars)

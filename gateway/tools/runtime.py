@@ -1,0 +1,155 @@
+"""JavaScript in a tab: ``evaluate``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from ..errors import JavaScriptError
+from ..sizing import DEFAULT_MAX_CHARS, fit
+from .args import MaxChars, TabArg, TargetArg, TimeoutArg
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+    from ..tab import Tab
+    from ..target import Target
+
+__all__ = ["register"]
+
+# Runs in the page on an object result: a JSON-safe copy that survives cycles,
+# DOM nodes, BigInts, Maps, huge arrays and throwing getters. Only ancestors
+# count as "seen", so an object referenced twice is not mistaken for a cycle.
+SERIALIZE_JS = r"""
+function () {
+  const MAX_ITEMS = 10000, MAX_DEPTH = 32;
+  const stack = new Set();
+  const node = (n) => {
+    if (n.nodeType !== 1) return '[' + n.nodeName + ']';
+    let s = '<' + n.localName;
+    if (n.id) s += '#' + n.id;
+    if (typeof n.className === 'string' && n.className.trim())
+      s += '.' + n.className.trim().split(/\s+/).join('.');
+    return s + '>';
+  };
+  const walk = (v, depth) => {
+    const t = typeof v;
+    if (v === null || t === 'string' || t === 'boolean') return v;
+    if (t === 'number') return Number.isFinite(v) ? v : String(v);
+    if (t === 'bigint') return v.toString() + 'n';
+    if (t === 'undefined') return null;
+    if (t === 'symbol') return v.toString();
+    if (t === 'function') return '[Function ' + (v.name || 'anonymous') + ']';
+    if (typeof Node !== 'undefined' && v instanceof Node) return node(v);
+    if (stack.has(v)) return '[Circular]';
+    if (depth >= MAX_DEPTH) return Array.isArray(v) ? '[Array]' : '[Object]';
+    stack.add(v);
+    try {
+      if (v instanceof Error) return {name: v.name, message: v.message, stack: v.stack};
+      if (v instanceof Date) return isNaN(v) ? 'Invalid Date' : v.toISOString();
+      if (v instanceof RegExp) return v.toString();
+      if (v instanceof Map) v = Object.fromEntries(Array.from(v).slice(0, MAX_ITEMS)
+                                  .map(([k, x]) => [String(k), x]));
+      else if (v instanceof Set) v = Array.from(v);
+      if (Array.isArray(v) || ArrayBuffer.isView(v)) {
+        const out = [];
+        const n = Math.min(v.length, MAX_ITEMS);
+        for (let i = 0; i < n; i++) out.push(walk(v[i], depth + 1));
+        if (v.length > n) out.push('… ' + (v.length - n) + ' more items');
+        return out;
+      }
+      const out = {};
+      let count = 0;
+      for (const k in v) {
+        if (count++ >= MAX_ITEMS) { out['…'] = 'more keys'; break; }
+        let x;
+        try { x = v[k]; } catch (e) { x = '[throws: ' + e + ']'; }
+        out[k] = walk(x, depth + 1);
+      }
+      return out;
+    } finally {
+      stack.delete(v);
+    }
+  };
+  return walk(this, 0);
+}
+"""
+
+
+class EvaluateResult(BaseModel):
+    tab: int
+    target: str
+    type: str
+    value: Any
+    truncated: bool
+    omitted_chars: int = 0
+
+
+def _exception_text(details: dict[str, Any]) -> str:
+    exception = details.get("exception") or {}
+    text = exception.get("description") or exception.get("value") or details.get("text", "")
+    line = details.get("lineNumber")
+    where = f" (line {line + 1}, column {details.get('columnNumber', 0) + 1})" if line else ""
+    return f"JavaScript error: {text}{where}"
+
+
+async def _by_value(target: Target, tab: Tab, remote: dict[str, Any]) -> Any:
+    """The JSON-safe value of a remote object, then release it."""
+    object_id = remote["objectId"]
+    try:
+        result = await target.tab_call(tab, "Runtime.callFunctionOn", {
+            "objectId": object_id, "functionDeclaration": SERIALIZE_JS, "returnByValue": True})
+    finally:
+        cdp = await target.connection()
+        await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
+                         session_id=tab.session_id)
+    if "exceptionDetails" in result:
+        return remote.get("description")
+    return result.get("result", {}).get("value")
+
+
+def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+    @mcp.tool()
+    async def evaluate(
+        expression: Annotated[str, Field(description="JavaScript to run in the page; the "
+                                                     "value of the last statement is "
+                                                     "returned. Top-level await works.")],
+        tab: TabArg,
+        await_promise: Annotated[bool, Field(description="Wait for a returned promise to "
+                                                         "settle.")] = True,
+        timeout_s: TimeoutArg = None,
+        max_chars: MaxChars = DEFAULT_MAX_CHARS,
+        target: TargetArg = None,
+    ) -> EvaluateResult:
+        """Run JavaScript in a tab and return its value as JSON.
+
+        Objects are copied safely (cycles → "[Circular]", DOM nodes → "<div#id>",
+        BigInt → "12n"). Values longer than max_chars are cut and marked
+        truncated. A thrown error or rejected promise is returned as a tool error
+        with the message and stack.
+        """
+        t, page = await gateway.tab(tab, target)
+        budget = timeout_s or t.config.command_timeout_s
+        async with page.lock:
+            result = await t.tab_call(page, "Runtime.evaluate", {
+                "expression": expression, "awaitPromise": await_promise,
+                "replMode": True, "userGesture": True, "returnByValue": False,
+            }, timeout_s=budget, timeout_hint="the expression did not finish (a long loop, "
+               "a promise that never settles, or an open dialog); raise timeout_s or pass "
+               "await_promise=false")
+            if "exceptionDetails" in result:
+                raise JavaScriptError(_exception_text(result["exceptionDetails"]))
+            remote = result.get("result", {})
+            kind = remote.get("type", "undefined")
+            if remote.get("subtype"):
+                kind = f"{kind}/{remote['subtype']}"
+            if "objectId" in remote:
+                value = await _by_value(t, page, remote)
+            elif "unserializableValue" in remote:
+                value = remote["unserializableValue"]
+            else:
+                value = remote.get("value")
+        fitted = fit(value, max_chars)
+        return EvaluateResult(tab=page.id, target=t.name, type=kind, value=fitted.value,
+                              truncated=fitted.truncated, omitted_chars=fitted.omitted_chars)

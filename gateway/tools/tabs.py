@@ -1,0 +1,173 @@
+"""Tabs: list, open, navigate, close."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..errors import CdpTimeout, InvalidArgument, NavigationError, TargetUnavailable
+from ..urls import check_url
+from .args import TabArg, TargetArg, TimeoutArg
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+    from ..tab import Tab
+    from ..target import Target
+
+__all__ = ["register"]
+
+UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, data).",
+                              max_length=2 * 1024 * 1024)]
+WaitArg = Annotated[
+    Literal["load", "domcontentloaded", "none"],
+    Field(description="What to wait for after navigating: the load event (default), "
+                      "DOMContentLoaded, or nothing."),
+]
+_LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
+
+
+class TabInfo(BaseModel):
+    tab: int
+    target: str
+    title: str
+    url: str
+
+
+class TargetProblem(BaseModel):
+    target: str
+    error: str
+
+
+class TabList(BaseModel):
+    tabs: list[TabInfo]
+    unavailable: list[TargetProblem] = []
+
+
+class NewTabResult(BaseModel):
+    tab: int
+    target: str
+    url: str
+
+
+class NavigateResult(BaseModel):
+    tab: int
+    target: str
+    url: str
+    title: str
+
+
+class CloseResult(BaseModel):
+    tab: int
+    closed: bool
+
+
+def _info(tab: Tab) -> TabInfo:
+    return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url)
+
+
+async def _navigate(target: Target, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
+    """Page.navigate, then wait for the chosen load event. Hold ``tab.lock``."""
+    loaded = tab.expect(_LOAD_EVENTS[wait]) if wait in _LOAD_EVENTS else None
+    try:
+        if loaded is not None:
+            await target.tab_call(tab, "Page.enable", timeout_s=timeout_s)
+        result = await target.tab_call(tab, "Page.navigate", {"url": url}, timeout_s=timeout_s)
+        if result.get("errorText"):
+            raise NavigationError(f"navigation to {url[:200]} failed: {result['errorText']}")
+        if loaded is not None and result.get("loaderId"):  # no loaderId: same-document nav
+            try:
+                async with asyncio.timeout(timeout_s):
+                    await loaded
+            except TimeoutError:
+                raise CdpTimeout("navigate", timeout_s,
+                                 f"the page did not fire '{wait}' (it may still be loading); "
+                                 "call list_tabs or evaluate to look, or use wait='none'"
+                                 ) from None
+            except asyncio.CancelledError:
+                if tab.session_id is None:  # detached, not cancelled by our caller
+                    raise NavigationError(f"tab {tab.id} went away while loading {url[:200]}"
+                                       ) from None
+                raise
+    finally:
+        if loaded is not None:
+            loaded.cancel()
+
+
+async def _page_state(target: Target, tab: Tab) -> tuple[str, str]:
+    result = await target.tab_call(tab, "Runtime.evaluate", {
+        "expression": "[location.href, document.title]", "returnByValue": True})
+    value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
+    tab.url, tab.title = str(value[0]), str(value[1])
+    return tab.url, tab.title
+
+
+def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+    @mcp.tool(read_only=True)
+    async def list_tabs(target: TargetArg = None) -> TabList:
+        """List open tabs (pages) with their ids, titles and URLs.
+
+        Omit `target` to list every target's tabs; targets that are down are
+        reported under `unavailable` with the reason. Tab ids are unique across
+        targets and never reused.
+        """
+        targets = [gateway.target(target)] if target is not None else gateway.targets.values()
+        tabs: list[TabInfo] = []
+        unavailable: list[TargetProblem] = []
+        for t in targets:
+            if t.state != "up":
+                try:
+                    await t.connection()
+                except TargetUnavailable as exc:
+                    if target is not None:
+                        raise
+                    unavailable.append(TargetProblem(target=t.name, error=str(exc)))
+                    continue
+            tabs.extend(_info(tab) for tab in t.tabs.values())
+        return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=unavailable)
+
+    @mcp.tool()
+    async def new_tab(url: UrlArg = "about:blank", target: TargetArg = None) -> NewTabResult:
+        """Open a new tab on a target and return its id (does not wait for loading;
+        use navigate for that)."""
+        url = check_url(url)
+        t = gateway.target(target)
+        tab = await t.new_tab(url)
+        return NewTabResult(tab=tab.id, target=t.name, url=url)
+
+    @mcp.tool()
+    async def navigate(
+        url: UrlArg,
+        tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
+                                                     "tab.", ge=1)] = None,
+        target: TargetArg = None,
+        wait: WaitArg = "load",
+        timeout_s: TimeoutArg = None,
+    ) -> NavigateResult:
+        """Load a URL in a tab (a new tab when `tab` is omitted) and wait for it.
+
+        Returns the final URL (after redirects) and the page title. Fails with the
+        browser's reason (e.g. net::ERR_NAME_NOT_RESOLVED) when loading fails.
+        """
+        url = check_url(url)
+        if tab is None:
+            t = gateway.target(target)
+            page = await t.new_tab("about:blank")
+        else:
+            t, page = await gateway.tab(tab, target)
+        budget = timeout_s or t.config.command_timeout_s
+        async with page.lock:
+            await _navigate(t, page, url, wait, budget)
+            final_url, title = await _page_state(t, page)
+        return NavigateResult(tab=page.id, target=t.name, url=final_url, title=title)
+
+    @mcp.tool(destructive=True)
+    async def close_tab(tab: TabArg, target: TargetArg = None) -> CloseResult:
+        """Close a tab. Works on a hung page too; its id is never reused."""
+        t, page = await gateway.tab(tab, target)
+        if t.tabs.get(page.target_id) is not page:
+            raise InvalidArgument(f"tab {tab} is already closed")
+        await t.close_tab(page)
+        return CloseResult(tab=tab, closed=True)

@@ -36,6 +36,7 @@ __all__ = [
     "Endpoint",
     "active_port_command",
     "discover",
+    "http_response_complete",
     "parse_active_port",
     "parse_active_port_listing",
     "parse_http_response",
@@ -119,8 +120,23 @@ def parse_active_port_listing(output: str) -> list[tuple[str, int, str]]:
     return found
 
 
+def http_response_complete(raw: bytes) -> bool:
+    """Whether ``raw`` holds a whole response: Chrome keeps the socket open after
+    answering (it ignores ``Connection: close``), so EOF cannot be the signal."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            return len(body) >= int(value.strip())
+    if b"transfer-encoding: chunked" in head.lower():
+        return body.endswith(b"0\r\n\r\n")
+    return False
+
+
 def parse_http_response(raw: bytes) -> tuple[int, bytes]:
-    """A whole HTTP/1.x response (read to EOF) → (status, body)."""
+    """A whole HTTP/1.x response → (status, body)."""
     head, sep, body = raw.partition(b"\r\n\r\n")
     if not sep:
         raise ValueError("incomplete HTTP response")
@@ -130,6 +146,10 @@ def parse_http_response(raw: bytes) -> tuple[int, bytes]:
     headers = head.lower()
     if b"transfer-encoding: chunked" in headers:
         body = _dechunk(body)
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            body = body[:int(value.strip())]
     return int(status_line[1]), body
 
 

@@ -16,7 +16,13 @@ from websockets.asyncio.client import ClientConnection
 
 from .cdp import open_websocket
 from .config import CdpAddress
-from .discovery import DEFAULT_PROFILE_DIRS, Endpoint, parse_active_port, parse_http_response
+from .discovery import (
+    DEFAULT_PROFILE_DIRS,
+    Endpoint,
+    http_response_complete,
+    parse_active_port,
+    parse_http_response,
+)
 from .errors import DiscoveryError
 
 __all__ = ["LocalTransport", "Transport", "http_get_over"]
@@ -63,8 +69,11 @@ async def http_get_over(
     request = (f"GET {path} HTTP/1.1\r\nHost: {_host_header(address)}\r\n"
                "Connection: close\r\nAccept: application/json\r\n\r\n")
     writer.write(request.encode())
-    raw = await reader.read(MAX_HTTP_RESPONSE)
-    while chunk := await reader.read(MAX_HTTP_RESPONSE):
+    raw = b""
+    while not http_response_complete(raw):
+        chunk = await reader.read(65536)
+        if not chunk:
+            break
         raw += chunk
         if len(raw) > MAX_HTTP_RESPONSE:
             raise ValueError("response too large")

@@ -1,0 +1,1 @@
+"""End-to-end tests: real sshd and Chromium in network namespaces, MCP client over stdio."""

@@ -1,0 +1,344 @@
+"""Drive the gateway exactly as an agent does: an MCP client over stdio.
+
+Plain helpers, not fixtures, so each test decides the gateway's environment
+(``Topology.client_env()``) and command-line arguments::
+
+    async with open_gateway(topology.client_env(), ["--config", str(path)]) as client:
+        result = await call_ok(client, "list_targets", {})
+
+Besides calling tools, this module holds what the e2e tests need to look at the
+gateway from the outside: its process (found by a marker in its environment), the
+sockets it listens on, targets files, and the pages a remote browser really has.
+"""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from tests.topology import RemoteHost
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "ERROR_BOUND",
+    "MARKER_ENV",
+    "call_err",
+    "call_ok",
+    "data_url",
+    "eventually",
+    "gateway_pid",
+    "listening_tcp",
+    "listening_unix",
+    "marked_env",
+    "open_gateway",
+    "open_stdio",
+    "remote_active_port",
+    "remote_pages",
+    "targets_by_name",
+    "text_of",
+    "wait_for_targets",
+    "write_targets",
+]
+
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Upper bound on one tool call in tests: a hang fails the test instead of stalling CI."""
+
+ERROR_BOUND = 20.0
+"""Upper bound for a call that must fail: a refused input has to come back, not hang."""
+
+MARKER_ENV = "CSGW_E2E_GATEWAY_ID"
+"""Environment variable carrying a unique id, so a test can find its gateway's process."""
+
+_T = TypeVar("_T")
+
+
+@asynccontextmanager
+async def open_stdio(
+    command: str,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    errlog: TextIO | None = None,
+) -> AsyncIterator[Client]:
+    """An ``mcp.Client`` connected over stdio to ``command *args``.
+
+    Note: the SDK merges ``env`` over a small inherited set (HOME, LOGNAME, PATH, SHELL,
+    TERM, USER); the keys given here win. ``errlog`` receives the server's stderr.
+    """
+    params = StdioServerParameters(
+        command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
+    )
+    server = stdio_client(params, errlog=errlog) if errlog is not None else params
+    async with Client(server) as client:
+        yield client
+
+
+@asynccontextmanager
+async def open_gateway(
+    env: Mapping[str, str],
+    args: Sequence[str] = (),
+    cwd: str | Path | None = None,
+    errlog: TextIO | None = None,
+) -> AsyncIterator[Client]:
+    """An ``mcp.Client`` talking to ``python -m gateway serve *args`` over stdio."""
+    argv = ["-m", "gateway", "serve", *args]
+    async with open_stdio(sys.executable, argv, env, cwd, errlog) as client:
+        yield client
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text blocks of a tool result, joined by newlines."""
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def _call(
+    client: Client, tool: str, args: Mapping[str, Any] | None, timeout: float
+) -> CallToolResult:
+    with anyio.fail_after(timeout):
+        return await client.call_tool(tool, dict(args or {}))
+
+
+async def call_ok(
+    client: Client,
+    tool: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    timeout: float = DEFAULT_CALL_TIMEOUT,
+) -> dict[str, Any]:
+    """Call ``tool``; assert it succeeded; return its structured content."""
+    result = await _call(client, tool, args, timeout)
+    assert not result.is_error, f"{tool}({args!r}) failed: {text_of(result)}"
+    content = result.structured_content
+    assert isinstance(content, dict), f"{tool} returned no structured object: {content!r}"
+    return content
+
+
+async def call_err(
+    client: Client,
+    tool: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    timeout: float = DEFAULT_CALL_TIMEOUT,
+) -> str:
+    """Call ``tool``; assert it failed as a tool error; return the error text."""
+    result = await _call(client, tool, args, timeout)
+    assert result.is_error, (
+        f"{tool}({args!r}) unexpectedly succeeded: {result.structured_content!r}"
+    )
+    text = text_of(result)
+    assert text, f"{tool} failed without an error message"
+    return text
+
+
+# ------------------------------------------------------------------------ waiting
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[_T | None]],
+    *,
+    timeout: float,
+    what: str,
+    interval: float = 0.2,
+) -> _T:
+    """Call ``probe`` until it returns something other than None/False (bounded).
+
+    On timeout the assertion names ``what`` and the last value seen, so a failure
+    says what the test was waiting for.
+    """
+    last: Any = None
+    with anyio.move_on_after(timeout):
+        while True:
+            last = await probe()
+            if last is not None and last is not False:
+                return last
+            await anyio.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last: {last!r}")
+
+
+async def targets_by_name(client: Client) -> dict[str, dict[str, Any]]:
+    listing = await call_ok(client, "list_targets")
+    return {t["name"]: t for t in listing["targets"]}
+
+
+async def wait_for_targets(
+    client: Client, expected: Mapping[str, str] | None = None, *, timeout: float = 30.0
+) -> dict[str, dict[str, Any]]:
+    """list_targets once nothing is ``connecting`` and each named target has its state.
+
+    ``list_targets`` answers from memory and never waits, so right after start-up
+    a target is usually still connecting; tests that look at states poll here.
+    """
+
+    async def settled() -> dict[str, dict[str, Any]] | None:
+        targets = await targets_by_name(client)
+        if any(t["state"] == "connecting" for t in targets.values()):
+            return None
+        if expected and any(
+            targets.get(name, {}).get("state") != state for name, state in expected.items()
+        ):
+            return None
+        return targets
+
+    return await eventually(settled, timeout=timeout, what=f"targets to settle as {expected}")
+
+
+# -------------------------------------------------------------------- targets files
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    raise TypeError(f"cannot write {value!r} to TOML")
+
+
+def write_targets(
+    path: Path,
+    targets: Mapping[str, Mapping[str, object]],
+    gateway: Mapping[str, object] | None = None,
+) -> Path:
+    """Write a targets file (``[gateway]`` and ``[targets.<name>]`` tables)."""
+    lines: list[str] = []
+    if gateway:
+        lines.append("[gateway]")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in gateway.items()]
+        lines.append("")
+    for name, table in targets.items():
+        lines.append(f"[targets.{name}]")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in table.items()]
+        lines.append("")
+    path.write_text("\n".join(lines))
+    return path
+
+
+def data_url(title: str, body: str = "") -> str:
+    """A ``data:`` page with this title (no spaces needed: no web server, no escaping)."""
+    return f"data:text/html,<title>{title}</title>{body}"
+
+
+# ------------------------------------------------------------------- remote browsers
+
+
+def remote_active_port(host: RemoteHost) -> tuple[int, str]:
+    """(port, /devtools/browser/<id>) from the host's DevToolsActivePort, read directly."""
+    port, path = host.devtools_active_port_file.read_text().split("\n")[:2]
+    return int(port), path.strip()
+
+
+def remote_pages(host: RemoteHost) -> list[dict[str, Any]]:
+    """The page targets the host's Chromium really has (``/json/list`` from inside)."""
+    port = host.chrome_port(timeout=5)
+
+    def fetch() -> bytes:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            conn.request("GET", "/json/list")
+            return conn.getresponse().read()
+        finally:
+            conn.close()
+
+    entries: list[dict[str, Any]] = json.loads(host.run_in_netns(fetch))
+    return [e for e in entries if e.get("type") == "page"]
+
+
+# ------------------------------------------------------------- the gateway process
+
+
+def marked_env(env: Mapping[str, str]) -> tuple[dict[str, str], str]:
+    """``env`` plus a unique marker, and the marker (see ``gateway_pid``)."""
+    marker = uuid.uuid4().hex
+    return {**env, MARKER_ENV: marker}, marker
+
+
+def _environ_of(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
+    return {key: value for key, _, value in pairs}
+
+
+def _cmdline_of(pid: int) -> list[str]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def gateway_pid(marker: str) -> int:
+    """The pid of the ``python -m gateway serve`` process started with ``marker``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        cmd = _cmdline_of(pid)
+        if "gateway" in cmd and "serve" in cmd and _environ_of(pid).get(MARKER_ENV) == marker:
+            found.append(pid)
+    assert len(found) == 1, f"expected one gateway process with marker {marker}, found {found}"
+    return found[0]
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    fd_dir = Path(f"/proc/{pid}/fd")
+    for fd in fd_dir.iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:[") : -1])
+    return inodes
+
+
+def _decode_address(hex_address: str) -> tuple[str, int]:
+    address, _, port = hex_address.partition(":")
+    raw = bytes.fromhex(address)
+    # /proc/net/tcp{,6} prints each 32-bit word of the address in host (little-endian) order.
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    host = str(ipaddress.IPv4Address(words) if len(words) == 4 else ipaddress.IPv6Address(words))
+    return host, int(port, 16)
+
+
+def listening_tcp(pid: int) -> list[tuple[str, int]]:
+    """Every TCP socket in LISTEN state that ``pid`` holds, as (address, port)."""
+    inodes = _socket_inodes(pid)
+    found = []
+    for table in ("tcp", "tcp6"):
+        lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        for line in lines:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A = TCP_LISTEN
+                found.append(_decode_address(fields[1]))
+    return sorted(found)
+
+
+def listening_unix(pid: int) -> list[str]:
+    """Paths of the listening Unix sockets ``pid`` holds (abstract ones start with @)."""
+    inodes = _socket_inodes(pid)
+    found = []
+    for line in Path(f"/proc/{pid}/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        # Num RefCount Protocol Flags Type St Inode [Path]; flag 0x10000 = listening
+        if len(fields) >= 8 and fields[6] in inodes and int(fields[3], 16) & 0x10000:
+            found.append(fields[7])
+    return sorted(found)

@@ -80,9 +80,14 @@ class ChromeLauncher:
         if os.geteuid() == 0:
             args.append("--no-sandbox")  # Chrome refuses to run as root with its sandbox
         args.append("about:blank")
+        # Chrome's scratch files (org.chromium.Chromium.*) go inside the profile,
+        # so removing the profile leaves nothing behind in /tmp.
+        scratch = os.path.join(self._profile, "tmp")
+        os.mkdir(scratch, 0o700)
         self._process = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+            env={**os.environ, "TMPDIR": scratch},
         )
         log.info("launched headless browser", binary=binary, pid=self._process.pid,
                  profile=self._profile)

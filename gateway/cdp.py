@@ -24,7 +24,7 @@ import anyio
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from .errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError
+from .errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError, GatewayError
 
 __all__ = ["CdpConnection", "EventListener", "open_websocket"]
 
@@ -70,7 +70,7 @@ class CdpConnection:
         self._ws = ws
         self._name = name
         self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], str]] = {}
+        self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], str, str | None]] = {}
         self._listeners: dict[str | None, list[EventListener]] = {}
         self._closed_reason: str | None = None
         self.closed = anyio.Event()
@@ -110,7 +110,7 @@ class CdpConnection:
                                 f"({self._closed_reason}); retry — the gateway reconnects")
         call_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = (future, method)
+        self._pending[call_id] = (future, method, session_id)
         message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
         if session_id is not None:
             message["sessionId"] = session_id
@@ -162,7 +162,7 @@ class CdpConnection:
             entry = self._pending.get(call_id)
             if entry is None:  # a notify() answer, or one that already timed out
                 return
-            future, method = entry
+            future, method, _ = entry
             if future.done():
                 return
             error = message.get("error")
@@ -179,10 +179,20 @@ class CdpConnection:
         for listener in tuple(self._listeners.get(message.get("sessionId"), ())):
             listener(event, message.get("params", {}))
 
+    def fail_session(self, session_id: str, error: GatewayError, keep: frozenset[str]) -> None:
+        """Fail the commands in flight on one session (except ``keep`` methods) at once.
+
+        Used when a JavaScript dialog opens: the page is blocked, so whatever
+        was waiting on it would only run into its timeout.
+        """
+        for future, method, sid in self._pending.values():
+            if sid == session_id and method not in keep and not future.done():
+                future.set_exception(error)
+
     def _fail_pending(self, reason: str) -> None:
         if self._closed_reason is None:
             self._closed_reason = reason
-        for future, method in self._pending.values():
+        for future, method, _ in self._pending.values():
             if not future.done():
                 future.set_exception(
                     BrowserClosed(f"{method} interrupted: {reason} on target {self._name!r}; "

@@ -69,6 +69,10 @@ TARGET_NAME_RE = re.compile(r"^[a-z0-9_-]{1,32}$")
 # mistake (milliseconds written as seconds) and would make a call look hung.
 MAX_SECONDS = 3600.0
 
+# Per-tab console / network ring sizes: enough for a busy page, bounded in memory.
+MIN_BUFFER = 10
+MAX_BUFFER = 100_000
+
 ENV_CONFIG = "CHROME_SSH_GATEWAY_CONFIG"
 ENV_SSH_PROXY_TO = "SSH_PROXY_TO"
 ENV_CDP_URL = "CDP_URL"
@@ -142,6 +146,8 @@ class TargetConfig:
     command_timeout_s: float = 30.0
     launch: bool = False
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
+    console_buffer: int = 1000          # console entries kept per tab
+    network_buffer: int = 1000          # network requests kept per tab
 
     @property
     def transport(self) -> Literal["ssh", "local"]:
@@ -156,6 +162,7 @@ class GatewayConfig:
     targets: tuple[TargetConfig, ...]
     call_log: Path | None
     source: str
+    allow_any_path: bool = False        # save_to may write outside the allowed directories
 
 
 # Keys a ``[targets.<name>]`` table may hold, in the order the docs list them.
@@ -169,9 +176,11 @@ TARGET_KEYS: tuple[str, ...] = (
     "command_timeout_s",
     "launch",
     "reconnect",
+    "console_buffer",
+    "network_buffer",
 )
 _RECONNECT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(ReconnectPolicy))
-_GATEWAY_KEYS: tuple[str, ...] = ("call_log",)
+_GATEWAY_KEYS: tuple[str, ...] = ("call_log", "allow_any_path")
 _TOP_LEVEL_KEYS: tuple[str, ...] = ("gateway", "targets")
 
 
@@ -659,6 +668,14 @@ def _parse_target(name: str, value: object, *, source: str) -> TargetConfig:
     reconnect = ReconnectPolicy()
     if "reconnect" in table:
         reconnect = _parse_reconnect(table["reconnect"], source=source, key=key("reconnect"))
+    buffers = {}
+    for name_ in ("console_buffer", "network_buffer"):
+        if name_ in table:
+            size = _want_int(table[name_], source=source, key=key(name_))
+            if not MIN_BUFFER <= size <= MAX_BUFFER:
+                raise ConfigError(source, key(name_), f"{size} is out of range; expected "
+                                  f"{MIN_BUFFER}..{MAX_BUFFER} entries")
+            buffers[name_] = size
     return TargetConfig(
         name=name,
         ssh=ssh,
@@ -670,6 +687,7 @@ def _parse_target(name: str, value: object, *, source: str) -> TargetConfig:
         command_timeout_s=timeout,
         launch=launch,
         reconnect=reconnect,
+        **buffers,
     )
 
 
@@ -702,8 +720,8 @@ def _read_toml(path: str) -> dict[str, object]:
 
 def _load_file(
     path: str, environ: Mapping[str, str]
-) -> tuple[tuple[TargetConfig, ...], Path | None]:
-    """Targets and the ``[gateway] call_log`` setting (None when absent or false)."""
+) -> tuple[tuple[TargetConfig, ...], Path | None, bool]:
+    """Targets, the ``[gateway] call_log`` (None when absent or false) and ``allow_any_path``."""
     data = _read_toml(path)
     for name in data:
         if name not in _TOP_LEVEL_KEYS:
@@ -713,9 +731,13 @@ def _load_file(
                 "unknown top-level key; expected only [gateway] and [targets.<name>]",
             )
     call_log: Path | None = None
+    allow_any_path = False
     if "gateway" in data:
         gateway = _want_table(data["gateway"], source=path, key="gateway")
         _check_keys(gateway, _GATEWAY_KEYS, source=path, prefix="gateway")
+        if "allow_any_path" in gateway:
+            allow_any_path = _want_bool(gateway["allow_any_path"], source=path,
+                                        key="gateway.allow_any_path")
         if "call_log" in gateway:
             value = gateway["call_log"]
             if isinstance(value, bool):
@@ -755,7 +777,7 @@ def _load_file(
                 )
             exposed[target.expose_port] = name
         targets.append(target)
-    return tuple(targets), call_log
+    return tuple(targets), call_log, allow_any_path
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:
@@ -800,9 +822,10 @@ def load_config(environ: Mapping[str, str], config_path: str | None = None) -> G
                     "move this setting into the file",
                 )
         path = _expand_home(path, environ)
-        targets, file_log = _load_file(path, environ)
+        targets, file_log, allow_any_path = _load_file(path, environ)
         call_log = env_log if log_text is not None else file_log
-        return GatewayConfig(targets=targets, call_log=call_log, source=path)
+        return GatewayConfig(targets=targets, call_log=call_log, source=path,
+                             allow_any_path=allow_any_path)
 
     cdp = parse_cdp_address(cdp_text, source=ENV_CDP_URL, key="") if cdp_text is not None else None
     if ssh_text is not None:

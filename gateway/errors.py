@@ -22,6 +22,7 @@ is ``str(error)``: what happened, then what to do next.
     ├── CdpTimeout             Chrome did not answer in time
     ├── TabNotFound            unknown / closed / pre-restart tab id
     ├── NavigationError        the browser could not load a URL
+    ├── DialogOpen             a JavaScript dialog blocks the tab
     └── JavaScriptError        evaluated code threw or rejected
 """
 
@@ -32,6 +33,7 @@ __all__ = [
     "CdpError",
     "CdpTimeout",
     "ConfigError",
+    "DialogOpen",
     "DiscoveryError",
     "GatewayError",
     "HostKeyError",
@@ -138,6 +140,17 @@ class TabNotFound(GatewayError):
 
 class NavigationError(GatewayError):
     """Chrome reported that loading a URL failed (``errorText``), or the tab went away."""
+
+
+class DialogOpen(GatewayError):
+    """An alert/confirm/prompt/beforeunload dialog is open: the page runs nothing until
+    it is answered, so calls fail fast instead of timing out behind it."""
+
+    def __init__(self, tab: int, kind: str, message: str) -> None:
+        self.tab = tab
+        text = message if len(message) <= 200 else message[:199] + "…"
+        super().__init__(f"tab {tab} has an open {kind} dialog ({text!r}); answer it with "
+                         f"handle_dialog(tab={tab}, accept=true|false), then retry")
 
 
 class JavaScriptError(GatewayError):

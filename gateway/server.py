@@ -18,7 +18,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio
 import structlog
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
@@ -96,6 +96,7 @@ class ToolRegistrar:
         outcome: str, error: str | None, result: BaseModel | None,
     ) -> None:
         duration_ms = round((time.perf_counter() - start) * 1000, 3)
+        arguments = {k: v for k, v in arguments.items() if not isinstance(v, Context)}
         if outcome != "ok":
             log.info("call failed", call_id=call_id, tool=tool, outcome=outcome, error=error,
                      duration_ms=duration_ms)

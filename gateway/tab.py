@@ -1,10 +1,11 @@
 """A tab: one page target of one browser, with a process-wide integer id.
 
 Ids are what the agent sees. They come from one counter in the gateway, are
-never reused, and map to Chrome's ``targetId``. A tab is attached lazily as a
-flattened session on its target's single websocket; the session id is dropped
-when Chrome detaches it (or the socket closes) and re-attached on next use, so
-an SSH reconnect to the same browser keeps every tab id working.
+never reused, and map to Chrome's ``targetId``. Every page is attached as a
+flattened session on its target's single websocket as soon as the gateway sees
+it, so its console, network and dialog state are collected from the start —
+including what happened before the agent's first call on it. An SSH reconnect
+to the same browser re-attaches and keeps every tab id.
 
 Calls on one tab are serialised by ``lock``: two agents typing into the same
 page would otherwise interleave keystrokes. Different tabs never wait on each
@@ -20,29 +21,54 @@ from typing import Any
 
 import anyio
 
-from .errors import TabNotFound
+from .console import ConsoleLog
+from .errors import DialogOpen, TabNotFound
+from .network import NetworkLog
 
 __all__ = ["Tab", "TabGone", "TabRegistry"]
+
+_CONSOLE_EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
+                             "Log.entryAdded"})
 
 
 @dataclass
 class Tab:
     id: int
     target: str                      # target name
-    target_id: str                   # Chrome's targetId
+    target_id: str                   # Chrome's targetId (also the main frame's id)
     title: str = ""
     url: str = ""
     session_id: str | None = None
+    console: ConsoleLog = field(default_factory=ConsoleLog)
+    network: NetworkLog = field(default_factory=NetworkLog)
+    dialog: dict[str, Any] | None = None   # Page.javascriptDialogOpening params while open
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     _waiters: list[tuple[frozenset[str], asyncio.Future[tuple[str, dict[str, Any]]]]] = field(
         default_factory=list
     )
 
     def on_event(self, method: str, params: dict[str, Any]) -> None:
-        """Session event listener: wakes whoever waits for this event."""
+        """Session event listener: feeds the collectors and wakes waiters."""
+        if method.startswith("Network."):
+            if (method == "Network.requestWillBeSent" and params.get("type") == "Document"
+                    and params.get("frameId") == self.target_id
+                    and params.get("requestId") == params.get("loaderId")):
+                self.console.navigated()  # a new document in the main frame
+                self.network.navigated()
+            self.network.on_event(method, params)
+        elif method in _CONSOLE_EVENTS:
+            self.console.on_event(method, params)
+        elif method == "Page.javascriptDialogOpening":
+            self.dialog = params
+        elif method == "Page.javascriptDialogClosed":
+            self.dialog = None
         for methods, future in self._waiters:
             if method in methods and not future.done():
                 future.set_result((method, params))
+
+    def dialog_error(self) -> DialogOpen:
+        dialog = self.dialog or {}
+        return DialogOpen(self.id, dialog.get("type", "JavaScript"), dialog.get("message", ""))
 
     def expect(self, *methods: str) -> asyncio.Future[tuple[str, dict[str, Any]]]:
         """A future for the next of ``methods``; register *before* triggering it."""
@@ -80,8 +106,10 @@ class TabRegistry:
         self._live: dict[int, Tab] = {}
         self._gone: dict[int, TabGone] = {}
 
-    def add(self, target: str, target_id: str, title: str = "", url: str = "") -> Tab:
-        tab = Tab(next(self._next_id), target, target_id, title, url)
+    def add(self, target: str, target_id: str, *, console_buffer: int = 1000,
+            network_buffer: int = 1000) -> Tab:
+        tab = Tab(next(self._next_id), target, target_id,
+                  console=ConsoleLog(console_buffer), network=NetworkLog(network_buffer))
         self._live[tab.id] = tab
         return tab
 

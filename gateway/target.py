@@ -15,10 +15,12 @@ fails at once with the last reason — and wakes the supervisor so the next
 attempt starts now instead of after the backoff.
 
 Tabs are tracked from Chrome's own target events (``Target.setDiscoverTargets``),
-so ``list_tabs`` is answered from memory. On every (re)connect the known tabs
-are reconciled with ``Target.getTargets``: a page that still exists keeps its
-id; one that vanished is retired with a reason that says whether the browser
-restarted.
+so ``list_tabs`` is answered from memory, and every page is auto-attached
+(``Target.setAutoAttach`` at browser level, pausing new pages until their
+collectors are enabled) so console, network and dialogs are seen from the start.
+On every (re)connect the known tabs are reconciled with ``Target.getTargets``:
+a page that still exists keeps its id; one that vanished is retired with a
+reason that says whether the browser restarted.
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ TargetState = Literal["connecting", "up", "down"]
 log = structlog.get_logger("gateway.target")
 
 SETUP_TIMEOUT_S = 10.0
+# Domains a tab's collectors need: console + exceptions, browser log, network, page events.
+_TAB_DOMAINS = ("Runtime.enable", "Log.enable", "Page.enable")
+_NETWORK_ENABLE = {"maxTotalBufferSize": 64 * 1024 * 1024,
+                   "maxResourceBufferSize": 16 * 1024 * 1024}
+# While a dialog is open the renderer runs nothing; these still work (they are
+# answered by the browser process), everything else on the tab fails fast.
+_DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getResponseBody",
+                          "Network.getRequestPostData", "Network.getCookies",
+                          "Target.getTargetInfo"})
 
 
 class Target:
@@ -69,6 +80,7 @@ class Target:
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()
         self._wake = anyio.Event()
+        self._tasks: anyio.abc.TaskGroup | None = None
         self._last_browser_path: str | None = None
         self._log = log.bind(target=self.name)
 
@@ -138,6 +150,7 @@ class Target:
     async def _serve(self, endpoint: Endpoint, cdp: CdpConnection) -> None:
         """Run the reader, set the browser up, and wait until the socket closes."""
         async with anyio.create_task_group() as tg:
+            self._tasks = tg
             tg.start_soon(cdp.run)
             try:
                 await self._setup(cdp, endpoint)
@@ -149,6 +162,8 @@ class Target:
             self._cdp = cdp
             self._set_state("up")
             await cdp.closed.wait()
+            tg.cancel_scope.cancel()  # attach tasks of a dead socket have nothing to do
+        self._tasks = None
         self._cdp = None
         for tab in self.tabs.values():
             tab.detach()
@@ -156,9 +171,12 @@ class Target:
         self._log.info("browser connection closed", endpoint=endpoint.address)
 
     async def _setup(self, cdp: CdpConnection, endpoint: Endpoint) -> None:
-        cdp.listen(None, self._on_browser_event)
+        cdp.listen(None, lambda method, params: self._on_browser_event(cdp, method, params))
         version = await cdp.send("Browser.getVersion", timeout_s=SETUP_TIMEOUT_S)
         await cdp.send("Target.setDiscoverTargets", {"discover": True}, timeout_s=SETUP_TIMEOUT_S)
+        await cdp.send("Target.setAutoAttach", {
+            "autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+            "filter": [{"type": "page"}, {"exclude": True}]}, timeout_s=SETUP_TIMEOUT_S)
         infos = (await cdp.send("Target.getTargets", timeout_s=SETUP_TIMEOUT_S))["targetInfos"]
         self.browser = version.get("product")
         self.protocol = version.get("protocolVersion")
@@ -179,7 +197,7 @@ class Target:
 
     # ---------------------------------------------------------------- events
 
-    def _on_browser_event(self, method: str, params: dict[str, Any]) -> None:
+    def _on_browser_event(self, cdp: CdpConnection, method: str, params: dict[str, Any]) -> None:
         if method in ("Target.targetCreated", "Target.targetInfoChanged"):
             info = params.get("targetInfo", {})
             if info.get("type") == "page":
@@ -188,6 +206,13 @@ class Target:
             tab = self.tabs.get(params.get("targetId", ""))
             if tab is not None:
                 self._retire(tab, "was closed")
+        elif method == "Target.attachedToTarget":
+            info = params.get("targetInfo", {})
+            tasks = self._tasks
+            if info.get("type") == "page" and tasks is not None:
+                tab = self._track(info)
+                self._bind_session(cdp, tab, params["sessionId"])
+                tasks.start_soon(self._prepare, cdp, tab, bool(params.get("waitingForDebugger")))
         elif method == "Target.detachedFromTarget":
             tab = self._sessions.pop(params.get("sessionId", ""), None)
             if tab is not None:
@@ -200,7 +225,9 @@ class Target:
     def _track(self, info: dict[str, Any]) -> Tab:
         tab = self.tabs.get(info["targetId"])
         if tab is None:
-            tab = self._registry.add(self.name, info["targetId"])
+            tab = self._registry.add(self.name, info["targetId"],
+                                     console_buffer=self.config.console_buffer,
+                                     network_buffer=self.config.network_buffer)
             self.tabs[tab.target_id] = tab
         tab.title = info.get("title", tab.title)
         tab.url = info.get("url", tab.url)
@@ -220,6 +247,36 @@ class Target:
         cdp = await self.connection()
         return await cdp.send(method, params, timeout_s=timeout_s or self.config.command_timeout_s)
 
+    def _bind_session(self, cdp: CdpConnection, tab: Tab, session_id: str) -> None:
+        tab.session_id = session_id
+        self._sessions[session_id] = tab
+
+        def on_event(method: str, params: dict[str, Any]) -> None:
+            tab.on_event(method, params)
+            if method == "Page.javascriptDialogOpening":
+                cdp.fail_session(session_id, tab.dialog_error(), _DIALOG_SAFE)
+
+        cdp.listen(session_id, on_event)
+
+    async def _prepare(self, cdp: CdpConnection, tab: Tab, waiting: bool) -> None:
+        """Turn on the tab's collectors, then let a paused new page run."""
+        session = tab.session_id
+        try:
+            async with anyio.create_task_group() as tg:
+                for method in _TAB_DOMAINS:
+                    tg.start_soon(self._send_quietly, cdp, method, None, session)
+                tg.start_soon(self._send_quietly, cdp, "Network.enable", _NETWORK_ENABLE, session)
+        finally:
+            if waiting:
+                await cdp.notify("Runtime.runIfWaitingForDebugger", session_id=session)
+
+    async def _send_quietly(self, cdp: CdpConnection, method: str,
+                            params: dict[str, Any] | None, session: str | None) -> None:
+        try:
+            await cdp.send(method, params, session_id=session, timeout_s=SETUP_TIMEOUT_S)
+        except GatewayError as exc:  # a hung or closing page: its tools will say so
+            self._log.debug("tab set-up command failed", method=method, error=str(exc))
+
     async def tab_call(
         self,
         tab: Tab,
@@ -229,15 +286,19 @@ class Target:
         timeout_s: float | None = None,
         timeout_hint: str = "",
     ) -> dict[str, Any]:
-        """A command on the tab's session, attaching first if needed. Hold ``tab.lock``."""
+        """A command on the tab's session. Hold ``tab.lock``.
+
+        Fails fast while a JavaScript dialog is open (the page would not answer).
+        """
+        if tab.dialog is not None and method not in _DIALOG_SAFE:
+            raise tab.dialog_error()
         cdp = await self.connection()
-        if tab.session_id is None:
+        if tab.session_id is None:  # detached (e.g. after a renderer crash): attach again
             attached = await cdp.send("Target.attachToTarget",
                                       {"targetId": tab.target_id, "flatten": True},
                                       timeout_s=SETUP_TIMEOUT_S)
-            tab.session_id = attached["sessionId"]
-            self._sessions[tab.session_id] = tab
-            cdp.listen(tab.session_id, tab.on_event)
+            self._bind_session(cdp, tab, attached["sessionId"])
+            await self._prepare(cdp, tab, waiting=False)
         return await cdp.send(method, params, session_id=tab.session_id,
                               timeout_s=timeout_s or self.config.command_timeout_s,
                               timeout_hint=timeout_hint)

@@ -1,0 +1,243 @@
+"""A tab's network activity, assembled from CDP ``Network.*`` events.
+
+Pure, like ``console.py``: events in, request records out. One record per
+request (a redirect closes the hop it ends and opens a new record), with what a
+developer looks for first: method, URL, status, resource type, size, duration
+and — for failures — Chrome's reason (``net::ERR_*``, blocked, CORS). Headers
+are kept so ``network_request`` can show them (redacted there); bodies are not
+stored here: Chrome keeps them and they are fetched on demand.
+
+Chrome sends the full request headers (with ``Cookie``) and response headers
+(with ``Set-Cookie``) in separate ``…ExtraInfo`` events that may arrive before
+or after the main ones; both orders are merged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["NetworkEntry", "NetworkLog", "url_matcher"]
+
+KEEP_NAVIGATIONS = 3
+MAX_PENDING_EXTRA = 500
+
+
+@dataclass
+class NetworkEntry:
+    id: int
+    request_id: str
+    method: str
+    url: str
+    type: str
+    navigation: int
+    started: float                        # CDP monotonic seconds
+    wall_time: float | None = None        # epoch seconds
+    status: int | None = None
+    status_text: str = ""
+    mime_type: str | None = None
+    size: int | None = None               # bytes on the wire
+    ended: float | None = None
+    error: str | None = None
+    request_headers: dict[str, str] = field(default_factory=dict)
+    response_headers: dict[str, str] = field(default_factory=dict)
+    timing: dict[str, float] | None = None
+    has_post_data: bool = False
+    from_cache: bool = False
+    remote_address: str | None = None
+    protocol: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None or (self.status is not None and self.status >= 400)
+
+    @property
+    def duration_ms(self) -> float | None:
+        if self.ended is None:
+            return None
+        return round((self.ended - self.started) * 1000, 1)
+
+
+def url_matcher(pattern: str) -> re.Pattern[str]:
+    """``/regex/`` (as in DevTools' filter box) or a plain substring."""
+    if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
+        return re.compile(pattern[1:-1])
+    return re.compile(re.escape(pattern))
+
+
+def _cors_reason(params: dict[str, Any]) -> str | None:
+    cors = params.get("corsErrorStatus") or {}
+    if cors.get("corsError"):
+        return f"CORS {cors['corsError']}" + (f" ({cors['failedParameter']})"
+                                              if cors.get("failedParameter") else "")
+    return None
+
+
+class NetworkLog:
+    """Bounded request history of one tab."""
+
+    def __init__(self, capacity: int = 1000) -> None:
+        self.capacity = capacity
+        self._by_id: OrderedDict[int, NetworkEntry] = OrderedDict()
+        self._live: dict[str, NetworkEntry] = {}          # requestId → current hop
+        self._extra: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._ids = itertools.count(1)
+        self.dropped = 0
+        self.navigation = 0
+
+    # --------------------------------------------------------------- events
+
+    def on_event(self, method: str, params: dict[str, Any]) -> None:
+        handler = _HANDLERS.get(method)
+        if handler is not None:
+            handler(self, params)
+
+    def navigated(self) -> None:
+        self.navigation += 1
+        oldest = self.navigation - KEEP_NAVIGATIONS + 1
+        while self._by_id:
+            first = next(iter(self._by_id.values()))
+            if first.navigation >= oldest:
+                break
+            self._forget(first)
+
+    def _forget(self, entry: NetworkEntry) -> None:
+        self._by_id.pop(entry.id, None)
+        if self._live.get(entry.request_id) is entry:
+            del self._live[entry.request_id]
+
+    def _open(self, request_id: str, method: str, url: str, kind: str, started: float,
+              wall_time: float | None) -> NetworkEntry:
+        if len(self._by_id) >= self.capacity:
+            self._forget(next(iter(self._by_id.values())))
+            self.dropped += 1
+        entry = NetworkEntry(next(self._ids), request_id, method, url, kind, self.navigation,
+                             started, wall_time)
+        self._by_id[entry.id] = entry
+        self._live[request_id] = entry
+        extra = self._extra.pop(request_id, None)
+        if extra:
+            entry.request_headers.update(extra.get("request", {}))
+            entry.response_headers.update(extra.get("response", {}))
+        return entry
+
+    def _will_be_sent(self, params: dict[str, Any]) -> None:
+        request_id = params["requestId"]
+        previous = self._live.get(request_id)
+        redirect = params.get("redirectResponse")
+        if previous is not None and redirect:
+            self._apply_response(previous, redirect)
+            previous.ended = params.get("timestamp", previous.started)
+        request = params.get("request", {})
+        entry = self._open(request_id, request.get("method", "GET"), request.get("url", ""),
+                           params.get("type", "Other"), params.get("timestamp", 0.0),
+                           params.get("wallTime"))
+        entry.request_headers.update(request.get("headers", {}))
+        entry.has_post_data = bool(request.get("hasPostData"))
+
+    def _apply_response(self, entry: NetworkEntry, response: dict[str, Any]) -> None:
+        entry.status = response.get("status")
+        entry.status_text = response.get("statusText", "")
+        entry.mime_type = response.get("mimeType")
+        entry.response_headers.update(response.get("headers", {}))
+        entry.timing = response.get("timing")
+        entry.from_cache = bool(response.get("fromDiskCache") or response.get("fromServiceWorker")
+                                or response.get("fromPrefetchCache"))
+        ip = response.get("remoteIPAddress")
+        entry.remote_address = f"{ip}:{response.get('remotePort')}" if ip else None
+        entry.protocol = response.get("protocol")
+
+    def _response(self, params: dict[str, Any]) -> None:
+        entry = self._live.get(params["requestId"])
+        if entry is not None:
+            self._apply_response(entry, params.get("response", {}))
+            entry.type = params.get("type", entry.type)
+
+    def _finished(self, params: dict[str, Any]) -> None:
+        entry = self._live.get(params["requestId"])
+        if entry is not None:
+            entry.ended = params.get("timestamp")
+            entry.size = int(params.get("encodedDataLength", 0))
+
+    def _failed(self, params: dict[str, Any]) -> None:
+        entry = self._live.get(params["requestId"])
+        if entry is None:
+            return
+        entry.ended = params.get("timestamp")
+        reason = params.get("errorText") or "failed"
+        blocked = params.get("blockedReason")
+        detail = _cors_reason(params) or (f"blocked: {blocked}" if blocked else None)
+        if params.get("canceled"):
+            detail = "canceled"
+        entry.error = f"{reason} ({detail})" if detail else reason
+        entry.type = params.get("type", entry.type)
+
+    def _extra_info(self, params: dict[str, Any], side: str) -> None:
+        headers = params.get("headers", {})
+        entry = self._live.get(params["requestId"])
+        if entry is not None:
+            (entry.request_headers if side == "request" else entry.response_headers).update(
+                headers)
+            return
+        stash = self._extra.setdefault(params["requestId"], {})  # arrived before its request
+        stash.setdefault(side, {}).update(headers)
+        if len(self._extra) > MAX_PENDING_EXTRA:
+            self._extra.popitem(last=False)
+
+    def _websocket(self, params: dict[str, Any]) -> None:
+        self._open(params["requestId"], "GET", params.get("url", ""), "WebSocket",
+                   params.get("timestamp", 0.0), None)
+
+    def _websocket_response(self, params: dict[str, Any]) -> None:
+        entry = self._live.get(params["requestId"])
+        if entry is not None:
+            self._apply_response(entry, params.get("response", {}))
+            entry.ended = params.get("timestamp")
+
+    def _websocket_error(self, params: dict[str, Any]) -> None:
+        entry = self._live.get(params["requestId"])
+        if entry is not None and entry.status is None:
+            entry.error = params.get("errorMessage") or "WebSocket error"
+
+    # ---------------------------------------------------------------- reads
+
+    def get(self, entry_id: int) -> NetworkEntry | None:
+        return self._by_id.get(entry_id)
+
+    def query(
+        self,
+        url_filter: re.Pattern[str] | None = None,
+        failed_only: bool = False,
+        resource_types: set[str] | None = None,
+        since: int | None = None,
+        limit: int = 100,
+    ) -> list[NetworkEntry]:
+        """The newest ``limit`` records matching, oldest first."""
+        picked = [
+            e for e in self._by_id.values()
+            if (since is None or e.id > since)
+            and (not failed_only or e.failed)
+            and (resource_types is None or e.type.lower() in resource_types)
+            and (url_filter is None or url_filter.search(e.url))
+        ]
+        return picked[-limit:] if limit else []
+
+    @property
+    def last_id(self) -> int:
+        return next(reversed(self._by_id)) if self._by_id else 0
+
+
+_HANDLERS = {
+    "Network.requestWillBeSent": NetworkLog._will_be_sent,
+    "Network.responseReceived": NetworkLog._response,
+    "Network.loadingFinished": NetworkLog._finished,
+    "Network.loadingFailed": NetworkLog._failed,
+    "Network.requestWillBeSentExtraInfo": lambda log, p: log._extra_info(p, "request"),
+    "Network.responseReceivedExtraInfo": lambda log, p: log._extra_info(p, "response"),
+    "Network.webSocketCreated": NetworkLog._websocket,
+    "Network.webSocketHandshakeResponseReceived": NetworkLog._websocket_response,
+    "Network.webSocketFrameError": NetworkLog._websocket_error,
+}

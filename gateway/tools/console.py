@@ -1,0 +1,74 @@
+"""A tab's console: messages, exceptions and browser log entries."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from .args import TabArg, TargetArg
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+
+__all__ = ["register"]
+
+Level = Literal["error", "warning", "info", "debug"]
+
+
+class ConsoleMessage(BaseModel):
+    id: int
+    level: str
+    text: str
+    source: str
+    url: str | None
+    time: str
+    navigation: int
+    stack: str | None = None
+
+
+class ConsoleMessages(BaseModel):
+    tab: int
+    target: str
+    messages: list[ConsoleMessage]
+    last_id: int
+    navigation: int
+    dropped: int
+    note: str | None = None
+
+
+def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+    @mcp.tool(read_only=True)
+    async def console_messages(
+        tab: TabArg,
+        level: Annotated[Level | list[Level] | None,
+                         Field(description="Only these levels (error, warning, info, debug); "
+                                           "default all.")] = None,
+        since: Annotated[int | None, Field(description="Only messages with a larger id (pass "
+                                                       "the last_id of a previous call).",
+                                           ge=0)] = None,
+        limit: Annotated[int, Field(description="At most this many, the newest.", ge=1,
+                                    le=10_000)] = 100,
+        target: TargetArg = None,
+    ) -> ConsoleMessages:
+        """Read a tab's console: console.* calls, uncaught exceptions and unhandled
+        rejections (with stacks), and browser messages (failed loads, CSP, deprecations).
+
+        Collected since the gateway attached to the tab, so it includes what the page
+        logged before your first call. Poll new messages with since=<last_id>.
+        `navigation` numbers the page loads; only the last few loads are kept.
+        """
+        t, page = await gateway.tab(tab, target)
+        levels: set[str] | None = (
+            {level} if isinstance(level, str) else set(level) if level else None)
+        log = page.console
+        entries = log.query(levels, since, limit)
+        note = (f"{log.dropped} older messages were dropped (buffer of {log.capacity})"
+                if log.dropped else None)
+        return ConsoleMessages(
+            tab=page.id, target=t.name, last_id=log.last_id, navigation=log.navigation,
+            dropped=log.dropped, note=note,
+            messages=[ConsoleMessage(id=e.id, level=e.level, text=e.text, source=e.source,
+                                     url=e.url, time=e.time, navigation=e.navigation,
+                                     stack=e.stack) for e in entries])

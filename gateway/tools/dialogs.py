@@ -1,0 +1,57 @@
+"""JavaScript dialogs (alert, confirm, prompt, beforeunload)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, Field
+
+from ..errors import InvalidArgument
+from .args import TabArg, TargetArg
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+
+__all__ = ["register"]
+
+
+class DialogResult(BaseModel):
+    tab: int
+    target: str
+    type: str
+    message: str
+    default_prompt: str | None
+    accepted: bool
+    closed: bool
+
+
+def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+    @mcp.tool()
+    async def handle_dialog(
+        tab: TabArg,
+        accept: Annotated[bool, Field(description="true: OK / Leave; false: Cancel / "
+                                                  "Stay.")],
+        prompt_text: Annotated[str | None, Field(description="Text to answer a prompt() "
+                                                             "with.", max_length=100_000)] = None,
+        target: TargetArg = None,
+    ) -> DialogResult:
+        """Answer the open alert / confirm / prompt / beforeunload dialog of a tab.
+
+        While a dialog is open the page runs nothing, and other tab tools fail with
+        a message pointing here. Returns what the dialog said.
+        """
+        t, page = await gateway.tab(tab, target)
+        dialog = page.dialog
+        if dialog is None:
+            raise InvalidArgument(f"tab {tab} has no open dialog")
+        params: dict[str, object] = {"accept": accept}
+        if prompt_text is not None:
+            params["promptText"] = prompt_text
+        # No tab lock: a call blocked behind the dialog may hold it.
+        await t.tab_call(page, "Page.handleJavaScriptDialog", params)
+        page.dialog = None
+        return DialogResult(tab=page.id, target=t.name, type=dialog.get("type", ""),
+                            message=dialog.get("message", ""),
+                            default_prompt=dialog.get("defaultPrompt"), accepted=accept,
+                            closed=True)

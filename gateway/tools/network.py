@@ -1,0 +1,206 @@
+"""A tab's network activity: the request list, and one request in detail."""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+from ..errors import CdpError, InvalidArgument
+from ..network import NetworkEntry, url_matcher
+from ..redact import redact
+from ..sizing import DEFAULT_MAX_CHARS, fit
+from .args import MaxChars, TabArg, TargetArg
+from .saving import save_file
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+    from ..tab import Tab
+    from ..target import Target
+
+__all__ = ["register"]
+
+_TEXT_MIME = re.compile(r"^(text/|application/([\w.+-]*\+)?(json|xml|javascript|ecmascript|"
+                        r"x-www-form-urlencoded|graphql)|image/svg\+xml)", re.I)
+
+
+class RequestSummary(BaseModel):
+    id: int
+    method: str
+    url: str
+    status: int | None
+    type: str
+    size: int | None
+    duration_ms: float | None
+    error: str | None = None
+    navigation: int
+
+
+class NetworkRequests(BaseModel):
+    tab: int
+    target: str
+    requests: list[RequestSummary]
+    last_id: int
+    dropped: int
+    note: str | None = None
+
+
+class Body(BaseModel):
+    available: bool
+    mime_type: str | None = None
+    size: int | None = None
+    text: str | None = None
+    truncated: bool = False
+    omitted_chars: int = 0
+    binary: bool = False
+    path: str | None = None
+    note: str | None = None
+
+
+class RequestDetail(BaseModel):
+    tab: int
+    target: str
+    id: int
+    method: str
+    url: str
+    status: int | None
+    status_text: str
+    type: str
+    mime_type: str | None
+    size: int | None
+    duration_ms: float | None
+    error: str | None
+    request_headers: dict[str, Any]
+    response_headers: dict[str, Any]
+    timing: dict[str, Any] | None
+    remote_address: str | None
+    protocol: str | None
+    from_cache: bool
+    request_body: Body | None = None
+    response_body: Body | None = None
+
+
+def _summary(e: NetworkEntry) -> RequestSummary:
+    url = e.url if len(e.url) <= 500 else e.url[:499] + "…"
+    return RequestSummary(id=e.id, method=e.method, url=url, status=e.status, type=e.type,
+                          size=e.size, duration_ms=e.duration_ms, error=e.error,
+                          navigation=e.navigation)
+
+
+async def _body(ctx: Context[Any, Any], gateway: Gateway, t: Target, page: Tab,
+                entry: NetworkEntry, side: Literal["request", "response"],
+                save_to: str | None, max_chars: int) -> Body:
+    try:
+        if side == "response":
+            got = await t.tab_call(page, "Network.getResponseBody",
+                                   {"requestId": entry.request_id})
+            raw, encoded = got.get("body", ""), bool(got.get("base64Encoded"))
+            mime = entry.mime_type
+        else:
+            if not entry.has_post_data:
+                return Body(available=False, note="the request has no body")
+            got = await t.tab_call(page, "Network.getRequestPostData",
+                                   {"requestId": entry.request_id})
+            raw, encoded = got.get("postData", ""), False
+            mime = entry.request_headers.get("Content-Type") or entry.request_headers.get(
+                "content-type")
+    except CdpError as exc:
+        return Body(available=False, note=f"Chrome no longer holds this {side} body "
+                    f"({exc.message}); it keeps bodies only for recent requests of the "
+                    "current page — reload the page and ask again")
+    data = base64.b64decode(raw) if encoded else raw.encode()
+    textual = not encoded or bool(mime and _TEXT_MIME.match(mime))
+    path = await save_file(ctx, gateway, save_to, data) if save_to else None
+    if not textual:
+        return Body(available=True, mime_type=mime, size=len(data), binary=True, path=path,
+                    note=None if path else f"binary {mime or 'data'}, {len(data)} bytes; pass "
+                    "save_to to write it to a file")
+    fitted = fit(data.decode(errors="replace") if encoded else raw, max_chars)
+    return Body(available=True, mime_type=mime, size=len(data), text=fitted.value,
+                truncated=fitted.truncated, omitted_chars=fitted.omitted_chars, path=path)
+
+
+def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+    @mcp.tool(read_only=True)
+    async def network_requests(
+        tab: TabArg,
+        filter: Annotated[str | None, Field(description="URL substring, or /regex/.",
+                                            max_length=2000)] = None,
+        failed_only: Annotated[bool, Field(description="Only failures: net::ERR_*, blocked, "
+                                                       "CORS, or HTTP status >= 400.")] = False,
+        resource_types: Annotated[list[str] | None,
+                                  Field(description="e.g. [\"Document\", \"XHR\", \"Fetch\", "
+                                                    "\"Script\", \"Image\", \"WebSocket\"].",
+                                        max_length=32)] = None,
+        since: Annotated[int | None, Field(description="Only requests with a larger id.",
+                                           ge=0)] = None,
+        limit: Annotated[int, Field(description="At most this many, the newest.", ge=1,
+                                    le=10_000)] = 100,
+        target: TargetArg = None,
+    ) -> NetworkRequests:
+        """List a tab's network requests: method, URL, status, type, size, duration, and
+        the failure reason for failed ones.
+
+        Collected since the gateway attached to the tab. Use network_request(id=…)
+        for headers, timing and bodies.
+        """
+        t, page = await gateway.tab(tab, target)
+        try:
+            matcher = url_matcher(filter) if filter else None
+        except re.error as exc:
+            raise InvalidArgument(f"filter {filter!r} is not a valid regex: {exc}") from None
+        types = {r.lower() for r in resource_types} if resource_types else None
+        log = page.network
+        entries = log.query(matcher, failed_only, types, since, limit)
+        note = (f"{log.dropped} older requests were dropped (buffer of {log.capacity})"
+                if log.dropped else None)
+        return NetworkRequests(tab=page.id, target=t.name, last_id=log.last_id,
+                               dropped=log.dropped, note=note,
+                               requests=[_summary(e) for e in entries])
+
+    @mcp.tool(read_only=True)
+    async def network_request(
+        tab: TabArg,
+        id: Annotated[int, Field(description="Request id from network_requests.", ge=1)],
+        ctx: Context[Any, Any],
+        include_body: Annotated[Literal["none", "request", "response", "both"],
+                                Field(description="Which bodies to fetch.")] = "none",
+        save_to: Annotated[str | None, Field(description="Write the (response) body to this "
+                                                         "absolute path.",
+                                             max_length=4096)] = None,
+        max_chars: MaxChars = DEFAULT_MAX_CHARS,
+        target: TargetArg = None,
+    ) -> RequestDetail:
+        """One request in detail: headers (secrets redacted), timing, and bodies on demand.
+
+        Text bodies are truncated to max_chars; binary bodies are described, or
+        written to save_to.
+        """
+        t, page = await gateway.tab(tab, target)
+        entry = page.network.get(id)
+        if entry is None:
+            raise InvalidArgument(f"tab {tab} has no request {id} (it may have been dropped "
+                                  "from the buffer); call network_requests for current ids")
+        request_body = response_body = None
+        async with page.lock:
+            if include_body in ("request", "both"):
+                request_body = await _body(ctx, gateway, t, page, entry, "request",
+                                           save_to if include_body == "request" else None,
+                                           max_chars)
+            if include_body in ("response", "both"):
+                response_body = await _body(ctx, gateway, t, page, entry, "response", save_to,
+                                            max_chars)
+        headers: tuple[Any, Any] = (entry.request_headers, entry.response_headers)
+        if t.config.redact:
+            headers = (redact(entry.request_headers), redact(entry.response_headers))
+        return RequestDetail(
+            tab=page.id, target=t.name, id=entry.id, method=entry.method, url=entry.url,
+            status=entry.status, status_text=entry.status_text, type=entry.type,
+            mime_type=entry.mime_type, size=entry.size, duration_ms=entry.duration_ms,
+            error=entry.error, request_headers=headers[0], response_headers=headers[1],
+            timing=entry.timing, remote_address=entry.remote_address, protocol=entry.protocol,
+            from_cache=entry.from_cache, request_body=request_body, response_body=response_body)

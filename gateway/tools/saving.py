@@ -1,0 +1,52 @@
+"""``save_to`` for the tools that can write a file: the allowed directories and the write."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+import anyio
+import structlog
+
+from ..files import default_allowed_dirs, resolve_save_path, write_private
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+
+    from ..gateway import Gateway
+
+__all__ = ["save_file"]
+
+log = structlog.get_logger("gateway.files")
+ROOTS_TIMEOUT_S = 5.0
+
+
+async def _client_roots(ctx: Context[Any, Any]) -> list[Path]:
+    """The file:// roots the MCP client declared, if it declares any."""
+    try:
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.roots is None:
+            return []
+        with warnings.catch_warnings(), anyio.fail_after(ROOTS_TIMEOUT_S):
+            warnings.simplefilter("ignore")  # roots are deprecated in the newest protocol
+            result = await ctx.session.list_roots()
+    except Exception as exc:  # a client that cannot answer still gets the temp dir
+        log.debug("could not list client roots", error=str(exc))
+        return []
+    roots = []
+    for root in result.roots:
+        url = urlsplit(str(root.uri))
+        if url.scheme == "file":
+            roots.append(Path(unquote(url.path)))
+    return roots
+
+
+async def save_file(ctx: Context[Any, Any], gateway: Gateway, requested: str,
+                    data: bytes) -> str:
+    """Write ``data`` where the agent asked, if that is allowed; return the real path."""
+    allowed = [*await _client_roots(ctx), *default_allowed_dirs()]
+    path = resolve_save_path(requested, allowed, allow_any=gateway.config.allow_any_path)
+    write_private(path, data)
+    return str(path)

@@ -1,0 +1,106 @@
+"""Screenshots of a tab: viewport, full page, scaled down to save tokens."""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent
+from pydantic import BaseModel, Field
+
+from ..images import image_size
+from .args import TabArg, TargetArg, TimeoutArg
+from .saving import save_file
+
+if TYPE_CHECKING:
+    from ..gateway import Gateway
+    from ..server import ToolRegistrar
+    from ..tab import Tab
+    from ..target import Target
+
+__all__ = ["register"]
+
+# Chrome cannot rasterise beyond this many pixels in one dimension.
+MAX_CAPTURE_PX = 16_384
+
+
+class ScreenshotInfo(BaseModel):
+    tab: int
+    target: str
+    format: str
+    width: int
+    height: int
+    bytes: int
+    path: str | None = None
+    clipped: bool = False
+
+
+async def _clip(target: Target, tab: Tab, full_page: bool,
+                max_width: int | None) -> tuple[dict[str, Any] | None, bool]:
+    """The capture region, or None for the plain viewport (one round trip, fastest)."""
+    if not full_page and max_width is None:
+        return None, False
+    metrics = await target.tab_call(tab, "Page.getLayoutMetrics")
+    viewport = metrics["cssVisualViewport"]
+    device = metrics.get("visualViewport", viewport)
+    dpr = (device.get("clientWidth", 1) / viewport["clientWidth"]
+           if viewport.get("clientWidth") else 1.0) or 1.0
+    if full_page:
+        content = metrics["cssContentSize"]
+        x, y, width, height = 0.0, 0.0, content["width"], content["height"]
+    else:
+        x, y = viewport["pageX"], viewport["pageY"]
+        width, height = viewport["clientWidth"], viewport["clientHeight"]
+    clipped = height * dpr > MAX_CAPTURE_PX
+    height = min(height, MAX_CAPTURE_PX / dpr)
+    scale = min(1.0, max_width / (width * dpr)) if max_width else 1.0
+    return {"x": x, "y": y, "width": width, "height": height, "scale": scale}, clipped
+
+
+def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+    @mcp.tool(read_only=True)
+    async def screenshot(
+        tab: TabArg,
+        ctx: Context[Any, Any],
+        full_page: Annotated[bool, Field(description="Capture the whole page, not just the "
+                                                     "viewport.")] = False,
+        format: Annotated[Literal["png", "jpeg", "webp"],
+                          Field(description="Image format; jpeg/webp are smaller.")] = "png",
+        quality: Annotated[int | None, Field(description="0-100, jpeg/webp only.", ge=0,
+                                             le=100)] = None,
+        max_width: Annotated[int | None, Field(description="Scale down to at most this many "
+                                                           "pixels wide.", ge=16,
+                                               le=10_000)] = None,
+        save_to: Annotated[str | None, Field(description="Also write the image to this "
+                                                         "absolute path (client roots or the "
+                                                         "temp dir).", max_length=4096)] = None,
+        inline: Annotated[bool, Field(description="Return the image itself (false: only "
+                                                  "the saved path and size).")] = True,
+        timeout_s: TimeoutArg = None,
+        target: TargetArg = None,
+    ) -> Annotated[CallToolResult, ScreenshotInfo]:
+        """Take a screenshot of a tab and return it as an image.
+
+        Prefer reading the page as text when you can: an image costs many more
+        tokens. Use max_width (e.g. 800) and format="jpeg" to keep it small.
+        """
+        t, page = await gateway.tab(tab, target)
+        params: dict[str, Any] = {"format": format}
+        if quality is not None and format != "png":
+            params["quality"] = quality
+        async with page.lock:
+            clip, clipped = await _clip(t, page, full_page, max_width)
+            if clip is not None:
+                params["clip"] = clip
+                params["captureBeyondViewport"] = full_page
+            shot = await t.tab_call(page, "Page.captureScreenshot", params, timeout_s=timeout_s)
+        data = base64.b64decode(shot["data"])
+        kind, width, height = image_size(data)
+        path = await save_file(ctx, gateway, save_to, data) if save_to else None
+        info = ScreenshotInfo(tab=page.id, target=t.name, format=kind, width=width,
+                              height=height, bytes=len(data), path=path, clipped=clipped)
+        content: list[ContentBlock] = [TextContent(text=info.model_dump_json())]
+        if inline or path is None:
+            content.insert(0, ImageContent(data=shot["data"], mime_type=f"image/{kind}"))
+        return CallToolResult(content=content, structured_content=info.model_dump())

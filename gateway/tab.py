@@ -39,6 +39,7 @@ class Tab:
     title: str = ""
     url: str = ""
     session_id: str | None = None
+    frame_sessions: dict[str, str] = field(default_factory=dict)  # OOPIF frameId → session
     console: ConsoleLog = field(default_factory=ConsoleLog)
     network: NetworkLog = field(default_factory=NetworkLog)
     dialog: dict[str, Any] | None = None   # Page.javascriptDialogOpening params while open
@@ -83,6 +84,7 @@ class Tab:
     def detach(self) -> None:
         """The session is gone (Chrome detached it or the socket closed)."""
         self.session_id = None
+        self.frame_sessions.clear()
         for _, future in tuple(self._waiters):
             if not future.done():
                 future.cancel()

@@ -50,6 +50,10 @@ SETUP_TIMEOUT_S = 10.0
 _TAB_DOMAINS = ("Runtime.enable", "Log.enable", "Page.enable")
 _NETWORK_ENABLE = {"maxTotalBufferSize": 64 * 1024 * 1024,
                    "maxResourceBufferSize": 16 * 1024 * 1024}
+# Cross-site iframes run in their own process: Chrome hands them over as child
+# sessions of the page's session, paused until their collectors are on.
+_IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                  "filter": [{"type": "iframe"}, {"exclude": True}]}
 # While a dialog is open the renderer runs nothing; these still work (they are
 # answered by the browser process), everything else on the tab fails fast.
 _DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getResponseBody",
@@ -212,7 +216,8 @@ class Target:
             if info.get("type") == "page" and tasks is not None:
                 tab = self._track(info)
                 self._bind_session(cdp, tab, params["sessionId"])
-                tasks.start_soon(self._prepare, cdp, tab, bool(params.get("waitingForDebugger")))
+                tasks.start_soon(self._prepare, cdp, tab, params["sessionId"],
+                                 bool(params.get("waitingForDebugger")))
         elif method == "Target.detachedFromTarget":
             tab = self._sessions.pop(params.get("sessionId", ""), None)
             if tab is not None:
@@ -247,25 +252,47 @@ class Target:
         cdp = await self.connection()
         return await cdp.send(method, params, timeout_s=timeout_s or self.config.command_timeout_s)
 
-    def _bind_session(self, cdp: CdpConnection, tab: Tab, session_id: str) -> None:
-        tab.session_id = session_id
-        self._sessions[session_id] = tab
+    def _bind_session(self, cdp: CdpConnection, tab: Tab, session_id: str,
+                      frame_id: str | None = None) -> None:
+        """Route a session's events to its tab: the page's own (``frame_id`` None) or
+        that of one of its out-of-process iframes, which feed the same collectors."""
+        if frame_id is None:
+            tab.session_id = session_id
+            self._sessions[session_id] = tab
+        else:
+            tab.frame_sessions[frame_id] = session_id
 
         def on_event(method: str, params: dict[str, Any]) -> None:
+            if method == "Target.attachedToTarget":
+                info = params.get("targetInfo", {})
+                if info.get("type") == "iframe" and self._tasks is not None:
+                    self._bind_session(cdp, tab, params["sessionId"], info["targetId"])
+                    self._tasks.start_soon(self._prepare, cdp, tab, params["sessionId"],
+                                           bool(params.get("waitingForDebugger")))
+                return
+            if method == "Target.detachedFromTarget":
+                gone = params.get("targetId")
+                if gone is not None:
+                    tab.frame_sessions.pop(gone, None)
+                return
             tab.on_event(method, params)
-            if method == "Page.javascriptDialogOpening":
-                cdp.fail_session(session_id, tab.dialog_error(), _DIALOG_SAFE)
+            if method == "Page.javascriptDialogOpening" and tab.session_id is not None:
+                error = tab.dialog_error()
+                for sid in (tab.session_id, *tab.frame_sessions.values()):
+                    cdp.fail_session(sid, error, _DIALOG_SAFE)
 
         cdp.listen(session_id, on_event)
 
-    async def _prepare(self, cdp: CdpConnection, tab: Tab, waiting: bool) -> None:
-        """Turn on the tab's collectors, then let a paused new page run."""
-        session = tab.session_id
+    async def _prepare(self, cdp: CdpConnection, tab: Tab, session: str, waiting: bool) -> None:
+        """Turn on a (frame) session's collectors and attach its cross-site iframes,
+        then let a paused new page run."""
         try:
             async with anyio.create_task_group() as tg:
                 for method in _TAB_DOMAINS:
                     tg.start_soon(self._send_quietly, cdp, method, None, session)
                 tg.start_soon(self._send_quietly, cdp, "Network.enable", _NETWORK_ENABLE, session)
+                tg.start_soon(self._send_quietly, cdp, "Target.setAutoAttach", _IFRAME_ATTACH,
+                              session)
         finally:
             if waiting:
                 await cdp.notify("Runtime.runIfWaitingForDebugger", session_id=session)
@@ -298,7 +325,7 @@ class Target:
                                       {"targetId": tab.target_id, "flatten": True},
                                       timeout_s=SETUP_TIMEOUT_S)
             self._bind_session(cdp, tab, attached["sessionId"])
-            await self._prepare(cdp, tab, waiting=False)
+            await self._prepare(cdp, tab, attached["sessionId"], waiting=False)
         return await cdp.send(method, params, session_id=tab.session_id,
                               timeout_s=timeout_s or self.config.command_timeout_s,
                               timeout_hint=timeout_hint)

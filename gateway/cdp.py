@@ -21,12 +21,15 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import structlog
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from .errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError, GatewayError
 
 __all__ = ["CdpConnection", "EventListener", "open_websocket"]
+
+log = structlog.get_logger("gateway.cdp")
 
 EventListener = Callable[[str, dict[str, Any]], None]
 """Called with (method, params) for each event of a session; must not block."""
@@ -60,7 +63,8 @@ async def open_websocket(
         raise DiscoveryError(target, f"DevTools websocket {url} did not open within "
                              f"{timeout_s:g} s") from None
     except (OSError, InvalidHandshake, InvalidURI, ConnectionClosed) as exc:
-        raise DiscoveryError(target, f"DevTools websocket {url} refused: {exc}") from None
+        reason = str(exc) or type(exc).__name__
+        raise DiscoveryError(target, f"DevTools websocket {url} refused: {reason}") from None
 
 
 class CdpConnection:
@@ -177,7 +181,10 @@ class CdpConnection:
         if event is None:
             return
         for listener in tuple(self._listeners.get(message.get("sessionId"), ())):
-            listener(event, message.get("params", {}))
+            try:
+                listener(event, message.get("params", {}))
+            except Exception:  # one odd event must not take the connection down
+                log.exception("event listener failed", cdp_event=event, target=self._name)
 
     def fail_session(self, session_id: str, error: GatewayError, keep: frozenset[str]) -> None:
         """Fail the commands in flight on one session (except ``keep`` methods) at once.

@@ -116,15 +116,19 @@ class ConsoleLog:
         self._entries: deque[ConsoleEntry] = deque()
         self._ids = itertools.count(1)
         self.dropped = 0
+        self.malformed = 0
         self.navigation = 0
 
     def on_event(self, method: str, params: dict[str, Any]) -> None:
-        if method == "Runtime.consoleAPICalled":
-            self._console_call(params)
-        elif method == "Runtime.exceptionThrown":
-            self._exception(params.get("exceptionDetails", {}), params.get("timestamp"))
-        elif method == "Log.entryAdded":
-            self._log_entry(params.get("entry", {}))
+        try:
+            if method == "Runtime.consoleAPICalled":
+                self._console_call(params)
+            elif method == "Runtime.exceptionThrown":
+                self._exception(params.get("exceptionDetails", {}), params.get("timestamp"))
+            elif method == "Log.entryAdded":
+                self._log_entry(params.get("entry", {}))
+        except (AttributeError, KeyError, TypeError, ValueError, OverflowError):
+            self.malformed += 1  # not the protocol's shape: skip it, keep the rest
 
     def navigated(self) -> None:
         """A main-frame navigation: start a new epoch, forget epochs beyond the kept ones."""

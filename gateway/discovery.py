@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.client import ClientConnection
 
 from .config import CdpAddress, TargetConfig
-from .errors import DiscoveryError, GatewayError
+from .errors import DiscoveryError, GatewayError, TargetUnavailable
 
 if TYPE_CHECKING:
     from .transport import Transport
@@ -189,7 +189,7 @@ async def discover(
         try:
             return endpoint, await transport.open_websocket(endpoint, timeout_s)
         except GatewayError as exc:
-            tried.append(f"{directory}/DevToolsActivePort says port {port} but {exc}")
+            tried.append(f"{directory}/DevToolsActivePort says port {port} but {_reason(exc)}")
     if config.profile:
         tried.append(f"no readable DevToolsActivePort in {config.profile}"
                      if not listing else "")
@@ -209,6 +209,11 @@ async def discover(
     )
 
 
+def _reason(exc: GatewayError) -> str:
+    """The cause alone, without the "target X unreachable" wrapper around it."""
+    return exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
+
+
 async def _from_address(
     transport: Transport, address: CdpAddress, target: str, timeout_s: float
 ) -> tuple[Endpoint, ClientConnection]:
@@ -218,12 +223,14 @@ async def _from_address(
         try:
             status, body = await transport.http_get(address, "/json/version", timeout_s)
         except GatewayError as exc:
-            raise DiscoveryError(target, f"/json/version at {where}: {exc}") from None
+            raise DiscoveryError(target, f"/json/version at {where}: {_reason(exc)}") from None
         if status != 200:
             raise DiscoveryError(target, f"/json/version at {where} answered HTTP {status}")
         try:
             path = parse_version_payload(body)
         except ValueError as exc:
             raise DiscoveryError(target, f"/json/version at {where}: {exc}") from None
-    endpoint = Endpoint(address.host, address.port, path, f"/json/version at {where}")
+    found_by = (f"/json/version at {where}" if address.browser_path is None
+                else f"the configured websocket URL at {where}")
+    endpoint = Endpoint(address.host, address.port, path, found_by)
     return endpoint, await transport.open_websocket(endpoint, timeout_s)

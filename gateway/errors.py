@@ -23,12 +23,15 @@ is ``str(error)``: what happened, then what to do next.
     ├── TabNotFound            unknown / closed / pre-restart tab id
     ├── NavigationError        the browser could not load a URL
     ├── DialogOpen             a JavaScript dialog blocks the tab
+    ├── StaleRef               a view ref from an older view or document
+    ├── ActionFailed           an element cannot take the action (hidden, disabled, …)
     └── JavaScriptError        evaluated code threw or rejected
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "ActionFailed",
     "BrowserClosed",
     "CdpError",
     "CdpTimeout",
@@ -40,6 +43,7 @@ __all__ = [
     "InvalidArgument",
     "JavaScriptError",
     "NavigationError",
+    "StaleRef",
     "TabNotFound",
     "TargetAmbiguous",
     "TargetNotFound",
@@ -151,6 +155,14 @@ class DialogOpen(GatewayError):
         text = message if len(message) <= 200 else message[:199] + "…"
         super().__init__(f"tab {tab} has an open {kind} dialog ({text!r}); answer it with "
                          f"handle_dialog(tab={tab}, accept=true|false), then retry")
+
+
+class StaleRef(GatewayError):
+    """A ref that is not in the tab's current view, or whose document is gone."""
+
+
+class ActionFailed(GatewayError):
+    """The element exists but cannot take the action: hidden, disabled, covered, …"""
 
 
 class JavaScriptError(GatewayError):

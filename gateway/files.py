@@ -12,6 +12,7 @@ planted between check and write is not followed either. Files are 0600.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +41,9 @@ def resolve_save_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
         raise InvalidArgument(f"directory {str(resolved.parent)[:200]!r} does not exist")
     if resolved.is_dir():
         raise InvalidArgument(f"save_to {requested[:200]!r} is a directory; name a file in it")
+    if resolved.exists() and not resolved.is_file():
+        raise InvalidArgument(f"save_to {requested[:200]!r} is not a regular file (a FIFO, "
+                              "socket or device); name a regular file")
     if allow_any:
         return resolved
     real_allowed = [Path(os.path.realpath(d)) for d in allowed]
@@ -54,10 +58,14 @@ def resolve_save_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
 def write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` as a 0600 file, never following a final symlink."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
+        # O_NONBLOCK: a FIFO slipped in after the check fails instead of hanging the loop.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+                     | os.O_NONBLOCK, 0o600)
     except OSError as exc:
         raise InvalidArgument(f"cannot write {path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "wb") as f:
-        os.fchmod(f.fileno(), 0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidArgument(f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        os.fchmod(fd, 0o600)
         f.write(data)

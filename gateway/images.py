@@ -32,6 +32,9 @@ def _jpeg_size(data: bytes) -> tuple[int, int]:
             i += 1
             continue
         marker = data[i + 1]
+        if marker == 0xFF:  # fill byte before a marker
+            i += 1
+            continue
         if marker in _SOF_MARKERS:
             height, width = struct.unpack(">HH", data[i + 5:i + 9])
             return width, height

@@ -40,13 +40,16 @@ class NetworkEntry:
     status_text: str = ""
     mime_type: str | None = None
     size: int | None = None               # bytes on the wire
-    ended: float | None = None
+    ended: float | None = None            # loading finished or failed
+    responded: float | None = None        # response headers arrived
     error: str | None = None
     request_headers: dict[str, str] = field(default_factory=dict)
     response_headers: dict[str, str] = field(default_factory=dict)
     timing: dict[str, float] | None = None
     has_post_data: bool = False
     from_cache: bool = False
+    request_extra: bool = field(default=False, repr=False)    # its ExtraInfo headers merged
+    response_extra: bool = field(default=False, repr=False)
     remote_address: str | None = None
     protocol: str | None = None
 
@@ -56,9 +59,12 @@ class NetworkEntry:
 
     @property
     def duration_ms(self) -> float | None:
-        if self.ended is None:
+        """Until loading ended — or, for a body the page never read (Chrome then never
+        finishes it), until the response arrived."""
+        end = self.ended if self.ended is not None else self.responded
+        if end is None or self.started <= 0:  # a WebSocket seen without its handshake
             return None
-        return round((self.ended - self.started) * 1000, 1)
+        return round((end - self.started) * 1000, 1)
 
 
 def url_matcher(pattern: str) -> re.Pattern[str]:
@@ -83,9 +89,11 @@ class NetworkLog:
         self.capacity = capacity
         self._by_id: OrderedDict[int, NetworkEntry] = OrderedDict()
         self._live: dict[str, NetworkEntry] = {}          # requestId → current hop
+        self._hops: dict[str, list[NetworkEntry]] = {}    # requestId → every hop kept
         self._extra: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._ids = itertools.count(1)
         self.dropped = 0
+        self.malformed = 0
         self.navigation = 0
 
     # --------------------------------------------------------------- events
@@ -93,7 +101,13 @@ class NetworkLog:
     def on_event(self, method: str, params: dict[str, Any]) -> None:
         handler = _HANDLERS.get(method)
         if handler is not None:
-            handler(self, params)
+            if not isinstance(params.get("requestId", ""), str):
+                self.malformed += 1  # records are keyed by it: never store a bad one
+                return
+            try:
+                handler(self, params)
+            except (AttributeError, KeyError, TypeError, ValueError):
+                self.malformed += 1  # not the protocol's shape: skip it, keep the rest
 
     def navigated(self) -> None:
         self.navigation += 1
@@ -108,6 +122,11 @@ class NetworkLog:
         self._by_id.pop(entry.id, None)
         if self._live.get(entry.request_id) is entry:
             del self._live[entry.request_id]
+        hops = self._hops.get(entry.request_id)
+        if hops is not None:
+            hops.remove(entry)
+            if not hops:
+                del self._hops[entry.request_id]
 
     def _open(self, request_id: str, method: str, url: str, kind: str, started: float,
               wall_time: float | None) -> NetworkEntry:
@@ -118,14 +137,15 @@ class NetworkLog:
                              started, wall_time)
         self._by_id[entry.id] = entry
         self._live[request_id] = entry
-        extra = self._extra.pop(request_id, None)
-        if extra:
-            entry.request_headers.update(extra.get("request", {}))
-            entry.response_headers.update(extra.get("response", {}))
+        self._hops.setdefault(request_id, []).append(entry)
+        stash = self._extra.get(request_id, {})
+        if "request" in stash:
+            entry.request_headers.update(stash.pop("request"))
+            entry.request_extra = True
         return entry
 
     def _will_be_sent(self, params: dict[str, Any]) -> None:
-        request_id = params["requestId"]
+        request_id = params.get("requestId", "")
         previous = self._live.get(request_id)
         redirect = params.get("redirectResponse")
         if previous is not None and redirect:
@@ -151,19 +171,29 @@ class NetworkLog:
         entry.protocol = response.get("protocol")
 
     def _response(self, params: dict[str, Any]) -> None:
-        entry = self._live.get(params["requestId"])
+        entry = self._live.get(params.get("requestId", ""))
         if entry is not None:
-            self._apply_response(entry, params.get("response", {}))
+            response = params.get("response", {})
+            self._apply_response(entry, response)
             entry.type = params.get("type", entry.type)
+            entry.responded = params.get("timestamp")
+            stash = self._extra.get(entry.request_id, {})
+            if "response" in stash and not entry.response_extra:
+                entry.response_headers.update(stash.pop("response"))
+                entry.response_extra = True
+            length = {k.lower(): v for k, v in entry.response_headers.items()}.get(
+                "content-length", "")
+            if entry.size is None and str(length).isdigit():
+                entry.size = int(length)  # until loadingFinished gives the bytes on the wire
 
     def _finished(self, params: dict[str, Any]) -> None:
-        entry = self._live.get(params["requestId"])
+        entry = self._live.get(params.get("requestId", ""))
         if entry is not None:
             entry.ended = params.get("timestamp")
             entry.size = int(params.get("encodedDataLength", 0))
 
     def _failed(self, params: dict[str, Any]) -> None:
-        entry = self._live.get(params["requestId"])
+        entry = self._live.get(params.get("requestId", ""))
         if entry is None:
             return
         entry.ended = params.get("timestamp")
@@ -176,29 +206,54 @@ class NetworkLog:
         entry.type = params.get("type", entry.type)
 
     def _extra_info(self, params: dict[str, Any], side: str) -> None:
+        """Merge the wire headers into the hop they belong to.
+
+        Chrome sends one request and one response ExtraInfo per hop of a redirect
+        chain, in order, but not always before the next hop starts: so they go to
+        the oldest hop still without one (for responses, preferably the hop with
+        the same status), not simply to the newest.
+        """
+        request_id = params.get("requestId", "")
         headers = params.get("headers", {})
-        entry = self._live.get(params["requestId"])
-        if entry is not None:
-            (entry.request_headers if side == "request" else entry.response_headers).update(
-                headers)
+        waiting = [h for h in self._hops.get(request_id, ())
+                   if not (h.request_extra if side == "request" else h.response_extra)]
+        status = params.get("statusCode")
+        if side == "response" and status is not None:
+            waiting = ([h for h in waiting if h.status == status]
+                       or [h for h in waiting if h.status is None])
+        if waiting:
+            hop = waiting[0]
+            if side == "request":
+                hop.request_headers.update(headers)
+                hop.request_extra = True
+            else:
+                hop.response_headers.update(headers)
+                hop.response_extra = True
             return
-        stash = self._extra.setdefault(params["requestId"], {})  # arrived before its request
+        stash = self._extra.setdefault(request_id, {})  # arrived before its hop / response
         stash.setdefault(side, {}).update(headers)
         if len(self._extra) > MAX_PENDING_EXTRA:
             self._extra.popitem(last=False)
 
     def _websocket(self, params: dict[str, Any]) -> None:
-        self._open(params["requestId"], "GET", params.get("url", ""), "WebSocket",
+        self._open(params.get("requestId", ""), "GET", params.get("url", ""), "WebSocket",
                    params.get("timestamp", 0.0), None)
 
+    def _websocket_handshake(self, params: dict[str, Any]) -> None:
+        entry = self._live.get(params.get("requestId", ""))
+        if entry is not None and entry.type == "WebSocket":
+            entry.started = params.get("timestamp", entry.started)
+            entry.wall_time = params.get("wallTime", entry.wall_time)
+            entry.request_headers.update(params.get("request", {}).get("headers", {}))
+
     def _websocket_response(self, params: dict[str, Any]) -> None:
-        entry = self._live.get(params["requestId"])
+        entry = self._live.get(params.get("requestId", ""))
         if entry is not None:
             self._apply_response(entry, params.get("response", {}))
             entry.ended = params.get("timestamp")
 
     def _websocket_error(self, params: dict[str, Any]) -> None:
-        entry = self._live.get(params["requestId"])
+        entry = self._live.get(params.get("requestId", ""))
         if entry is not None and entry.status is None:
             entry.error = params.get("errorMessage") or "WebSocket error"
 
@@ -238,6 +293,7 @@ _HANDLERS = {
     "Network.requestWillBeSentExtraInfo": lambda log, p: log._extra_info(p, "request"),
     "Network.responseReceivedExtraInfo": lambda log, p: log._extra_info(p, "response"),
     "Network.webSocketCreated": NetworkLog._websocket,
+    "Network.webSocketWillSendHandshakeRequest": NetworkLog._websocket_handshake,
     "Network.webSocketHandshakeResponseReceived": NetworkLog._websocket_response,
     "Network.webSocketFrameError": NetworkLog._websocket_error,
 }

@@ -21,7 +21,7 @@ import structlog
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from . import __version__
 from .config import GatewayConfig
@@ -29,7 +29,7 @@ from .errors import GatewayError
 from .gateway import Gateway, open_gateway
 from .log import CallLog
 
-__all__ = ["ToolRegistrar", "build_server", "running_server", "serve_stdio"]
+__all__ = ["GatewayServer", "ToolRegistrar", "build_server", "running_server", "serve_stdio"]
 
 log = structlog.get_logger("gateway.server")
 
@@ -44,6 +44,29 @@ only when several targets exist and no tab is given.
 """
 
 
+class GatewayServer(MCPServer):
+    """The SDK's server, plus a call-log line for calls it refuses before any tool runs
+    (unknown tool, arguments that fail the schema): one line per call, always."""
+
+    registrar: ToolRegistrar | None = None
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        start = time.perf_counter()
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            refused = isinstance(exc.__cause__, ValidationError) or name not in self.tool_names
+            if refused and self.registrar is not None:
+                self.registrar.record_refused(name, arguments, start, str(exc))
+            raise
+
+    @property
+    def tool_names(self) -> set[str]:
+        return {tool.name for tool in self._tool_manager.list_tools()}
+
+
 class ToolRegistrar:
     """Registers tool functions on the MCP server behind the common call boundary."""
 
@@ -51,6 +74,10 @@ class ToolRegistrar:
         self._server = server
         self._call_log = call_log
         self._call_ids = itertools.count(1)
+
+    def record_refused(self, tool: str, arguments: dict[str, Any], start: float,
+                       error: str) -> None:
+        self._record(next(self._call_ids), tool, arguments, start, "error", error, None)
 
     def tool(
         self, *, read_only: bool = False, destructive: bool = False
@@ -120,9 +147,10 @@ def build_server(gateway: Gateway, call_log: CallLog) -> MCPServer:
     """An MCP server whose tools act on ``gateway`` (already running)."""
     from .tools import register_all
 
-    server: MCPServer = MCPServer(name="chrome-ssh-gateway", version=__version__,
-                                  instructions=INSTRUCTIONS)
-    register_all(ToolRegistrar(server, call_log), gateway)
+    server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
+                           instructions=INSTRUCTIONS)
+    server.registrar = ToolRegistrar(server, call_log)
+    register_all(server.registrar, gateway)
     return server
 
 

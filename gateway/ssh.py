@@ -73,16 +73,18 @@ class _HostKeyCheck(asyncssh.SSHClient):
         if existing:
             known = asyncssh.read_known_hosts(existing).match(host, addr, port)[0]
         fingerprint = key.get_fingerprint()
+        alias = self._link.destination.host
+        named = alias if alias == host else f"{alias} ({host})"
         if known:
-            self.verdict = (f"the host key of {host} CHANGED: {existing[0]} holds a different "
+            self.verdict = (f"the host key of {named} CHANGED: {existing[0]} holds a different "
                             f"key (the host now offers {fingerprint}). This can be an attack; "
                             "if the host was reinstalled, remove the old entry with "
                             f"`ssh-keygen -R {host} -f {existing[0]}` and retry")
             return False
         target_file = Path(files[0]).expanduser() if files else Path.home() / ".ssh/known_hosts"
         if self._link.host_key_policy != "accept-new":
-            self.verdict = (f"the host key of {host} ({fingerprint}) is not in {target_file}. "
-                            f"Check the fingerprint, then record it with `ssh {host}` once, or "
+            self.verdict = (f"the host key of {named} ({fingerprint}) is not in {target_file}. "
+                            f"Check the fingerprint, then record it with `ssh {alias}` once, or "
                             'set host_key_policy = "accept-new" for this target')
             return False
         _record_host_key(target_file, host, port, key)
@@ -143,8 +145,12 @@ class SshLink:
             known = options.known_hosts
             self.known_hosts_files = ([str(k) for k in known] if isinstance(known, list)
                                       else [str(Path.home() / ".ssh/known_hosts")])
+            existing = [f for f in self.known_hosts_files if Path(f).expanduser().is_file()]
+            # A known_hosts file that does not exist yet (a fresh machine) is an empty
+            # one — never "no checking", which is what None would mean to asyncssh.
+            trusted = existing or asyncssh.import_known_hosts("")
             with anyio.fail_after(self._policy.connect_timeout_s + 1):
-                conn = await asyncssh.connect(dest.host, options=options,
+                conn = await asyncssh.connect(dest.host, options=options, known_hosts=trusted,
                                               client_factory=lambda: client)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyError(target, client.verdict or str(exc)) from None

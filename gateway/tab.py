@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +25,12 @@ import anyio
 from .console import ConsoleLog
 from .errors import DialogOpen, TabNotFound
 from .network import NetworkLog
+from .view import FrameSnapshot, RefTarget
 
-__all__ = ["Tab", "TabGone", "TabRegistry"]
+__all__ = ["Tab", "TabGone", "TabRegistry", "ViewState"]
 
+_Waiter = tuple[frozenset[str], "asyncio.Future[tuple[str, dict[str, Any]]]",
+                "Callable[[dict[str, Any]], bool] | None"]
 _CONSOLE_EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
                              "Log.entryAdded"})
 
@@ -43,40 +47,55 @@ class Tab:
     console: ConsoleLog = field(default_factory=ConsoleLog)
     network: NetworkLog = field(default_factory=NetworkLog)
     dialog: dict[str, Any] | None = None   # Page.javascriptDialogOpening params while open
+    loader_id: str | None = None           # the main frame's current document
+    view: ViewState | None = None          # the last view handed to the agent
+    next_ref: int = 1                      # refs are unique per tab, across views
+    closing: bool = False                  # close_tab is under way
+    loaded: dict[str, str | None] = field(default_factory=dict)  # load event → its document
     lock: anyio.Lock = field(default_factory=anyio.Lock)
-    _waiters: list[tuple[frozenset[str], asyncio.Future[tuple[str, dict[str, Any]]]]] = field(
-        default_factory=list
-    )
+    ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)
+    _waiters: list[_Waiter] = field(default_factory=list)
 
     def on_event(self, method: str, params: dict[str, Any]) -> None:
         """Session event listener: feeds the collectors and wakes waiters."""
         if method.startswith("Network."):
             if (method == "Network.requestWillBeSent" and params.get("type") == "Document"
                     and params.get("frameId") == self.target_id
-                    and params.get("requestId") == params.get("loaderId")):
+                    and params.get("requestId") == params.get("loaderId")
+                    and "redirectResponse" not in params):  # a redirect hop: same load
                 self.console.navigated()  # a new document in the main frame
                 self.network.navigated()
             self.network.on_event(method, params)
         elif method in _CONSOLE_EVENTS:
             self.console.on_event(method, params)
+        elif method == "Page.frameNavigated":
+            frame = params.get("frame", {})
+            if not frame.get("parentId"):
+                self.loader_id = frame.get("loaderId")
+                self.url = frame.get("url", self.url)
+        elif method in ("Page.loadEventFired", "Page.domContentEventFired"):
+            self.loaded[method] = self.loader_id
         elif method == "Page.javascriptDialogOpening":
             self.dialog = params
         elif method == "Page.javascriptDialogClosed":
             self.dialog = None
-        for methods, future in self._waiters:
-            if method in methods and not future.done():
+        for methods, future, where in tuple(self._waiters):
+            if method in methods and not future.done() and (where is None or where(params)):
                 future.set_result((method, params))
 
     def dialog_error(self) -> DialogOpen:
         dialog = self.dialog or {}
         return DialogOpen(self.id, dialog.get("type", "JavaScript"), dialog.get("message", ""))
 
-    def expect(self, *methods: str) -> asyncio.Future[tuple[str, dict[str, Any]]]:
-        """A future for the next of ``methods``; register *before* triggering it."""
+    def expect(
+        self, *methods: str, where: Callable[[dict[str, Any]], bool] | None = None
+    ) -> asyncio.Future[tuple[str, dict[str, Any]]]:
+        """A future for the next of ``methods`` (for which ``where`` holds); register
+        it *before* triggering the event."""
         future: asyncio.Future[tuple[str, dict[str, Any]]] = (
             asyncio.get_running_loop().create_future()
         )
-        entry = (frozenset(methods), future)
+        entry: _Waiter = (frozenset(methods), future, where)
         self._waiters.append(entry)
         future.add_done_callback(lambda _: self._waiters.remove(entry))
         return future
@@ -85,9 +104,18 @@ class Tab:
         """The session is gone (Chrome detached it or the socket closed)."""
         self.session_id = None
         self.frame_sessions.clear()
-        for _, future in tuple(self._waiters):
+        for _, future, _ in tuple(self._waiters):
             if not future.done():
                 future.cancel()
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """The refs of the view an agent last saw, and the document they belong to."""
+
+    refs: dict[int, RefTarget]
+    loader_id: str
+    frames: dict[str, FrameSnapshot]   # frame id → its snapshot (sessions, iframe owners)
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ class Target:
         elif method == "Target.targetDestroyed":
             tab = self.tabs.get(params.get("targetId", ""))
             if tab is not None:
-                self._retire(tab, "was closed")
+                self._retire(tab, "was closed by close_tab" if tab.closing else "was closed")
         elif method == "Target.attachedToTarget":
             info = params.get("targetInfo", {})
             tasks = self._tasks
@@ -293,9 +293,16 @@ class Target:
                 tg.start_soon(self._send_quietly, cdp, "Network.enable", _NETWORK_ENABLE, session)
                 tg.start_soon(self._send_quietly, cdp, "Target.setAutoAttach", _IFRAME_ATTACH,
                               session)
+                if session == tab.session_id:
+                    # Every tab acts as the focused one: Chrome would otherwise throttle
+                    # timers of all but the newest tab to once a second.
+                    tg.start_soon(self._send_quietly, cdp, "Emulation.setFocusEmulationEnabled",
+                                  {"enabled": True}, session)
         finally:
             if waiting:
                 await cdp.notify("Runtime.runIfWaitingForDebugger", session_id=session)
+            if session == tab.session_id:
+                tab.ready.set()
 
     async def _send_quietly(self, cdp: CdpConnection, method: str,
                             params: dict[str, Any] | None, session: str | None) -> None:
@@ -312,11 +319,11 @@ class Target:
         *,
         timeout_s: float | None = None,
         timeout_hint: str = "",
+        session: str | None = None,
     ) -> dict[str, Any]:
-        """A command on the tab's session. Hold ``tab.lock``.
-
-        Fails fast while a JavaScript dialog is open (the page would not answer).
-        """
+        """A command on the tab's session (or ``session``, one of its frames'). Hold
+        ``tab.lock``. Fails fast while a JavaScript dialog is open (the page would
+        not answer)."""
         if tab.dialog is not None and method not in _DIALOG_SAFE:
             raise tab.dialog_error()
         cdp = await self.connection()
@@ -326,17 +333,29 @@ class Target:
                                       timeout_s=SETUP_TIMEOUT_S)
             self._bind_session(cdp, tab, attached["sessionId"])
             await self._prepare(cdp, tab, attached["sessionId"], waiting=False)
-        return await cdp.send(method, params, session_id=tab.session_id,
+        return await cdp.send(method, params, session_id=session or tab.session_id,
                               timeout_s=timeout_s or self.config.command_timeout_s,
                               timeout_hint=timeout_hint)
 
     async def new_tab(self, url: str) -> Tab:
-        created = await self.browser_call("Target.createTarget", {"url": url})
-        return self._track({"targetId": created["targetId"], "url": url})
+        """Open a tab; load ``url`` only once its collectors run, so its very first
+        request (the document) is recorded too."""
+        created = await self.browser_call("Target.createTarget", {"url": "about:blank"})
+        tab = self._track({"targetId": created["targetId"], "url": "about:blank"})
+        with anyio.move_on_after(SETUP_TIMEOUT_S):
+            await tab.ready.wait()
+        if url != "about:blank":
+            await self.tab_call(tab, "Page.navigate", {"url": url})
+            tab.url = url
+        return tab
 
     async def close_tab(self, tab: Tab) -> None:
         """Closes through the browser, not the tab's session: works on a hung page too."""
-        await self.browser_call("Target.closeTarget", {"targetId": tab.target_id})
+        tab.closing = True
+        try:
+            await self.browser_call("Target.closeTarget", {"targetId": tab.target_id})
+        finally:
+            tab.closing = False
         self._retire(tab, "was closed by close_tab")
 
     async def ping(self) -> tuple[dict[str, Any], float]:

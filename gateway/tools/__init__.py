@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import cdp, console, dialogs, network, runtime, screenshot, tabs, targets
+from . import cdp, console, dialogs, network, runtime, screenshot, tabs, targets, view
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -14,5 +14,5 @@ __all__ = ["register_all"]
 
 
 def register_all(registrar: ToolRegistrar, gateway: Gateway) -> None:
-    for family in (targets, tabs, runtime, cdp, screenshot, console, network, dialogs):
+    for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs):
         family.register(registrar, gateway)

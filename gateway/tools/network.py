@@ -109,6 +109,9 @@ async def _body(ctx: Context[Any, Any], gateway: Gateway, t: Target, page: Tab,
             mime = entry.request_headers.get("Content-Type") or entry.request_headers.get(
                 "content-type")
     except CdpError as exc:
+        if side == "response" and entry.ended is None and entry.error is None:
+            return Body(available=False, note="Chrome has not finished loading this body "
+                        "(the page never read it, or it is still streaming), so it holds none")
         return Body(available=False, note=f"Chrome no longer holds this {side} body "
                     f"({exc.message}); it keeps bodies only for recent requests of the "
                     "current page — reload the page and ask again")

@@ -138,9 +138,17 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
             }, timeout_s=budget, timeout_hint="the expression did not finish (a long loop, "
                "a promise that never settles, or an open dialog); raise timeout_s or pass "
                "await_promise=false")
+            remote = result.get("result", {})
+            if (await_promise and remote.get("subtype") == "promise"
+                    and "exceptionDetails" not in result):
+                # REPL mode awaits top-level await, but hands a returned promise back as is.
+                result = await t.tab_call(page, "Runtime.awaitPromise", {
+                    "promiseObjectId": remote["objectId"]}, timeout_s=budget,
+                    timeout_hint="the promise did not settle; raise timeout_s or pass "
+                    "await_promise=false")
+                remote = result.get("result", {})
             if "exceptionDetails" in result:
                 raise JavaScriptError(_exception_text(result["exceptionDetails"]))
-            remote = result.get("result", {})
             kind = remote.get("type", "undefined")
             if remote.get("subtype"):
                 kind = f"{kind}/{remote['subtype']}"

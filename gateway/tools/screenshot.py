@@ -36,26 +36,53 @@ class ScreenshotInfo(BaseModel):
     clipped: bool = False
 
 
+_VIEWPORT_JS = ("[visualViewport.pageLeft, visualViewport.pageTop, innerWidth, innerHeight, "
+                "devicePixelRatio]")
+
+
 async def _clip(target: Target, tab: Tab, full_page: bool,
                 max_width: int | None) -> tuple[dict[str, Any] | None, bool]:
-    """The capture region, or None for the plain viewport (one round trip, fastest)."""
+    """The capture region, or None for the plain viewport (one round trip, fastest).
+
+    The viewport region is the window's inner size (scrollbar included), exactly
+    what a capture without a clip shows.
+    """
     if not full_page and max_width is None:
         return None, False
-    metrics = await target.tab_call(tab, "Page.getLayoutMetrics")
-    viewport = metrics["cssVisualViewport"]
-    device = metrics.get("visualViewport", viewport)
-    dpr = (device.get("clientWidth", 1) / viewport["clientWidth"]
-           if viewport.get("clientWidth") else 1.0) or 1.0
     if full_page:
+        metrics = await target.tab_call(tab, "Page.getLayoutMetrics")
+        css, device = metrics["cssVisualViewport"], metrics.get("visualViewport", {})
+        dpr = device.get("clientWidth", css["clientWidth"]) / (css["clientWidth"] or 1) or 1.0
         content = metrics["cssContentSize"]
         x, y, width, height = 0.0, 0.0, content["width"], content["height"]
     else:
-        x, y = viewport["pageX"], viewport["pageY"]
-        width, height = viewport["clientWidth"], viewport["clientHeight"]
+        found = await target.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
+                                                                "returnByValue": True})
+        x, y, width, height, dpr = found["result"]["value"]
     clipped = height * dpr > MAX_CAPTURE_PX
     height = min(height, MAX_CAPTURE_PX / dpr)
     scale = min(1.0, max_width / (width * dpr)) if max_width else 1.0
     return {"x": x, "y": y, "width": width, "height": height, "scale": scale}, clipped
+
+
+async def _capture(target: Target, tab: Tab, params: dict[str, Any], full_page: bool,
+                   timeout_s: float | None) -> dict[str, Any]:
+    """Capture; for a full page, through a temporary window as tall as the page.
+
+    ``captureBeyondViewport`` would be one call, but in Chrome 156 it leaves the
+    page's scrollbar hidden afterwards — a read-only tool must not change the
+    layout. Resizing the emulated window and clearing the override restores it.
+    """
+    if not full_page:
+        return await target.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
+    clip = params["clip"]
+    await target.tab_call(tab, "Emulation.setDeviceMetricsOverride", {
+        "width": 0, "height": int(clip["height"] + 0.5), "deviceScaleFactor": 0,
+        "mobile": False})
+    try:
+        return await target.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
+    finally:
+        await target.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
 
 
 def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
@@ -93,8 +120,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
             clip, clipped = await _clip(t, page, full_page, max_width)
             if clip is not None:
                 params["clip"] = clip
-                params["captureBeyondViewport"] = full_page
-            shot = await t.tab_call(page, "Page.captureScreenshot", params, timeout_s=timeout_s)
+            shot = await _capture(t, page, params, full_page, timeout_s)
         data = base64.b64decode(shot["data"])
         kind, width, height = image_size(data)
         path = await save_file(ctx, gateway, save_to, data) if save_to else None

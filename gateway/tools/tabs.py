@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import CdpTimeout, InvalidArgument, NavigationError, TargetUnavailable
+from ..errors import InvalidArgument, TargetUnavailable
+from ..navigation import navigate_tab, page_state
 from ..urls import check_url
 from .args import TabArg, TargetArg, TimeoutArg
 
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from ..gateway import Gateway
     from ..server import ToolRegistrar
     from ..tab import Tab
-    from ..target import Target
 
 __all__ = ["register"]
 
@@ -26,7 +25,6 @@ WaitArg = Annotated[
     Field(description="What to wait for after navigating: the load event (default), "
                       "DOMContentLoaded, or nothing."),
 ]
-_LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 
 
 class TabInfo(BaseModel):
@@ -66,42 +64,6 @@ class CloseResult(BaseModel):
 
 def _info(tab: Tab) -> TabInfo:
     return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url)
-
-
-async def _navigate(target: Target, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
-    """Page.navigate, then wait for the chosen load event. Hold ``tab.lock``."""
-    loaded = tab.expect(_LOAD_EVENTS[wait]) if wait in _LOAD_EVENTS else None
-    try:
-        if loaded is not None:
-            await target.tab_call(tab, "Page.enable", timeout_s=timeout_s)
-        result = await target.tab_call(tab, "Page.navigate", {"url": url}, timeout_s=timeout_s)
-        if result.get("errorText"):
-            raise NavigationError(f"navigation to {url[:200]} failed: {result['errorText']}")
-        if loaded is not None and result.get("loaderId"):  # no loaderId: same-document nav
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await loaded
-            except TimeoutError:
-                raise CdpTimeout("navigate", timeout_s,
-                                 f"the page did not fire '{wait}' (it may still be loading); "
-                                 "call list_tabs or evaluate to look, or use wait='none'"
-                                 ) from None
-            except asyncio.CancelledError:
-                if tab.session_id is None:  # detached, not cancelled by our caller
-                    raise NavigationError(f"tab {tab.id} went away while loading {url[:200]}"
-                                       ) from None
-                raise
-    finally:
-        if loaded is not None:
-            loaded.cancel()
-
-
-async def _page_state(target: Target, tab: Tab) -> tuple[str, str]:
-    result = await target.tab_call(tab, "Runtime.evaluate", {
-        "expression": "[location.href, document.title]", "returnByValue": True})
-    value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
-    tab.url, tab.title = str(value[0]), str(value[1])
-    return tab.url, tab.title
 
 
 def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
@@ -159,8 +121,8 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
             t, page = await gateway.tab(tab, target)
         budget = timeout_s or t.config.command_timeout_s
         async with page.lock:
-            await _navigate(t, page, url, wait, budget)
-            final_url, title = await _page_state(t, page)
+            await navigate_tab(t, page, url, wait, budget)
+            final_url, title = await page_state(t, page)
         return NavigateResult(tab=page.id, target=t.name, url=final_url, title=title)
 
     @mcp.tool(destructive=True)

@@ -52,9 +52,3 @@ def fault_topology(topology: Topology) -> Iterator[Topology]:
     yield topology
     topology.reset()
 
-
-@pytest.fixture
-def restore_hosts(topology: Topology) -> Iterator[Topology]:
-    """For tests that inject faults: every host is back to its initial state afterwards."""
-    yield topology
-    topology.reset()

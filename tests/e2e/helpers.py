@@ -37,6 +37,7 @@ __all__ = [
     "MARKER_ENV",
     "call_err",
     "call_ok",
+    "close_remote_pages",
     "data_url",
     "eventually",
     "gateway_pid",
@@ -45,6 +46,7 @@ __all__ = [
     "marked_env",
     "open_gateway",
     "open_stdio",
+    "pages_agree",
     "remote_active_port",
     "remote_pages",
     "targets_by_name",
@@ -241,20 +243,52 @@ def remote_active_port(host: RemoteHost) -> tuple[int, str]:
     return int(port), path.strip()
 
 
-def remote_pages(host: RemoteHost) -> list[dict[str, Any]]:
-    """The page targets the host's Chromium really has (``/json/list`` from inside)."""
+def _devtools_http(host: RemoteHost, path: str) -> bytes:
+    """GET ``path`` from the host's DevTools HTTP server, from inside its namespace."""
     port = host.chrome_port(timeout=5)
 
     def fetch() -> bytes:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         try:
-            conn.request("GET", "/json/list")
+            conn.request("GET", path)
             return conn.getresponse().read()
         finally:
             conn.close()
 
-    entries: list[dict[str, Any]] = json.loads(host.run_in_netns(fetch))
+    return host.run_in_netns(fetch)
+
+
+def remote_pages(host: RemoteHost) -> list[dict[str, Any]]:
+    """The page targets the host's Chromium really has (``/json/list`` from inside)."""
+    entries: list[dict[str, Any]] = json.loads(_devtools_http(host, "/json/list"))
     return [e for e in entries if e.get("type") == "page"]
+
+
+def close_remote_pages(host: RemoteHost, url: str) -> int:
+    """Close every page showing ``url`` in the host's browser, bypassing the gateway."""
+    pages = [p for p in remote_pages(host) if p["url"] == url]
+    for page in pages:
+        _devtools_http(host, f"/json/close/{page['id']}")
+    return len(pages)
+
+
+async def pages_agree(
+    client: Client, target: str, host: RemoteHost, *, timeout: float = 10.0
+) -> list[dict[str, Any]]:
+    """``list_tabs(target)`` once it shows exactly the pages ``host``'s browser has.
+
+    Compared by URL, and retried: tabs are tracked from Chrome's events, which may
+    trail a page opened or closed a moment ago (by this test or anyone else).
+    """
+
+    async def agree() -> list[dict[str, Any]] | None:
+        listing = await call_ok(client, "list_tabs", {"target": target})
+        ours = sorted(t["url"] for t in listing["tabs"])
+        theirs = sorted(p["url"] for p in remote_pages(host))
+        return listing["tabs"] if ours == theirs else None
+
+    return await eventually(agree, timeout=timeout,
+                            what=f"list_tabs of {target!r} to match {host.name}'s pages")
 
 
 # ------------------------------------------------------------- the gateway process

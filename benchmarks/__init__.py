@@ -1,0 +1,1 @@
+"""Benchmarks for chrome-ssh-gateway: ``python -m benchmarks.run`` (see README.md here)."""

@@ -1,0 +1,1025 @@
+"""Benchmark chrome-ssh-gateway against its floors, in one run, on the test topology.
+
+    .venv/bin/python -m benchmarks.run [--hosts 2] [--calls 2000] [--json out.json]
+
+Brings the test topology up with ``tests.topology.up(n)`` (a healthy running one
+with at least ``n`` hosts is reused; it is never torn down here) and prints ONE
+Markdown table of medians and p90s, every row measured in this run:
+
+* floors: raw CDP ``Runtime.evaluate 1+1`` over the same asyncssh Unix-socket
+  forward the gateway uses, and a no-op MCP tool over stdio (the SDK's floor);
+* the gateway over stdio (``cdp_command`` and ``evaluate``) and its own
+  overhead = gateway - (raw CDP + MCP floor);
+* start-up to the first ``list_tabs`` result over SSH, beside the import floors;
+* resident memory with 8 targets connected;
+* concurrency (32 overlapping 50 ms evaluates) and throughput (32 callers)
+  against the no-op tool's throughput.
+
+The sequential measurements are interleaved in blocks (raw, floor, gateway, …,
+rotating the order every round) so that load from other processes on the
+machine hits every row alike instead of whichever happened to run last.
+
+Every loop is bounded by a count and by time; the script stops by itself and
+closes every tab it opened.  See benchmarks/README.md for what each row means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.metadata
+import itertools
+import json
+import math
+import os
+import platform
+import pstats
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import asyncssh
+from mcp import Client, StdioServerParameters
+from websockets.asyncio.client import ClientConnection, unix_connect
+
+from tests.topology import RemoteHost, Topology, load, up
+
+REPO = Path(__file__).resolve().parent.parent
+NOOP_SERVER = Path(__file__).resolve().parent / "noop_server.py"
+
+# Targets (from issue 2, "Speed").
+TARGET_OVERHEAD_MS = 0.5
+TARGET_STARTUP_MS = 800.0
+TARGET_RSS_MB = 100.0
+TARGET_CONCURRENT_MS = 200.0
+TARGET_THROUGHPUT_RATIO = 0.5
+
+CALL_TIMEOUT_S = 60.0          # one MCP request (the SDK enforces it)
+STARTUP_BUDGET_S = 50.0        # the start-up rounds stop early (after 2) beyond this
+THROUGHPUT_BUDGET_S = 40.0     # the throughput rounds stop early (after 1 pair) beyond this
+BLOCK_TIMEOUT_S = 120.0        # one block of sequential calls
+# Top-level await: the gateway evaluates in replMode, where a promise that is the value of
+# the expression is returned pending instead of awaited (see check_promise_awaited).
+PROMISE_50MS = "await new Promise(r => setTimeout(r, 50))"
+BARE_PROMISE_50MS = "new Promise(r => setTimeout(r, 50))"
+RAW_PARAMS = {"expression": "1+1"}
+# What the gateway's evaluate tool sends for the same expression (gateway/tools/runtime.py).
+EVALUATE_TOOL_PARAMS = {"expression": "1+1", "awaitPromise": True, "replMode": True,
+                        "userGesture": True, "returnByValue": False}
+
+
+def progress(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------------------- statistics
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..1) of a non-empty sequence."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q * len(ordered)))
+    return ordered[rank - 1]
+
+
+@dataclass
+class Row:
+    """One line of the table; ``samples`` are in the row's unit."""
+
+    key: str
+    label: str
+    unit: str                       # "ms", "MB", "calls/s", "%"
+    samples: list[float] = field(default_factory=list)
+    target: str = ""                # the target/floor column
+    ok: bool | None = None          # None: a floor or information, no target
+    show_p90: bool = True
+    phase: str = ""
+    hidden: bool = False            # JSON only
+    note: str = ""
+
+    @property
+    def median(self) -> float | None:
+        return percentile(self.samples, 0.5) if self.samples else None
+
+    @property
+    def p90(self) -> float | None:
+        return percentile(self.samples, 0.9) if self.samples and self.show_p90 else None
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "label": self.label, "unit": self.unit, "n": len(self.samples),
+            "median": self.median, "p90": self.p90, "target": self.target, "ok": self.ok,
+        }
+        if self.samples:
+            data["mean"] = sum(self.samples) / len(self.samples)
+            data["min"] = min(self.samples)
+            data["max"] = max(self.samples)
+        if self.note:
+            data["note"] = self.note
+        return data
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "ms":
+        if abs(value) < 10:
+            return f"{value:.3f} ms"
+        return f"{value:.1f} ms" if abs(value) < 100 else f"{value:.0f} ms"
+    if unit == "MB":
+        return f"{value:.1f} MB"
+    if unit == "calls/s":
+        return f"{value:.0f} calls/s"
+    if unit == "%":
+        return f"{value:.0f} %"
+    return f"{value:g} {unit}"
+
+
+class Results:
+    def __init__(self) -> None:
+        self.rows: dict[str, Row] = {}
+        self.meta: dict[str, Any] = {}
+        self.errors: list[str] = []
+        self.warnings: list[str] = []
+        self.phases_run: set[str] = set()
+
+    def row(self, key: str, label: str, unit: str = "ms", **kwargs: Any) -> Row:
+        if key not in self.rows:
+            self.rows[key] = Row(key, label, unit, **kwargs)
+        return self.rows[key]
+
+    def markdown(self) -> str:
+        lines = ["| measurement | median | p90 | target/floor |", "|---|---:|---:|---|"]
+        for row in self.rows.values():
+            if row.hidden or row.phase not in self.phases_run:
+                continue
+            target = row.target
+            if row.ok is not None and row.samples:
+                target = f"{target} {'✅' if row.ok else '❌'}".strip()
+            if not row.samples:
+                target = f"{target} (not measured)".strip()
+            lines.append(f"| {row.label} | {fmt(row.median, row.unit)} | "
+                         f"{fmt(row.p90, row.unit)} | {target} |")
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ MCP helpers
+
+
+def gateway_params(env: dict[str, str], args: Sequence[str] = (),
+                   profile_to: Path | None = None) -> StdioServerParameters:
+    argv = ["-m", "gateway", "serve", "--log-level", "WARNING", *args]
+    if profile_to is not None:
+        argv = ["-m", "cProfile", "-o", str(profile_to), *argv]
+    return StdioServerParameters(command=sys.executable, args=argv, env=env, cwd=str(REPO))
+
+
+def noop_params() -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(NOOP_SERVER)],
+                                 cwd=str(REPO))
+
+
+@asynccontextmanager
+async def mcp_client(params: StdioServerParameters) -> AsyncIterator[Client]:
+    async with Client(params, read_timeout_seconds=CALL_TIMEOUT_S) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One tool call that must succeed; its structured content."""
+    result = await client.call_tool(tool, args)
+    if result.is_error:
+        text = " ".join(getattr(block, "text", "") for block in result.content)
+        raise RuntimeError(f"{tool}({args}) failed: {text}")
+    content = result.structured_content
+    if not isinstance(content, dict):
+        raise RuntimeError(f"{tool} returned no structured content: {content!r}")
+    return content
+
+
+def child_pid_with(marker: str) -> int | None:
+    """Our own child process whose command line contains ``marker``."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        ppid = int(stat.rpartition(")")[2].split()[1])
+        if ppid == me and marker in cmdline:
+            return int(name)
+    return None
+
+
+def vm_kb(pid: int, field_name: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field_name} for pid {pid}")
+
+
+def describe(exc: BaseException) -> str:
+    """The leaf exceptions of a (possibly nested) exception group, one line."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(describe(inner) for inner in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def wait_healthy(n_hosts: int, timeout_s: float) -> None:
+    """Wait (bounded) while a running topology with enough hosts reports problems.
+
+    Never repairs anything: that is up()'s decision, made afterwards.
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        current = load()
+        if current is None or len(current.hosts) < n_hosts or not current.problems():
+            return
+        time.sleep(0.5)
+
+
+# --------------------------------------------------------------------------------- raw CDP
+
+
+class RawCdp:
+    """The floor: one browser websocket over an asyncssh Unix-socket forward, one session."""
+
+    def __init__(self, topo: Topology, host: RemoteHost) -> None:
+        self.topo = topo
+        self.host = host
+        self.conn: asyncssh.SSHClientConnection | None = None
+        self.ws: ClientConnection | None = None
+        self.session_id: str | None = None
+        self.target_id: str | None = None
+        self.browser = ""
+        self._ids = itertools.count(1)
+        self._dir: str | None = None
+
+    def connect_options(self) -> dict[str, Any]:
+        # The client HOME's ssh config (alias h1 → address, user, key) and known_hosts,
+        # given explicitly so this process's own HOME is not involved; no agent.
+        return {"config": [str(self.topo.ssh_config)], "known_hosts": str(self.topo.known_hosts),
+                "agent_path": None}
+
+    async def ssh_connect(self) -> asyncssh.SSHClientConnection:
+        return await asyncssh.connect(self.host.name, **self.connect_options())
+
+    async def open(self) -> None:
+        self.conn = await self.ssh_connect()
+        text = self.host.devtools_active_port_file.read_text()
+        port_line, path = text.strip().split("\n")[:2]
+        port = int(port_line)
+        self._dir = tempfile.mkdtemp(prefix="csgw-bench-")  # 0700
+        sock = os.path.join(self._dir, "cdp.sock")
+        await self.conn.forward_local_path_to_port(sock, "127.0.0.1", port)
+        self.ws = await unix_connect(sock, f"ws://127.0.0.1:{port}{path.strip()}",
+                                     compression=None, max_size=64 * 1024 * 1024,
+                                     ping_interval=None)
+        version = await self.send("Browser.getVersion", session=False)
+        self.browser = version.get("product", "")
+        created = await self.send("Target.createTarget", {"url": "about:blank"}, session=False)
+        self.target_id = created["targetId"]
+        attached = await self.send("Target.attachToTarget",
+                                   {"targetId": self.target_id, "flatten": True}, session=False)
+        self.session_id = attached["sessionId"]
+
+    async def send(self, method: str, params: dict[str, Any] | None = None, *,
+                   session: bool = True) -> dict[str, Any]:
+        assert self.ws is not None
+        call_id = next(self._ids)
+        message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = self.session_id
+        await self.ws.send(json.dumps(message))
+        while True:
+            reply = json.loads(await self.ws.recv())
+            if reply.get("id") == call_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply.get("result", {})  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        if self.ws is not None:
+            if self.target_id is not None:
+                with contextlib.suppress(Exception):
+                    with anyio.fail_after(5):
+                        await self.send("Target.closeTarget", {"targetId": self.target_id},
+                                        session=False)
+            with contextlib.suppress(Exception):
+                await self.ws.close()
+        if self.conn is not None:
+            self.conn.close()
+            with contextlib.suppress(Exception), anyio.move_on_after(2):
+                await self.conn.wait_closed()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+
+
+# -------------------------------------------------------------------------- the run itself
+
+
+@dataclass
+class Options:
+    hosts: int
+    calls: int
+    warmup: int
+    starts: int
+    concurrency: int
+    retries: int
+    phases: tuple[str, ...]
+    sequential_budget_s: float
+    profile: Path | None
+    json_path: Path | None
+
+
+class Bench:
+    def __init__(self, opts: Options) -> None:
+        self.opts = opts
+        self.r = Results()
+        self.topo: Topology | None = None
+        self._sequential_deadline = 0.0
+        self._define_rows()
+
+    # Rows in table order, so the table reads top to bottom even if a phase fails.
+    def _define_rows(self) -> None:
+        r, n = self.r, self.opts.concurrency
+        r.row("raw", "raw CDP `Runtime.evaluate 1+1`, asyncssh Unix-socket forward to h1",
+              target="floor (DESIGN §6: ≈0.5-0.65 ms)")
+        r.row("raw_eval", "raw CDP, same call with the `evaluate` tool's params",
+              target="floor for `evaluate`")
+        r.row("mcp", "MCP stdio round trip, no-op tool (`benchmarks/noop_server.py`)",
+              target="floor (issue 2: ≈0.7-1.0 ms)")
+        r.row("gw_cdp", "gateway `cdp_command` Runtime.evaluate 1+1 on a tab")
+        r.row("gw_eval", "gateway `evaluate` \"1+1\" on a tab")
+        r.row("gw_cdp_log", "gateway `cdp_command`, call log on (end to end)", hidden=True)
+        r.row("gw_eval_log", "gateway `evaluate`, call log on (end to end)", hidden=True)
+        r.row("in_cdp", "↳ inside the gateway: `cdp_command` tool time (call log `duration_ms`)",
+              target="vs raw CDP row")
+        r.row("in_eval", "↳ inside the gateway: `evaluate` tool time (call log `duration_ms`)",
+              target="vs raw CDP (evaluate params) row")
+        r.row("ovh_cdp", "gateway overhead, `cdp_command` (= gateway - raw - MCP floor)",
+              target=f"≤ {TARGET_OVERHEAD_MS} ms", show_p90=False)
+        r.row("ovh_eval", "gateway overhead, `evaluate` (= gateway - raw(evaluate params) - "
+              "MCP floor)", target=f"≤ {TARGET_OVERHEAD_MS} ms", show_p90=False)
+        r.row("py_bare", "`python -c pass`", target="floor: interpreter start")
+        r.row("py_mcp", "`python -c \"import mcp.server.mcpserver\"`",
+              target="floor: the SDK's import")
+        r.row("py_gateway", "`python -c \"import gateway.cli, gateway.server, gateway.tools\"`",
+              target="ours + SDK + asyncssh imports")
+        r.row("imp_own", "↳ of which gateway's own modules (`-X importtime`, self time)",
+              target="ours")
+        r.row("imp_mcp", "↳ of which mcp + mcp_types (`-X importtime`, self time)",
+              target="SDK")
+        r.row("imp_deps", "↳ of which asyncssh + websockets + structlog (self time)",
+              target="our other deps")
+        r.row("imp_rest", "↳ of which everything else: stdlib, pydantic, anyio, ... (self time)")
+        r.row("noop_start", "no-op MCP server: spawn → first tool result",
+              target="floor: SDK start + handshake")
+        r.row("ssh_connect", "asyncssh connect + auth to h1", target="floor (DESIGN §6: 29 ms)")
+        r.row("gw_init", "gateway: spawn → MCP initialized")
+        r.row("gw_start", "gateway: spawn → first non-empty `list_tabs` over SSH",
+              target=f"≤ {TARGET_STARTUP_MS:.0f} ms")
+        r.row("rss", "gateway VmRSS, 8 targets up (+1 list_tabs)", unit="MB",
+              target=f"≤ {TARGET_RSS_MB:.0f} MB", show_p90=False)
+        r.row("conc", f"{n} concurrent `evaluate` awaiting a 50 ms timer, {n} tabs / 8 targets, "
+              "wall time",
+              target=f"≤ {TARGET_CONCURRENT_MS:.0f} ms (a global lock: {n * 0.05:g} s)")
+        r.row("conc_bg", "↳ same, tabs left in the background (no focus emulation)",
+              target="Chrome's 1 s timer throttling")
+        r.row("conc_nowait", f"↳ same {n} calls with `1+1` (no wait), wall time",
+              target="full overlap: row above ≈ this + 50 ms")
+        r.row("conc_floor", f"{n} concurrent no-op tool calls (no wait), wall time",
+              target=f"floor: SDK + client CPU for {n} calls")
+        r.row("tp_mcp", f"throughput, no-op tool, {n} concurrent callers", unit="calls/s",
+              target="floor")
+        r.row("tp_gw", f"throughput, gateway `evaluate` 1+1, {n} callers on {n} tabs",
+              unit="calls/s")
+        r.row("tp_ratio", "throughput ratio gateway / no-op", unit="%",
+              target=f"≥ {TARGET_THROUGHPUT_RATIO:.0%}".replace("%", " %"))
+
+    # ------------------------------------------------------------------ top level
+
+    async def run(self) -> Results:
+        opts = self.opts
+        started = time.perf_counter()
+        self.r.meta.update(self._environment())
+        self.r.meta["loadavg_start"] = os.getloadavg()
+        progress(f"bringing up the topology (tests.topology.up({opts.hosts}))")
+        try:
+            # Other sessions on this machine inject faults into the shared topology and
+            # reset() them; up() would tear an unhealthy topology down and rebuild it under
+            # their feet, so give a running one a moment to recover first.
+            await anyio.to_thread.run_sync(wait_healthy, opts.hosts, 30.0)
+            self.topo = await anyio.to_thread.run_sync(up, opts.hosts)
+        except Exception as exc:
+            self.r.errors.append(f"topology: {describe(exc)}")
+            self.r.meta["loadavg_end"] = os.getloadavg()
+            self.r.meta["wall_s"] = round(time.perf_counter() - started, 1)
+            return self.r
+        self.r.meta["hosts"] = [h.name for h in self._hosts()]
+        phases: list[tuple[str, Callable[[], Awaitable[None]], tuple[str, ...]]] = [
+            ("sequential", self.sequential,
+             ("raw", "raw_eval", "mcp", "gw_cdp", "gw_eval", "gw_cdp_log", "gw_eval_log",
+              "in_cdp", "in_eval", "ovh_cdp", "ovh_eval", "ssh_connect")),
+            ("startup", self.startup,
+             ("py_bare", "py_mcp", "py_gateway", "imp_own", "imp_mcp", "imp_deps", "imp_rest",
+              "noop_start", "gw_init", "gw_start")),
+            ("targets", self.many_targets,
+             ("rss", "conc", "conc_bg", "conc_nowait", "conc_floor",
+              "tp_mcp", "tp_gw", "tp_ratio")),
+        ]
+        if opts.profile is not None:
+            phases.append(("profile", self.profile, ()))
+        for name, _phase, keys in phases:
+            for key in keys:
+                self.r.rows[key].phase = name
+        unassigned = [key for key, row in self.r.rows.items() if not row.phase]
+        assert not unassigned, f"rows without a phase: {unassigned}"
+        for name, phase, keys in phases:
+            if name not in opts.phases and name != "profile":
+                continue
+            self.r.phases_run.add(name)
+            for attempt in range(opts.retries + 1):
+                progress(f"phase: {name}" + (f" (retry {attempt})" if attempt else ""))
+                try:
+                    await phase()
+                    break
+                except Exception as exc:  # report, retry once, keep going with the others
+                    message = f"{name}: {describe(exc)}"
+                    progress(f"FAILED {message}")
+                    for key in keys:  # a retry starts the phase's rows afresh
+                        self.r.rows[key].samples.clear()
+                        self.r.rows[key].ok = None
+                    if attempt == opts.retries:
+                        self.r.errors.append(message)
+                    else:
+                        self.r.meta.setdefault("retried", []).append(message)
+                        await anyio.to_thread.run_sync(wait_healthy, opts.hosts, 30.0)
+        self.r.meta["loadavg_end"] = os.getloadavg()
+        self.r.meta["wall_s"] = round(time.perf_counter() - started, 1)
+        return self.r
+
+    def _environment(self) -> dict[str, Any]:
+        def version(dist: str) -> str:
+            try:
+                return importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                return "?"
+
+        return {
+            "python": platform.python_version(),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            "mcp": version("mcp"), "asyncssh": version("asyncssh"),
+            "websockets": version("websockets"), "anyio": version("anyio"),
+            "calls": self.opts.calls, "warmup": self.opts.warmup,
+        }
+
+    def _hosts(self) -> list[RemoteHost]:
+        assert self.topo is not None
+        return self.topo.hosts[:self.opts.hosts] or self.topo.hosts
+
+    # ------------------------------------------------------ 1-4: sequential round trips
+
+    async def sequential(self) -> None:
+        assert self.topo is not None
+        topo, opts, r = self.topo, self.opts, self.r
+        self._sequential_deadline = time.perf_counter() + opts.sequential_budget_s
+        host = topo.host("h1")
+        env = {**topo.client_env(), "SSH_PROXY_TO": host.name}
+
+        # asyncssh connect+auth, the floor under every SSH start-up (a few, cheap).
+        ssh_row = r.rows["ssh_connect"]
+        probe = RawCdp(topo, host)
+        for _ in range(max(3, opts.starts)):
+            t0 = time.perf_counter()
+            conn = await probe.ssh_connect()
+            ssh_row.samples.append((time.perf_counter() - t0) * 1000)
+            conn.close()
+            await conn.wait_closed()
+
+        raw = RawCdp(topo, host)
+        workdir = Path(tempfile.mkdtemp(prefix="csgw-bench-"))
+        call_log = workdir / "calls.jsonl"
+        logged_env = {**env, "MCP_DEBUG_LOG": str(call_log)}
+        try:
+            await raw.open()
+            r.meta["browser"] = raw.browser
+            async with mcp_client(noop_params()) as noop, \
+                    mcp_client(gateway_params(env)) as gw, \
+                    mcp_client(gateway_params(logged_env)) as gw_logged:
+                tabs: list[tuple[Client, int]] = []
+                try:
+                    for client in (gw, gw_logged):
+                        tabs.append((client, int((await call(client, "new_tab", {}))["tab"])))
+                    await self._sequential_calls(raw, noop, tabs[0], tabs[1])
+                finally:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(10), \
+                            contextlib.suppress(Exception):
+                        for client, tab in tabs:
+                            await call(client, "close_tab", {"tab": tab})
+            self._overheads()
+            self._in_tool_times(call_log)
+        finally:
+            await raw.aclose()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    async def _sequential_calls(self, raw: RawCdp, noop: Client, plain: tuple[Client, int],
+                                logged: tuple[Client, int]) -> None:
+        async def raw_plain() -> None:
+            result = await raw.send("Runtime.evaluate", RAW_PARAMS)
+            assert result["result"]["value"] == 2, result
+
+        async def raw_eval() -> None:
+            result = await raw.send("Runtime.evaluate", EVALUATE_TOOL_PARAMS)
+            assert result["result"]["value"] == 2, result
+
+        async def mcp_noop() -> None:
+            content = await call(noop, "noop", {"expression": "1+1", "tab": 1})
+            assert content["value"] == 2, content
+
+        def gw_cdp(gw: Client, tab: int) -> Callable[[], Awaitable[None]]:
+            async def one() -> None:
+                content = await call(gw, "cdp_command", {
+                    "method": "Runtime.evaluate", "params": RAW_PARAMS, "tab": tab})
+                assert content["result"]["result"]["value"] == 2, content
+            return one
+
+        def gw_eval(gw: Client, tab: int) -> Callable[[], Awaitable[None]]:
+            async def one() -> None:
+                content = await call(gw, "evaluate", {"expression": "1+1", "tab": tab})
+                assert content["value"] == 2, content
+            return one
+
+        n, quarter = self.opts.calls, max(1, self.opts.calls // 4)
+        kinds: dict[str, tuple[Callable[[], Awaitable[None]], int]] = {
+            "raw": (raw_plain, n), "raw_eval": (raw_eval, n), "mcp": (mcp_noop, n),
+            "gw_cdp": (gw_cdp(*plain), n), "gw_eval": (gw_eval(*plain), n),
+            # The same calls through a second gateway with the call log on: its duration_ms
+            # is the time spent inside the tool (not the MCP transport).
+            "gw_cdp_log": (gw_cdp(*logged), quarter), "gw_eval_log": (gw_eval(*logged), quarter),
+        }
+        await self._interleaved(kinds)
+
+    async def _interleaved(
+        self, kinds: dict[str, tuple[Callable[[], Awaitable[None]], int]]
+    ) -> None:
+        """Warm up each kind, then run its count of calls in rotating blocks."""
+        opts, r = self.opts, self.r
+        for fn, _count in kinds.values():
+            with anyio.fail_after(BLOCK_TIMEOUT_S):
+                for _ in range(opts.warmup):
+                    await fn()
+        most = max(count for _fn, count in kinds.values())
+        block = max(10, min(200, most // 20))
+        rounds = math.ceil(most / block)
+        deadline = self._sequential_deadline  # the budget covers start-up and warm-up too
+        order = list(kinds)
+        perf = time.perf_counter
+        for round_no in range(rounds):
+            if round_no >= 2 and perf() > deadline:  # at least 2 rounds
+                message = (f"sequential budget of {opts.sequential_budget_s:.0f} s used up after "
+                           f"{round_no} of {rounds} rounds: the sequential rows have fewer "
+                           "samples than --calls (see n in --json)")
+                progress(message)
+                r.warnings.append(message)
+                break
+            shift = round_no % len(order)
+            for key in order[shift:] + order[:shift]:
+                (fn, count), samples = kinds[key], r.rows[key].samples
+                share = math.ceil(count * (round_no + 1) / rounds)  # spread evenly over rounds
+                with anyio.fail_after(BLOCK_TIMEOUT_S):
+                    for _ in range(share - len(samples)):
+                        t0 = perf()
+                        await fn()
+                        samples.append((perf() - t0) * 1000)
+        progress("sequential: " + ", ".join(
+            f"{k} {fmt(r.rows[k].median, 'ms')}" for k in kinds))
+
+    def _in_tool_times(self, call_log: Path) -> None:
+        """duration_ms of the logged gateway's measured calls (warm-up calls skipped)."""
+        seen: dict[str, int] = {}
+        for line in call_log.read_text().splitlines():
+            record = json.loads(line)
+            tool = record.get("tool")
+            key = {"evaluate": "in_eval", "cdp_command": "in_cdp"}.get(tool or "")
+            if key is None or record.get("outcome") != "ok":
+                continue
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > self.opts.warmup:
+                self.r.rows[key].samples.append(float(record["duration_ms"]))
+
+    def _overheads(self) -> None:
+        rows = self.r.rows
+        for ovh, gw, raw in (("ovh_cdp", "gw_cdp", "raw"), ("ovh_eval", "gw_eval", "raw_eval")):
+            g, f, m = rows[gw].median, rows[raw].median, rows["mcp"].median
+            if g is None or f is None or m is None:
+                continue
+            value = g - (f + m)
+            rows[ovh].samples = [value]
+            rows[ovh].ok = value <= TARGET_OVERHEAD_MS
+
+    # --------------------------------------------------------------------- 5: start-up
+
+    async def startup(self) -> None:
+        """Each round: the import floors, the no-op server's start, the gateway's start.
+
+        Rounds interleave the rows (fair under changing load) and stop early, after at
+        least two, once STARTUP_BUDGET_S is used up.
+        """
+        assert self.topo is not None
+        opts, r = self.opts, self.r
+        deadline = time.perf_counter() + STARTUP_BUDGET_S
+        env = {**self.topo.client_env(), "SSH_PROXY_TO": "h1"}
+        # Import floors: a fresh interpreter each time, like a real start.
+        snippets = {
+            "py_bare": "pass",
+            "py_mcp": "import mcp.server.mcpserver",
+            "py_gateway": "import gateway.cli, gateway.server, gateway.tools",
+        }
+        for i in range(opts.starts):
+            if i >= 2 and time.perf_counter() > deadline:
+                r.warnings.append(f"start-up budget of {STARTUP_BUDGET_S:.0f} s used up after "
+                                  f"{i} of {opts.starts} rounds")
+                break
+            for key, code in snippets.items():
+                if key == "py_gateway" and i >= 3:  # the slowest; 3 samples are plenty
+                    continue
+                t0 = time.perf_counter()
+                await anyio.run_process([sys.executable, "-c", code], cwd=str(REPO),
+                                        check=True)
+                r.rows[key].samples.append((time.perf_counter() - t0) * 1000)
+            if i < 3:
+                await self._import_breakdown(snippets["py_gateway"])
+            await self._noop_start()
+            await self._gateway_start(env)
+        row = r.rows["gw_start"]
+        row.ok = row.median is not None and row.median <= TARGET_STARTUP_MS
+        progress(f"start-up: gateway {fmt(row.median, 'ms')}, no-op server "
+                 f"{fmt(r.rows['noop_start'].median, 'ms')}, import mcp "
+                 f"{fmt(r.rows['py_mcp'].median, 'ms')}")
+
+    async def _import_breakdown(self, code: str) -> None:
+        """Who the import time belongs to: each module's self time, summed by top-level
+        package (an exact partition of the total)."""
+        groups = {"gateway": "imp_own", "mcp": "imp_mcp", "mcp_types": "imp_mcp",
+                  "asyncssh": "imp_deps", "websockets": "imp_deps", "structlog": "imp_deps"}
+        proc = await anyio.run_process([sys.executable, "-X", "importtime", "-c", code],
+                                       cwd=str(REPO), check=True)
+        totals = dict.fromkeys(("imp_own", "imp_mcp", "imp_deps", "imp_rest"), 0.0)
+        for line in proc.stderr.decode().splitlines():
+            parts = line.removeprefix("import time:").split("|")
+            if len(parts) != 3 or not parts[0].strip().isdigit():
+                continue
+            package = parts[2].strip().split(".")[0]
+            totals[groups.get(package, "imp_rest")] += int(parts[0]) / 1000
+        for key, value in totals.items():
+            self.r.rows[key].samples.append(value)
+
+    async def _noop_start(self) -> None:
+        """The SDK's own start: spawn the no-op server, handshake, one call."""
+        t0 = time.perf_counter()
+        with anyio.fail_after(60):
+            async with mcp_client(noop_params()) as noop:
+                await call(noop, "noop", {"expression": "1+1", "tab": 1})
+                self.r.rows["noop_start"].samples.append((time.perf_counter() - t0) * 1000)
+
+    async def _gateway_start(self, env: dict[str, str]) -> None:
+        r = self.r
+        t0 = time.perf_counter()
+        with anyio.fail_after(60):
+            async with mcp_client(gateway_params(env)) as gw:
+                r.rows["gw_init"].samples.append((time.perf_counter() - t0) * 1000)
+                for _attempt in range(500):  # bounded by the fail_after too
+                    content = await call(gw, "list_tabs", {})
+                    if content["tabs"]:
+                        break
+                    await anyio.sleep(0.005)
+                else:
+                    raise RuntimeError(f"list_tabs stayed empty: {content}")
+                r.rows["gw_start"].samples.append((time.perf_counter() - t0) * 1000)
+
+    # ------------------------------------------- 6-7: 8 targets, memory and concurrency
+
+    def _targets_file(self, directory: Path) -> tuple[Path, list[str]]:
+        hosts = self._hosts()
+        per_host = math.ceil(8 / len(hosts))
+        names: list[str] = []
+        blocks: list[str] = []
+        for host in hosts:
+            for j in range(per_host):
+                if len(names) == 8:
+                    break
+                name = f"{host.name}-{j + 1}"
+                names.append(name)
+                blocks.append(f'[targets.{name}]\nssh = "{host.name}"\n')
+        path = directory / "bench-targets.toml"
+        path.write_text("\n".join(blocks))
+        return path, names
+
+    async def many_targets(self) -> None:
+        assert self.topo is not None
+        r = self.r
+        workdir = Path(tempfile.mkdtemp(prefix="csgw-bench-"))
+        try:
+            config, names = self._targets_file(workdir)
+            r.meta["targets"] = names
+            env = self.topo.client_env()
+            tabs: list[tuple[str, int]] = []
+            async with mcp_client(gateway_params(env, ["--config", str(config)])) as gw, \
+                    mcp_client(noop_params()) as noop:
+                pid = child_pid_with(str(config))
+                if pid is None:
+                    raise RuntimeError("could not find the gateway process")
+                # 6. memory with every target up.
+                with anyio.fail_after(60):
+                    while True:
+                        listed = await call(gw, "list_targets", {})
+                        states = {t["name"]: t["state"] for t in listed["targets"]}
+                        if all(s == "up" for s in states.values()):
+                            break
+                        await anyio.sleep(0.05)
+                await call(gw, "list_tabs", {})
+                rss_mb = vm_kb(pid, "VmRSS") / 1024
+                r.rows["rss"].samples.append(rss_mb)
+                r.rows["rss"].ok = rss_mb <= TARGET_RSS_MB
+                r.meta["rss_hwm_mb_after_up"] = round(vm_kb(pid, "VmHWM") / 1024, 1)
+                progress(f"memory: {rss_mb:.1f} MB with {len(names)} targets up")
+                try:
+                    tabs = await self._open_tabs(gw, names)
+                    await self._check_promise_awaited(gw, tabs[0][1])
+                    await self._concurrency(gw, noop, tabs)
+                    await self._throughput(gw, noop, tabs)
+                    r.meta["rss_mb_after_load"] = round(vm_kb(pid, "VmRSS") / 1024, 1)
+                finally:
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(30):
+                        for _target, tab in tabs:
+                            with contextlib.suppress(Exception):
+                                await call(gw, "close_tab", {"tab": tab})
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    async def _open_tabs(self, gw: Client, names: list[str]) -> list[tuple[str, int]]:
+        per_target = math.ceil(self.opts.concurrency / len(names))
+        tabs: list[tuple[str, int]] = []
+        for name in names:
+            for _ in range(per_target):
+                if len(tabs) == self.opts.concurrency:
+                    break
+                created = await call(gw, "new_tab", {"target": name})
+                tabs.append((name, int(created["tab"])))
+        # Attach every tab (first use) and warm up, concurrently.
+        async with anyio.create_task_group() as tg:
+            for _name, tab in tabs:
+                tg.start_soon(self._warm_tab, gw, tab)
+        return tabs
+
+    async def _check_promise_awaited(self, gw: Client, tab: int) -> None:
+        """Does `evaluate` (await_promise defaults to true) wait for a returned promise?"""
+        t0 = time.perf_counter()
+        content = await call(gw, "evaluate", {"expression": BARE_PROMISE_50MS, "tab": tab})
+        elapsed_ms = (time.perf_counter() - t0) * 1000
+        awaited = content["type"] != "object/promise" and elapsed_ms >= 50
+        self.r.meta["evaluate_awaits_returned_promise"] = awaited
+        if not awaited:
+            self.r.warnings.append(
+                f"gateway bug: `evaluate` of `{BARE_PROMISE_50MS}` (await_promise=true) returned "
+                f"type {content['type']!r} after {elapsed_ms:.1f} ms, i.e. the promise was not "
+                "awaited (replMode); the concurrency row uses `await new Promise(...)`")
+
+    async def _warm_tab(self, gw: Client, tab: int) -> None:
+        for _ in range(5):
+            await call(gw, "evaluate", {"expression": "1+1", "tab": tab})
+
+    async def _concurrency(self, gw: Client, noop: Client, tabs: list[tuple[str, int]]) -> None:
+        row, nowait, floor, background = (
+            self.r.rows[k] for k in ("conc", "conc_nowait", "conc_floor", "conc_bg"))
+        reps = max(5, min(15, self.opts.calls // 200))
+
+        async def one(tab: int) -> None:
+            content = await call(gw, "evaluate", {"expression": PROMISE_50MS, "tab": tab})
+            assert content["type"] == "undefined", content
+
+        async def one_now(tab: int) -> None:
+            content = await call(gw, "evaluate", {"expression": "1+1", "tab": tab})
+            assert content["value"] == 2, content
+
+        async def one_noop(tab: int) -> None:
+            await call(noop, "noop", {"expression": "1+1", "tab": tab})
+
+        async def focus(tab: int) -> None:
+            await call(gw, "cdp_command", {"method": "Emulation.setFocusEmulationEnabled",
+                                           "params": {"enabled": True}, "tab": tab})
+
+        async def together(
+            fn: Callable[[int], Coroutine[Any, Any, None]], samples: list[float]
+        ) -> None:
+            t0 = time.perf_counter()
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as tg:
+                    for _name, tab in tabs:
+                        tg.start_soon(fn, tab)
+            samples.append((time.perf_counter() - t0) * 1000)
+            await anyio.sleep(0.02)
+
+        # Tabs from new_tab are background tabs of one window per browser: Chrome aligns
+        # their timers to 1 s, which would swamp what the gateway does.  Shown once, for
+        # the record; then every tab is made visible (focus emulation) for the real row.
+        for _ in range(2):
+            await together(one, background.samples)
+        await together(focus, [])
+        for _ in range(reps):
+            await together(one, row.samples)
+            await together(one_now, nowait.samples)
+            await together(one_noop, floor.samples)
+        row.ok = row.median is not None and row.median <= TARGET_CONCURRENT_MS
+        if min(row.samples) < 50:
+            self.r.warnings.append("concurrent evaluates finished in under 50 ms: the promises "
+                                   "were not awaited, so the concurrency row is meaningless")
+        progress(f"concurrency: {len(tabs)} x 50 ms promise in {fmt(row.median, 'ms')} "
+                 f"({fmt(background.median, 'ms')} with background tabs)")
+
+    async def _throughput(self, gw: Client, noop: Client, tabs: list[tuple[str, int]]) -> None:
+        r, opts = self.r, self.opts
+        callers = len(tabs)
+        per_caller = max(10, opts.calls // (4 * callers))
+        rounds = 3
+
+        async def measure(fn: Callable[[int], Awaitable[None]]) -> float:
+            deadline = time.perf_counter() + 10.0  # a round on a loaded machine stops early
+            done = 0
+
+            async def caller(index: int) -> None:
+                nonlocal done
+                for _ in range(per_caller):
+                    if time.perf_counter() > deadline:
+                        return
+                    await fn(index)
+                    done += 1
+
+            t0 = time.perf_counter()
+            with anyio.fail_after(90):
+                async with anyio.create_task_group() as tg:
+                    for i in range(callers):
+                        tg.start_soon(caller, i)
+            return done / (time.perf_counter() - t0)
+
+        async def gw_call(i: int) -> None:
+            content = await call(gw, "evaluate", {"expression": "1+1", "tab": tabs[i][1]})
+            assert content["value"] == 2, content
+
+        async def noop_call(i: int) -> None:
+            content = await call(noop, "noop", {"expression": "1+1", "tab": i + 1})
+            assert content["value"] == 2, content
+
+        with anyio.fail_after(60):  # warm-up: a few concurrent calls each (the gateway is warm)
+            for _ in range(3):
+                async with anyio.create_task_group() as tg:
+                    for i in range(callers):
+                        tg.start_soon(noop_call, i)
+        deadline = time.perf_counter() + THROUGHPUT_BUDGET_S
+        for round_no in range(rounds):
+            if round_no and time.perf_counter() > deadline:
+                r.warnings.append(f"throughput budget of {THROUGHPUT_BUDGET_S:.0f} s used up "
+                                  f"after {round_no} of {rounds} round pairs")
+                break
+            pair = [("tp_mcp", noop_call), ("tp_gw", gw_call)]
+            if round_no % 2:
+                pair.reverse()
+            for key, fn in pair:
+                r.rows[key].samples.append(await measure(fn))
+        for key in ("tp_mcp", "tp_gw"):
+            r.rows[key].show_p90 = False
+        ratios = [g / m * 100 for g, m in zip(r.rows["tp_gw"].samples, r.rows["tp_mcp"].samples,
+                                              strict=True)]
+        ratio = r.rows["tp_ratio"]
+        ratio.samples = ratios
+        ratio.show_p90 = False
+        ratio.ok = ratio.median is not None and ratio.median >= TARGET_THROUGHPUT_RATIO * 100
+        r.meta["throughput_calls_per_round"] = callers * per_caller
+        progress(f"throughput: gateway {fmt(r.rows['tp_gw'].median, 'calls/s')}, no-op "
+                 f"{fmt(r.rows['tp_mcp'].median, 'calls/s')}")
+
+    # ------------------------------------------------------------------- --profile
+
+    async def profile(self) -> None:
+        """Run the sequential gateway calls again under cProfile and print the hot spots."""
+        assert self.topo is not None and self.opts.profile is not None
+        out = self.opts.profile
+        env = {**self.topo.client_env(), "SSH_PROXY_TO": "h1"}
+        n = self.opts.calls
+        out.unlink(missing_ok=True)
+        async with mcp_client(gateway_params(env, profile_to=out)) as gw:
+            tab = int((await call(gw, "new_tab", {}))["tab"])
+            try:
+                with anyio.fail_after(BLOCK_TIMEOUT_S * 2):
+                    for _ in range(n):
+                        await call(gw, "evaluate", {"expression": "1+1", "tab": tab})
+                    for _ in range(n):
+                        await call(gw, "cdp_command", {"method": "Runtime.evaluate",
+                                                       "params": RAW_PARAMS, "tab": tab})
+            finally:
+                with contextlib.suppress(Exception):
+                    await call(gw, "close_tab", {"tab": tab})
+        # The gateway exits on stdin EOF, and cProfile writes the file as it does.
+        for _ in range(100):
+            if out.exists():
+                break
+            await anyio.sleep(0.05)
+        if not out.exists():
+            raise RuntimeError(f"{out} was not written (the gateway did not exit cleanly?)")
+        stats = pstats.Stats(str(out), stream=sys.stderr)
+        progress(f"profile written to {out} ({2 * n} calls); top functions by own time:")
+        stats.sort_stats("tottime").print_stats(25)
+
+
+# ----------------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None) -> Options:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("--hosts", type=int, default=2,
+                        help="topology hosts to use (default 2; a running topology with more "
+                             "is reused)")
+    parser.add_argument("--calls", type=int, default=2000,
+                        help="sequential calls per measurement (default 2000); also sizes "
+                             "the throughput rounds")
+    parser.add_argument("--warmup", type=int, default=50,
+                        help="unmeasured calls before each sequential measurement (default 50)")
+    parser.add_argument("--starts", type=int, default=5,
+                        help="process starts per start-up measurement (default 5)")
+    parser.add_argument("--concurrency", type=int, default=32,
+                        help="tabs / concurrent callers over the 8 targets (default 32)")
+    parser.add_argument("--budget", type=float, default=60.0,
+                        help="seconds the sequential calls may take at most (default 60); "
+                             "a loaded machine reports fewer calls instead of running long")
+    parser.add_argument("--retries", type=int, default=1,
+                        help="re-run a phase that failed, e.g. because a test on this machine "
+                             "restarted a browser (default 1)")
+    parser.add_argument("--phases", default="sequential,startup,targets",
+                        help="comma-separated subset of sequential,startup,targets "
+                             "(default: all)")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH",
+                        help="also write every number (and the table) to this JSON file")
+    parser.add_argument("--profile", type=Path, default=None, metavar="PATH",
+                        help="afterwards, run --calls evaluate + cdp_command calls through a "
+                             "gateway under cProfile, write the stats to PATH and print the "
+                             "top functions (not part of the table)")
+    args = parser.parse_args(argv)
+    if args.hosts < 1 or args.calls < 1 or args.warmup < 0 or args.starts < 1 \
+            or not 1 <= args.concurrency <= 256:
+        parser.error("--hosts, --calls, --starts must be ≥ 1, --warmup ≥ 0, "
+                     "--concurrency 1..256")
+    phases = tuple(p.strip() for p in args.phases.split(",") if p.strip())
+    unknown = set(phases) - {"sequential", "startup", "targets"}
+    if unknown or not phases:
+        parser.error(f"--phases: unknown {sorted(unknown)}; use sequential,startup,targets")
+    return Options(hosts=args.hosts, calls=args.calls, warmup=args.warmup, starts=args.starts,
+                   concurrency=args.concurrency, retries=max(0, args.retries),
+                   phases=phases,
+                   sequential_budget_s=args.budget,
+                   profile=args.profile.resolve() if args.profile else None,
+                   json_path=args.json)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    opts = parse_args(argv)
+    if os.geteuid() != 0:
+        print("benchmarks need root (the topology uses network namespaces)", file=sys.stderr)
+        return 2
+    bench = Bench(opts)
+    results = asyncio.run(bench.run())
+    table = results.markdown()
+    meta = results.meta
+    print()
+    print(table)
+    print()
+    print(f"Chromium {meta.get('browser', '?')}, Python {meta['python']}, mcp {meta['mcp']}, "
+          f"asyncssh {meta['asyncssh']}, websockets {meta['websockets']}; {meta['machine']}; "
+          f"{opts.calls} calls per sequential row; load average "
+          f"{meta['loadavg_start'][0]:.2f} → {meta['loadavg_end'][0]:.2f}; "
+          f"{meta['wall_s']} s.")
+    for warning in results.warnings:
+        print(f"WARNING: {warning}")
+    for error in results.errors:
+        print(f"ERROR: {error}")
+    if opts.json_path is not None:
+        payload = {"meta": meta, "rows": {k: row.as_json() for k, row in results.rows.items()},
+                   "errors": results.errors, "warnings": results.warnings, "table": table}
+        opts.json_path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    return 1 if results.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""Acting on refs from a page view with real input: click, type, press, select, …
+
+Every action goes through the same steps: the ref must belong to the tab's
+current view and document (else ``StaleRef``), the element is resolved in the
+session that owns its frame (object ids are per session), scrolled into view
+and checked for being attached, visible, enabled and not covered at its click
+point (a hit test in its own frame, through open shadow roots). Only then are
+real CDP input events sent on the page's session at the element's position in
+top-level coordinates — through same-origin frames by the page's own geometry,
+through cross-site frames by each ``<iframe>`` owner's box in its parent.
+
+After an action the page is given a short, bounded chance to settle: if the
+action started a navigation, the load is awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .errors import ActionFailed, CdpError, GatewayError, StaleRef
+from .keys import chord_events, parse_chord
+from .tab import Tab, ViewState
+from .target import Target
+from .view import RefTarget
+
+__all__ = ["Action", "StepResult", "run_actions"]
+
+Ref = Annotated[int, Field(description="A ref (#N) from the current view.", ge=1)]
+SETTLE_START_S = 0.15   # how long an action gets to start a navigation
+SETTLE_LOAD_S = 10.0    # how long a navigation it started gets to load
+
+# In the element's own frame: scroll it to the middle, check it can take input,
+# hit-test its centre, and carry the point up through same-origin frames.
+_PREPARE_JS = r"""
+function (hitTest) {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el || !el.isConnected) return {error: "is no longer in the page"};
+  el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+  const r = el.getBoundingClientRect();
+  const s = getComputedStyle(el);
+  if (r.width < 1 || r.height < 1 || s.visibility === "hidden" || s.display === "none")
+    return {error: "is not visible"};
+  if (el.disabled || el.closest("fieldset:disabled") ||
+      el.getAttribute("aria-disabled") === "true") return {error: "is disabled"};
+  let x = r.left + r.width / 2, y = r.top + r.height / 2;
+  if (hitTest) {
+    let hit = el.ownerDocument.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    const within = (n) => { for (; n; n = n.parentNode || n.host) if (n === el) return true;
+                            return false; };
+    if (hit && !within(hit) && !(hit.contains && hit.contains(el) && hit.tagName === "LABEL")) {
+      let d = hit.localName + (hit.id ? "#" + hit.id : "");
+      if (typeof hit.className === "string" && hit.className.trim())
+        d += "." + hit.className.trim().split(/\s+/).join(".");
+      return {error: "is covered by <" + d + "> at its centre"};
+    }
+  }
+  let w = el.ownerDocument.defaultView;
+  try {
+    while (w.frameElement) {
+      const f = w.frameElement, fr = f.getBoundingClientRect();
+      x += fr.left + f.clientLeft; y += fr.top + f.clientTop; w = w.parent;
+    }
+  } catch (e) {}
+  return {x, y};
+}
+"""
+# The content box of an <iframe> owner, in its own frame's top-level coordinates.
+_FRAME_BOX_JS = r"""
+function () {
+  const r = this.getBoundingClientRect();
+  let x = r.left + this.clientLeft, y = r.top + this.clientTop, w = this.ownerDocument.defaultView;
+  try {
+    while (w.frameElement) {
+      const f = w.frameElement, fr = f.getBoundingClientRect();
+      x += fr.left + f.clientLeft; y += fr.top + f.clientTop; w = w.parent;
+    }
+  } catch (e) {}
+  return {x, y};
+}
+"""
+_STATE_JS = r"""
+function () {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  const aria = el.getAttribute("aria-checked");
+  return {checked: "checked" in el && (el.type === "checkbox" || el.type === "radio")
+            ? el.checked : aria === "true",
+          editable: el.isContentEditable || ["INPUT", "TEXTAREA"].includes(el.tagName),
+          readOnly: !!el.readOnly};
+}
+"""
+_FOCUS_JS = r"""
+function (clear) {
+  this.focus();
+  if (clear) {
+    if (typeof this.select === "function") this.select();
+    else if (this.isContentEditable) document.execCommand("selectAll");
+  }
+  return this.ownerDocument.activeElement === this ||
+         (this.shadowRoot && this.shadowRoot.activeElement !== null);
+}
+"""
+_SELECT_JS = r"""
+function (value, label) {
+  if (this.tagName !== "SELECT") return {error: "is not a <select>; click its options instead"};
+  const options = Array.from(this.options);
+  const match = options.find(o => value !== null
+    ? o.value === value : o.label.trim() === label || o.text.trim() === label);
+  if (!match) return {error: "has no option " + JSON.stringify(value ?? label) +
+                            "; options: " + options.map(o => o.label.trim()).join(", ")};
+  if (match.disabled) return {error: "option " + JSON.stringify(match.label) + " is disabled"};
+  match.selected = true;
+  this.dispatchEvent(new Event("input", {bubbles: true}));
+  this.dispatchEvent(new Event("change", {bubbles: true}));
+  return {selected: match.label.trim()};
+}
+"""
+_GONE_JS = r"""
+function () {
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  if (!el || !el.isConnected) return true;
+  const r = el.getBoundingClientRect();
+  return r.width < 1 || r.height < 1 || getComputedStyle(el).visibility === "hidden";
+}
+"""
+
+
+class Click(BaseModel):
+    do: Literal["click"]
+    ref: Ref
+    button: Literal["left", "right", "middle"] = "left"
+    count: Annotated[int, Field(ge=1, le=3)] = 1
+
+
+class Type(BaseModel):
+    do: Literal["type"]
+    ref: Ref
+    text: Annotated[str, Field(max_length=1_000_000)]
+    clear: bool = False
+    submit: bool = False
+
+
+class Press(BaseModel):
+    do: Literal["press"]
+    key: Annotated[str, Field(description="A key or chord: Enter, Tab, Control+A, Shift+Tab.",
+                              max_length=64)]
+
+
+class Select(BaseModel):
+    do: Literal["select"]
+    ref: Ref
+    value: str | None = None
+    label: str | None = None
+
+
+class Check(BaseModel):
+    do: Literal["check", "uncheck"]
+    ref: Ref
+
+
+class Hover(BaseModel):
+    do: Literal["hover"]
+    ref: Ref
+
+
+class Scroll(BaseModel):
+    do: Literal["scroll"]
+    ref: Ref | None = None
+    to: Literal["top", "bottom"] | None = None
+    by: Annotated[int | None, Field(description="Pixels down (negative: up).", ge=-100_000,
+                                    le=100_000)] = None
+
+
+class WaitFor(BaseModel):
+    do: Literal["wait_for"]
+    text: str | None = None
+    text_gone: str | None = None
+    ref_gone: Ref | None = None
+    url: str | None = None
+    timeout: Annotated[float, Field(gt=0, le=120)] = 10.0
+
+
+Action = Annotated[Click | Type | Press | Select | Check | Hover | Scroll | WaitFor,
+                   Field(discriminator="do")]
+
+
+class StepResult(BaseModel):
+    do: str
+    ok: bool
+    error: str | None = None
+
+
+class _Page:
+    """One batch's view of the tab: the state refs are checked against, and input."""
+
+    def __init__(self, target: Target, tab: Tab) -> None:
+        self.target = target
+        self.tab = tab
+
+    async def call(self, method: str, params: dict[str, Any] | None = None,
+                   session: str | None = None) -> dict[str, Any]:
+        return await self.target.tab_call(self.tab, method, params, session=session)
+
+    def ref(self, ref: int) -> tuple[ViewState, RefTarget]:
+        view = self.tab.view
+        if view is None:
+            raise StaleRef(f"ref #{ref}: this tab has no view yet; call browse_view first")
+        if view.loader_id != (self.tab.loader_id or view.loader_id):
+            raise StaleRef(f"ref #{ref} is stale: the page navigated since the view was "
+                           "taken; call browse_view for fresh refs")
+        found = view.refs.get(ref)
+        if found is None:
+            raise StaleRef(f"ref #{ref} is not in the current view (refs of older views are "
+                           "not valid); call browse_view for fresh refs")
+        return view, found
+
+    async def resolve(self, target: RefTarget) -> str:
+        try:
+            result = await self.call("DOM.resolveNode", {"backendNodeId": target.backend_node_id},
+                                     target.session)
+        except CdpError:
+            raise StaleRef(f'{target.role} "{target.name}" is no longer in the page; call '
+                           "browse_view for fresh refs") from None
+        return str(result["object"]["objectId"])
+
+    async def on(self, target: RefTarget, function: str, *args: Any) -> Any:
+        """Call ``function`` with ``this`` = the element, in the element's own session."""
+        object_id = await self.resolve(target)
+        try:
+            result = await self.call("Runtime.callFunctionOn", {
+                "objectId": object_id, "functionDeclaration": function, "returnByValue": True,
+                "arguments": [{"value": a} for a in args]}, target.session)
+        finally:
+            cdp = await self.target.connection()
+            await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
+                             session_id=target.session)
+        if "exceptionDetails" in result:
+            raise ActionFailed(f"{target.role} \"{target.name}\": "
+                               f"{result['exceptionDetails'].get('text', 'script error')}")
+        return result.get("result", {}).get("value")
+
+    async def point(self, ref: int, hit_test: bool = True) -> tuple[float, float]:
+        """The element's click point in top-level coordinates, after the checks."""
+        view, target = self.ref(ref)
+        where = await self.on(target, _PREPARE_JS, hit_test)
+        if "error" in where:
+            raise ActionFailed(f'{target.role} #{ref} "{target.name}" {where["error"]}')
+        x, y = float(where["x"]), float(where["y"])
+        frame = view.frames.get(target.frame_id)
+        # Climb out of cross-site frames: each one's origin is its owner's content box.
+        while frame is not None and frame.parent_frame_id is not None:
+            parent = view.frames.get(frame.parent_frame_id)
+            if parent is None or parent.session == frame.session:
+                frame = parent
+                continue
+            owner = RefTarget(parent.frame_id, parent.session, frame.owner_backend_node_id or 0,
+                              "iframe", frame.url)
+            box = await self.on(owner, _FRAME_BOX_JS)
+            x, y = x + float(box["x"]), y + float(box["y"])
+            frame = parent
+        return x, y
+
+    async def mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
+        await self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
+
+    async def click(self, ref: int, button: str = "left", count: int = 1) -> None:
+        x, y = await self.point(ref)
+        await self.mouse("mouseMoved", x, y)
+        for n in range(1, count + 1):
+            await self.mouse("mousePressed", x, y, button=button, clickCount=n)
+            await self.mouse("mouseReleased", x, y, button=button, clickCount=n)
+
+    async def press(self, chord: str) -> None:
+        bits, key = parse_chord(chord)
+        for event in chord_events(bits, key):
+            await self.call("Input.dispatchKeyEvent", event)
+
+    async def settle(self, started: asyncio.Future[Any], loaded: asyncio.Future[Any],
+                     budget_s: float) -> None:
+        """If the action started a navigation, wait (bounded) for the new page to load."""
+        try:
+            async with asyncio.timeout(SETTLE_START_S):
+                await asyncio.shield(started)
+            async with asyncio.timeout(min(budget_s, SETTLE_LOAD_S)):
+                await asyncio.shield(loaded)
+        except (TimeoutError, asyncio.CancelledError):
+            pass  # nothing started, or still loading: the view shows what is there
+
+
+async def _run_one(page: _Page, action: BaseModel) -> None:
+    if isinstance(action, Click):
+        await page.click(action.ref, action.button, action.count)
+    elif isinstance(action, Type):
+        _, target = page.ref(action.ref)
+        await page.point(action.ref, hit_test=False)
+        state = await page.on(target, _STATE_JS)
+        if state.get("readOnly"):
+            raise ActionFailed(f'{target.role} #{action.ref} "{target.name}" is read-only')
+        if not await page.on(target, _FOCUS_JS, action.clear):
+            await page.click(action.ref)
+        if action.text:
+            await page.call("Input.insertText", {"text": action.text})
+        elif action.clear:
+            await page.press("Delete")
+        if action.submit:
+            await page.press("Enter")
+    elif isinstance(action, Press):
+        await page.press(action.key)
+    elif isinstance(action, Select):
+        if (action.value is None) == (action.label is None):
+            raise ActionFailed("select needs exactly one of value or label")
+        _, target = page.ref(action.ref)
+        await page.point(action.ref, hit_test=False)
+        done = await page.on(target, _SELECT_JS, action.value, action.label)
+        if "error" in done:
+            raise ActionFailed(f'{target.role} #{action.ref} "{target.name}" {done["error"]}')
+    elif isinstance(action, Check):
+        _, target = page.ref(action.ref)
+        want = action.do == "check"
+        if (await page.on(target, _STATE_JS))["checked"] != want:
+            await page.click(action.ref)
+            if (await page.on(target, _STATE_JS))["checked"] != want:
+                raise ActionFailed(f'{target.role} #{action.ref} "{target.name}": clicking did '
+                                   f"not {action.do} it")
+    elif isinstance(action, Hover):
+        x, y = await page.point(action.ref)
+        await page.mouse("mouseMoved", x, y)
+    elif isinstance(action, Scroll):
+        await _scroll(page, action)
+    elif isinstance(action, WaitFor):
+        await _wait_for(page, action)
+
+
+async def _scroll(page: _Page, action: Scroll) -> None:
+    chosen = [x is not None for x in (action.ref, action.to, action.by)]
+    if sum(chosen) != 1:
+        raise ActionFailed("scroll needs exactly one of ref, to or by")
+    if action.ref is not None:
+        await page.point(action.ref, hit_test=False)
+    elif action.to is not None:
+        y = "0" if action.to == "top" else "document.scrollingElement.scrollHeight"
+        await page.call("Runtime.evaluate", {"expression": f"window.scrollTo(0, {y})"})
+    else:
+        metrics = await page.call("Page.getLayoutMetrics")
+        view = metrics["cssLayoutViewport"]
+        await page.mouse("mouseWheel", view["clientWidth"] / 2, view["clientHeight"] / 2,
+                         deltaX=0, deltaY=action.by)
+
+
+async def _wait_for(page: _Page, action: WaitFor) -> None:
+    chosen = [x is not None for x in (action.text, action.text_gone, action.ref_gone, action.url)]
+    if sum(chosen) != 1:
+        raise ActionFailed("wait_for needs exactly one of text, text_gone, ref_gone or url")
+    target = page.ref(action.ref_gone)[1] if action.ref_gone is not None else None
+    deadline = time.monotonic() + action.timeout
+    while True:
+        if action.url is not None:
+            done = action.url in page.tab.url
+        elif target is not None:
+            try:
+                done = bool(await page.on(target, _GONE_JS))
+            except StaleRef:
+                done = True
+        else:
+            wanted = action.text if action.text is not None else action.text_gone
+            found = await page.call("Runtime.evaluate", {
+                "expression": f"(document.body ? document.body.innerText : '')"
+                              f".includes({json.dumps(wanted)})", "returnByValue": True})
+            present = bool(found.get("result", {}).get("value"))
+            done = present if action.text is not None else not present
+        if done:
+            return
+        if time.monotonic() >= deadline:
+            what = (f"text {action.text!r} to appear" if action.text is not None else
+                    f"text {action.text_gone!r} to go away" if action.text_gone is not None else
+                    f"ref #{action.ref_gone} to go away" if action.ref_gone is not None else
+                    f"the URL to contain {action.url!r}")
+            raise ActionFailed(f"timed out after {action.timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def run_actions(target: Target, tab: Tab, actions: list[Any],
+                      budget_s: float) -> list[StepResult]:
+    """Run the batch in order, stopping at the first failure. Hold ``tab.lock``."""
+    page = _Page(target, tab)
+    steps: list[StepResult] = []
+    for action in actions:
+        started = tab.expect("Page.frameStartedNavigating", "Page.frameStartedLoading")
+        loaded = tab.expect("Page.loadEventFired")
+        try:
+            await _run_one(page, action)
+            await page.settle(started, loaded, budget_s)
+        except GatewayError as exc:
+            steps.append(StepResult(do=action.do, ok=False, error=str(exc)))
+            return steps
+        finally:
+            started.cancel()
+            loaded.cancel()
+        steps.append(StepResult(do=action.do, ok=True))
+    return steps

@@ -1,0 +1,60 @@
+"""Loading a URL in a tab and waiting for it: shared by navigate and browse."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .errors import CdpTimeout, NavigationError
+from .tab import Tab
+from .target import Target
+
+__all__ = ["LOAD_EVENTS", "navigate_tab", "page_state"]
+
+LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
+
+
+async def navigate_tab(target: Target, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
+    """Page.navigate, then wait for the chosen load event. Hold ``tab.lock``.
+
+    Only the load of the document this navigation commits counts: a page still
+    loading from before (e.g. right after new_tab) fires its own load event, which
+    must not end the wait early.
+    """
+    mine: dict[str, str] = {}
+    loaded = (tab.expect(LOAD_EVENTS[wait],
+                         where=lambda _: bool(mine) and tab.loader_id == mine["loader_id"])
+              if wait in LOAD_EVENTS else None)
+    try:
+        result = await target.tab_call(tab, "Page.navigate", {"url": url}, timeout_s=timeout_s)
+        mine["loader_id"] = result.get("loaderId", "")
+        if result.get("errorText"):
+            raise NavigationError(f"navigation to {url[:200]} failed: {result['errorText']}")
+        already = loaded is not None and tab.loaded.get(LOAD_EVENTS[wait]) == mine["loader_id"]
+        if loaded is not None and result.get("loaderId") and not already:
+            # (no loaderId: a same-document navigation; "already": a fast page, e.g. a
+            # data: URL, loaded before Page.navigate even answered)
+            try:
+                async with asyncio.timeout(timeout_s):
+                    await loaded
+            except TimeoutError:
+                raise CdpTimeout("navigate", timeout_s,
+                                 f"the page did not fire '{wait}' (it may still be loading); "
+                                 "call list_tabs or evaluate to look, or use wait='none'"
+                                 ) from None
+            except asyncio.CancelledError:
+                if tab.session_id is None:  # detached, not cancelled by our caller
+                    raise NavigationError(f"tab {tab.id} went away while loading {url[:200]}"
+                                       ) from None
+                raise
+    finally:
+        if loaded is not None:
+            loaded.cancel()
+
+
+async def page_state(target: Target, tab: Tab) -> tuple[str, str]:
+    result = await target.tab_call(tab, "Runtime.evaluate", {
+        "expression": "[location.href, document.title]", "returnByValue": True})
+    value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
+    tab.url, tab.title = str(value[0]), str(value[1])
+    return tab.url, tab.title

@@ -1,0 +1,95 @@
+"""Fetching a tab's ``PageSnapshot`` live: every frame's accessibility tree.
+
+The I/O half of the page view (``view.py`` renders). Cross-site iframes live
+in their own processes, so a tab is several CDP sessions: the page's and one
+per out-of-process frame (``Tab.frame_sessions``). Each session reports the
+frames it owns (``Page.getFrameTree``); an OOPIF's own session wins for its
+frame. Calls that do not depend on each other are sent together, so a view
+costs a few round trips whatever the number of frames.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .concurrency import gather
+from .tab import Tab
+from .target import Target
+from .view import FrameSnapshot, PageSnapshot, attribute_requests
+
+__all__ = ["fetch_snapshot", "order_frames"]
+
+Json = dict[str, Any]
+
+
+def walk_frame_tree(tree: Json) -> list[Json]:
+    """Frames of a ``Page.getFrameTree`` result, parents before children."""
+    out, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node["frame"])
+        stack.extend(reversed(node.get("childFrames", [])))
+    return out
+
+
+def order_frames(frames: dict[str, Json]) -> list[Json]:
+    """Frames parents-first, siblings in the order their sessions reported them."""
+    children: dict[str | None, list[Json]] = {}
+    for frame in frames.values():
+        parent = frame.get("parentId")
+        children.setdefault(parent if parent in frames else None, []).append(frame)
+    ordered: list[Json] = []
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        frame = stack.pop()
+        ordered.append(frame)
+        stack.extend(reversed(children.get(frame["id"], [])))
+    return ordered
+
+
+async def fetch_snapshot(target: Target, tab: Tab) -> tuple[PageSnapshot, str]:
+    """The tab's snapshot and its main frame's loaderId (which identifies the document)."""
+    main = tab.session_id
+    if main is None:  # first use after a detach: let tab_call attach
+        await target.tab_call(tab, "Page.getFrameTree")
+        main = tab.session_id
+    sessions = [s for s in (main, *tab.frame_sessions.values()) if s is not None]
+
+    async def call(method: str, params: Json | None, session: str) -> Json:
+        return await target.tab_call(tab, method, params, session=session)
+
+    trees = await gather(*(call("Page.getFrameTree", None, s) for s in sessions))
+    owner: dict[str, str] = {}
+    frames: dict[str, Json] = {}
+    for session, tree in zip(sessions, trees, strict=True):
+        for frame in walk_frame_tree(tree["frameTree"]):
+            owner[frame["id"]] = session
+            frames[frame["id"]] = frame
+    ordered = order_frames(frames)
+    children = [f for f in ordered if f.get("parentId") in owner]
+    ax_trees, owners = await gather(
+        gather(*(call("Accessibility.getFullAXTree", {"frameId": f["id"]}, owner[f["id"]])
+                 for f in ordered)),
+        gather(*(call("DOM.getFrameOwner", {"frameId": f["id"]}, owner[f["parentId"]])
+                 for f in children)),
+    )
+    owner_of = {f["id"]: o["backendNodeId"] for f, o in zip(children, owners, strict=True)}
+    attributes: dict[str, dict[int, dict[str, str]]] = {f["id"]: {} for f in ordered}
+    snaps = [FrameSnapshot(frame_id=f["id"], parent_frame_id=f.get("parentId"),
+                           session=owner[f["id"]], url=f.get("url", ""),
+                           owner_backend_node_id=owner_of.get(f["id"]), nodes=t["nodes"],
+                           attributes=attributes[f["id"]])
+             for f, t in zip(ordered, ax_trees, strict=True)]
+    root = next((n for n in snaps[0].nodes if n.get("role", {}).get("value") == "RootWebArea"),
+                None)
+    title = str(((root or {}).get("name") or {}).get("value", tab.title))
+    snapshot = PageSnapshot(url=ordered[0].get("url", tab.url), title=title, frames=snaps)
+    wanted = attribute_requests(snapshot)
+    if wanted:
+        by_id = {s.frame_id: s for s in snaps}
+        described = await gather(*(call("DOM.describeNode", {"backendNodeId": b},
+                                        by_id[f].session) for f, b in wanted))
+        for (frame_id, backend), result in zip(wanted, described, strict=True):
+            flat = result.get("node", {}).get("attributes", [])
+            attributes[frame_id][backend] = dict(zip(flat[::2], flat[1::2], strict=False))
+    return snapshot, str(ordered[0].get("loaderId", ""))

@@ -1,0 +1,333 @@
+"""The web server the remote Chromium loads its test pages from (stdlib only).
+
+Run *inside* a test host's network namespace, so the remote browser reaches it on its
+own loopback, exactly like a dev server on a dev VM::
+
+    ip netns exec csgw-h1 python3 tests/e2e/page_server.py
+
+It listens on two ports of 127.0.0.1 (two origins, ``a`` and ``b``, so a page on ``a``
+can make a CORS-blocked request to ``b``) and keeps a third port bound but not
+listening, so a connection there is refused (``net::ERR_CONNECTION_REFUSED``; Chrome
+would refuse a well-known port such as 1 itself, with ``net::ERR_UNSAFE_PORT``). The
+first line on stdout is JSON ``{"a": port, "b": port, "refused": port}``. The server
+stops when its stdin closes (or on SIGTERM).
+
+Secrets come from the environment (``CSGW_PAGE_AUTH_SECRET``,
+``CSGW_PAGE_COOKIE_SECRET``) and never appear verbatim in a response body or a URL,
+so a secret seen in a tool result or the call log can only have come from a header.
+The page carries the Authorization value base64-encoded and decodes it in JS.
+
+Pages and endpoints (``PAGES`` below lists them with what they do): one that does
+everything DevTools shows (console at every level, an uncaught exception with a
+stack, an unhandled rejection, a 404, a refused connection, a CORS-blocked fetch, a
+cookie set by ``Set-Cookie`` and sent back with an ``Authorization`` header, a JSON,
+a 300 kB text and a PNG body, a POST body), dialogs of every kind, a loop of N log
+lines, a tall page and a box of known size.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+AUTH_SECRET = os.environ.get("CSGW_PAGE_AUTH_SECRET", "auth-secret-unset")
+COOKIE_SECRET = os.environ.get("CSGW_PAGE_COOKIE_SECRET", "cookie-secret-unset")
+
+BIG_LINE = "csgw-big-text line {:06d} " + "." * 48 + "\n"  # 75 bytes
+BIG_LINES = 4000  # 300,000 bytes
+IMAGE_SIZE = (37, 23)
+BOX_SIZE = (240, 120)  # CSS pixels of #box on /box.html
+TALL_HEIGHT = 4000  # CSS pixels of /tall.html
+
+
+def big_text() -> str:
+    return "".join(BIG_LINE.format(i) for i in range(BIG_LINES))
+
+
+def png_bytes(width: int, height: int) -> bytes:
+    """A valid RGB PNG of ``width`` x ``height`` (a gradient, so it is not all zeros)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(
+        b"\x00" + b"".join(bytes((x * 7 % 256, y * 11 % 256, 128)) for x in range(width))
+        for y in range(height)
+    )
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows))
+            + chunk(b"IEND", b""))
+
+
+# Every page names an inline icon, so Chrome makes no /favicon.ico request of its own
+# and the requests a page makes are exactly the ones it asks for.
+NO_FAVICON = '<link rel="icon" href="data:,">'
+
+DATA_JSON = {"csgw": "data-json", "items": [1, 2, 3]}
+
+# /console.js — line numbers matter: tests look for "console.js:<line>".
+CONSOLE_JS = """\
+console.log('csgw-log-level', 1);
+console.info('csgw-info-level');
+console.warn('csgw-warn-level');
+console.error('csgw-error-level');
+console.debug('csgw-debug-level');
+"""
+CONSOLE_LINES = {"log": 1, "info": 2, "warn": 3, "error": 4, "debug": 5}
+
+# /thrower.js — an uncaught exception two frames deep, thrown on line 2.
+THROWER_JS = """\
+function csgwInner() {
+  throw new Error('csgw-uncaught-exception');
+}
+function csgwOuter() { csgwInner(); }
+csgwOuter();
+"""
+THROWER_LINE = 2
+
+
+def devtools_html(ports: dict[str, int]) -> str:
+    token = base64.b64encode(AUTH_SECRET.encode()).decode()
+    return f"""<!doctype html>
+<html><head><title>csgw-devtools</title>
+<script src="/console.js"></script>
+<script src="/thrower.js"></script>
+<script>Promise.reject(new Error('csgw-unhandled-rejection'));</script>
+</head><body>
+<p id="p">devtools page</p>
+<img id="img" src="/api/image.png" width="37" height="23">
+<script>
+window.csgwDone = (async () => {{
+  const out = {{}};
+  out.notFound = (await fetch('/missing.json')).status;
+  try {{ await fetch('http://127.0.0.1:{ports["refused"]}/refused'); out.refused = 'loaded'; }}
+  catch (e) {{ out.refused = String(e); }}
+  try {{ await fetch('http://127.0.0.1:{ports["b"]}/api/data.json?cross-origin');
+         out.cors = 'loaded'; }}
+  catch (e) {{ out.cors = String(e); }}
+  out.setCookie = (await fetch('/set-cookie')).status;
+  const auth = await fetch('/api/auth',
+                           {{headers: {{'Authorization': 'Bearer ' + atob('{token}')}}}});
+  out.auth = await auth.json();
+  out.json = await (await fetch('/api/data.json')).json();
+  out.bigLength = (await (await fetch('/api/big.txt')).text()).length;
+  out.pngLength = (await (await fetch('/api/image.png')).arrayBuffer()).byteLength;
+  out.echo = await (await fetch('/api/echo', {{method: 'POST',
+    headers: {{'Content-Type': 'application/json'}},
+    body: JSON.stringify({{csgw: 'csgw-post-body'}})}})).json();
+  await new Promise(r => document.getElementById('img').complete ? r() :
+                    document.getElementById('img').addEventListener('load', r));
+  return out;
+}})();
+</script>
+</body></html>
+"""
+
+
+DIALOGS_HTML = """<!doctype html>
+<html><head><title>csgw-dialogs</title></head><body>
+<p>dialogs</p>
+<script>
+window.csgwResults = [];
+function later(fn) {
+  setTimeout(() => { window.csgwResults.push(fn()); }, 100);
+  return 'scheduled';
+}
+function openAlert(text) { return later(() => alert(text)); }
+function openConfirm(text) { return later(() => confirm(text)); }
+function openPrompt(text, dflt) { return later(() => prompt(text, dflt)); }
+</script>
+</body></html>
+"""
+
+BEFOREUNLOAD_HTML = """<!doctype html>
+<html><head><title>csgw-beforeunload</title></head><body>
+<p>leaving asks first</p>
+<script>
+window.addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = 'stay'; });
+</script>
+</body></html>
+"""
+
+
+def many_html(n: int) -> str:
+    return f"""<!doctype html>
+<html><head><title>csgw-many</title></head><body>
+<script>for (let i = 0; i < {n}; i++) console.log('csgw-many ' + i);</script>
+</body></html>
+"""
+
+
+TALL_HTML = f"""<!doctype html>
+<html><head><title>csgw-tall</title>
+<style>html, body {{ margin: 0; }} #tall {{ height: {TALL_HEIGHT}px;
+  background: linear-gradient(#c33, #33c); }}</style></head>
+<body><div id="tall">tall</div></body></html>
+"""
+
+BOX_HTML = f"""<!doctype html>
+<html><head><title>csgw-box</title>
+<style>body {{ margin: 0; }} #box {{ position: absolute; left: 50px; top: 60px;
+  width: {BOX_SIZE[0]}px; height: {BOX_SIZE[1]}px; background: #2a7; border: 0; }}</style>
+</head><body><button id="box">box button</button></body></html>
+"""
+
+def fetches_html(n: int) -> str:
+    return f"""<!doctype html>
+<html><head><title>csgw-fetches</title></head><body>
+<script>
+window.csgwDone = (async () => {{
+  for (let i = 0; i < {n}; i++) await fetch('/api/data.json?i=' + i);
+  return {n};
+}})();
+</script>
+</body></html>
+"""
+
+
+POPUP_HTML = """<!doctype html>
+<html><head><title>csgw-popup</title></head><body>
+<script>console.warn('csgw-popup-loaded');</script>
+</body></html>
+"""
+
+PAGES = {
+    "/devtools.html": "everything DevTools shows (see devtools_html)",
+    "/console.js": "console at every level, known lines",
+    "/thrower.js": "uncaught exception with a two-frame stack",
+    "/api/data.json": "a JSON body (no CORS header: cross-origin reads are blocked)",
+    "/api/big.txt": "a 300,000-byte text body",
+    "/api/image.png": "a 37x23 PNG",
+    "/api/auth": "checks the Authorization header and the cookie; says whether they matched",
+    "/api/echo": "POST: how many bytes came",
+    "/set-cookie": "sets the secret cookie with Set-Cookie",
+    "/dialogs.html": "openAlert/openConfirm/openPrompt(text) open a dialog 100 ms later",
+    "/beforeunload.html": "asks before leaving",
+    "/many.html?n=N": "logs N lines",
+    "/fetches.html?n=N": "fetches /api/data.json?i=0..N-1 one after the other",
+    "/tall.html": f"{TALL_HEIGHT} px tall",
+    "/box.html": f"a {BOX_SIZE[0]}x{BOX_SIZE[1]} button",
+    "/popup.html": "logs a warning while loading",
+}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "csgw-pages/1"
+    ports: ClassVar[dict[str, int]] = {}
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes | str, content_type: str,
+              extra: dict[str, str] | None = None) -> None:
+        if isinstance(body, str) and content_type.startswith("text/html"):
+            body = body.replace("<head>", f"<head>{NO_FAVICON}", 1)
+        data = body.encode() if isinstance(body, str) else body
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        html = "text/html; charset=utf-8"
+        js = "text/javascript; charset=utf-8"
+        path = url.path
+        if path == "/":
+            self._send(200, "<title>csgw-pages</title><pre>" + "\n".join(PAGES) + "</pre>", html)
+        elif path == "/devtools.html":
+            self._send(200, devtools_html(self.ports), html)
+        elif path == "/console.js":
+            self._send(200, CONSOLE_JS, js)
+        elif path == "/thrower.js":
+            self._send(200, THROWER_JS, js)
+        elif path == "/api/data.json":
+            self._send(200, json.dumps(DATA_JSON), "application/json")
+        elif path == "/api/big.txt":
+            self._send(200, big_text(), "text/plain; charset=utf-8")
+        elif path == "/api/image.png":
+            self._send(200, png_bytes(*IMAGE_SIZE), "image/png")
+        elif path == "/api/auth":
+            cookies = self.headers.get("Cookie", "")
+            result = {
+                "authorization_ok": self.headers.get("Authorization") == f"Bearer {AUTH_SECRET}",
+                "cookie_ok": f"sid={COOKIE_SECRET}" in [c.strip() for c in cookies.split(";")],
+            }
+            self._send(200, json.dumps(result), "application/json")
+        elif path == "/set-cookie":
+            self._send(200, "cookie set", "text/plain",
+                       {"Set-Cookie": f"sid={COOKIE_SECRET}; Path=/; HttpOnly; SameSite=Lax"})
+        elif path == "/dialogs.html":
+            self._send(200, DIALOGS_HTML, html)
+        elif path == "/beforeunload.html":
+            self._send(200, BEFOREUNLOAD_HTML, html)
+        elif path == "/many.html":
+            self._send(200, many_html(int(query.get("n", ["10"])[0])), html)
+        elif path == "/fetches.html":
+            self._send(200, fetches_html(int(query.get("n", ["10"])[0])), html)
+        elif path == "/tall.html":
+            self._send(200, TALL_HTML, html)
+        elif path == "/box.html":
+            self._send(200, BOX_HTML, html)
+        elif path == "/popup.html":
+            self._send(200, POPUP_HTML, html)
+        else:
+            self._send(404, f"no page {path}", "text/plain")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        if urlsplit(self.path).path == "/api/echo":
+            self._send(200, json.dumps({"received_bytes": len(body)}), "application/json")
+        else:
+            self._send(404, "no such endpoint", "text/plain")
+
+
+def main() -> int:
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), Handler) for _ in range(2)]
+    refused = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    refused.bind(("127.0.0.1", 0))  # bound, never listening: connections get RST
+    ports = {"a": servers[0].server_address[1], "b": servers[1].server_address[1],
+             "refused": refused.getsockname()[1]}
+    Handler.ports = ports
+    for server in servers:
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    def watch_stdin() -> None:
+        sys.stdin.buffer.read()  # returns at EOF: the test process went away
+        stop.set()
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    sys.stdout.write(json.dumps(ports) + "\n")
+    sys.stdout.flush()
+    stop.wait()
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+    refused.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,355 @@
+"""Test pages served *inside* a remote host, and a gateway set up to look at them.
+
+``serve_pages(host)`` starts ``tests/e2e/page_server.py`` in the host's network
+namespace (``ip netns exec``), so the remote Chromium loads its pages from its own
+loopback — the gateway and the test process cannot reach them except through the
+browser. The server's process is ours: it is ended by its PID when the context
+exits (stdin closed first, then SIGTERM, then SIGKILL).
+
+``devtools_gateway(...)`` runs one gateway over stdio with a targets file naming the
+hosts (one target per host, named like the host), the call log on, and its stderr in
+a file, and yields everything a DevTools test needs.
+
+The rest are small readers used by the ``test_devtools_*`` modules: image headers
+(PNG / JPEG / WEBP size without an imaging library), a recursive walk over tool
+results (field names beyond the issue's table are the implementation's choice, so
+tests look for values, not paths), and raw calls that keep the whole MCP result.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import secrets
+import select
+import struct
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.types import CallToolResult, ImageContent
+
+from tests.e2e.helpers import (
+    DEFAULT_CALL_TIMEOUT,
+    ERROR_BOUND,
+    call_ok,
+    open_gateway,
+    text_of,
+    wait_for_targets,
+    write_targets,
+)
+from tests.topology import RemoteHost, Topology
+
+__all__ = [
+    "SERVER",
+    "DevtoolsEnv",
+    "PageSite",
+    "blocked_error",
+    "devtools_gateway",
+    "dump",
+    "file_mode",
+    "header_values",
+    "image_of",
+    "image_size",
+    "ints_in",
+    "keys_in",
+    "open_page",
+    "raw_call",
+    "serve_pages",
+    "settle",
+    "strings_in",
+]
+
+SERVER = Path(__file__).with_name("page_server.py")
+_START_TIMEOUT = 15.0
+
+
+# ------------------------------------------------------------------------ page server
+
+
+@dataclass
+class PageSite:
+    """One running page server: its ports inside the host, and the secrets it uses."""
+
+    host: RemoteHost
+    ports: dict[str, int]
+    auth_secret: str
+    cookie_secret: str
+    pid: int
+
+    def url(self, path: str, origin: str = "a") -> str:
+        """``http://127.0.0.1:<port><path>`` as the remote browser sees it."""
+        return f"http://127.0.0.1:{self.ports[origin]}{path}"
+
+    @property
+    def origin(self) -> str:
+        return self.url("")
+
+    @property
+    def secrets(self) -> tuple[str, str]:
+        return (self.auth_secret, self.cookie_secret)
+
+
+def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    if not ready:
+        raise TimeoutError(f"page server (pid {proc.pid}) printed no ports in {timeout:g} s")
+    return proc.stdout.readline()
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+@contextlib.contextmanager
+def serve_pages(host: RemoteHost, log: Path | None = None) -> Iterator[PageSite]:
+    """Run the page server inside ``host``'s network namespace for the duration."""
+    auth_secret = f"AUTHSECRET{secrets.token_hex(12)}"
+    cookie_secret = f"COOKIESECRET{secrets.token_hex(12)}"
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "CSGW_PAGE_AUTH_SECRET": auth_secret,
+        "CSGW_PAGE_COOKIE_SECRET": cookie_secret,
+    }
+    with contextlib.ExitStack() as stack:
+        err = stack.enter_context(open(log, "ab")) if log is not None else subprocess.DEVNULL
+        # `ip netns exec` execs the command, so proc.pid is the server's own PID.
+        proc = subprocess.Popen(
+            host.netns_exec(sys.executable, str(SERVER)),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+            env=env, close_fds=True, start_new_session=True, cwd="/",
+        )
+        try:
+            line = _read_line(proc, _START_TIMEOUT)
+            if not line:
+                raise RuntimeError(f"page server in {host.netns} exited with {proc.wait()}")
+            ports = {k: int(v) for k, v in json.loads(line).items()}
+            yield PageSite(host, ports, auth_secret, cookie_secret, proc.pid)
+        finally:
+            _stop(proc)
+
+
+# ----------------------------------------------------------------------------- gateway
+
+
+@dataclass
+class DevtoolsEnv:
+    """A gateway with one target per host (named like the host) and its page sites."""
+
+    client: Client
+    sites: dict[str, PageSite]
+    call_log: Path
+    stderr_log: Path
+    tmp: Path
+    targets_file: Path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def site(self, target: str) -> PageSite:
+        return self.sites[target]
+
+    def all_secrets(self) -> list[str]:
+        return [s for site in self.sites.values() for s in site.secrets]
+
+
+@asynccontextmanager
+async def devtools_gateway(
+    topology: Topology,
+    tmp: Path,
+    hosts: Sequence[str] = ("h1", "h2"),
+    target_options: Mapping[str, object] | None = None,
+    gateway_options: Mapping[str, object] | None = None,
+) -> AsyncIterator[DevtoolsEnv]:
+    """Page servers on ``hosts``, and a gateway whose targets are those hosts' browsers."""
+    call_log = tmp / "calls.jsonl"
+    stderr_log = tmp / "gateway.stderr"
+    targets_file = write_targets(
+        tmp / "targets.toml",
+        {name: {"ssh": name, **(target_options or {})} for name in hosts},
+        gateway_options,
+    )
+    env = topology.client_env() | {"MCP_DEBUG_LOG": str(call_log)}
+    with contextlib.ExitStack() as stack:
+        sites = {name: stack.enter_context(serve_pages(topology.host(name),
+                                                       tmp / f"pages-{name}.log"))
+                 for name in hosts}
+        errlog = stack.enter_context(open(stderr_log, "w"))
+        async with open_gateway(env, ["--config", str(targets_file)], errlog=errlog) as client:
+            await wait_for_targets(client, dict.fromkeys(hosts, "up"))
+            yield DevtoolsEnv(client, sites, call_log, stderr_log, tmp, targets_file)
+
+
+# -------------------------------------------------------------------------- page helpers
+
+
+async def open_page(client: Client, site: PageSite, path: str, target: str,
+                    tab: int | None = None) -> int:
+    """Navigate (a new tab unless ``tab``) to ``path`` on ``site`` and wait for load."""
+    args: dict[str, Any] = {"url": site.url(path), "wait": "load"}
+    args |= {"tab": tab} if tab is not None else {"target": target}
+    nav = await call_ok(client, "navigate", args)
+    return int(nav["tab"])
+
+
+async def settle(client: Client, tab: int) -> Any:
+    """Wait for the page's ``window.csgwDone`` promise (its scripted requests) and return it."""
+    result = await call_ok(client, "evaluate", {"tab": tab, "expression": "await window.csgwDone"})
+    return result["value"]
+
+
+async def raw_call(client: Client, tool: str, args: Mapping[str, Any],
+                   timeout: float = DEFAULT_CALL_TIMEOUT) -> tuple[CallToolResult, str]:
+    """The whole MCP result, and all of it as JSON text (for "never appears" checks)."""
+    with anyio.fail_after(timeout):
+        result = await client.call_tool(tool, dict(args))
+    return result, result.model_dump_json()
+
+
+async def blocked_error(client: Client, tab: int, expression: str = "1") -> str:
+    """Call ``evaluate`` until it fails (a dialog opened), and return the error text.
+
+    Each call is bounded by ERROR_BOUND: an evaluate stuck behind a dialog must come
+    back as an error, not hang. Calls made before the dialog opens simply succeed.
+    """
+    with anyio.fail_after(ERROR_BOUND * 2):
+        while True:
+            result, _ = await raw_call(client, "evaluate", {"tab": tab, "expression": expression},
+                                       timeout=ERROR_BOUND)
+            if result.is_error:
+                return text_of(result)
+            await anyio.sleep(0.05)
+
+
+# ---------------------------------------------------------------------- result readers
+
+
+def _walk(value: Any) -> Iterator[tuple[str | None, Any]]:
+    """Every (key, value) in a JSON-like value, depth first; list items have key None."""
+    stack: list[tuple[str | None, Any]] = [(None, value)]
+    while stack:
+        key, item = stack.pop()
+        yield key, item
+        if isinstance(item, dict):
+            stack.extend(item.items())
+        elif isinstance(item, list):
+            stack.extend((None, v) for v in item)
+
+
+def strings_in(value: Any) -> list[str]:
+    return [v for _, v in _walk(value) if isinstance(v, str)]
+
+
+def ints_in(value: Any) -> list[int]:
+    return [v for _, v in _walk(value) if isinstance(v, int) and not isinstance(v, bool)]
+
+
+def keys_in(value: Any) -> list[tuple[str, Any]]:
+    """Every (key, value) pair of every dict inside ``value``."""
+    return [(k, v) for k, v in _walk(value) if k is not None]
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def header_values(value: Any, name: str) -> list[Any]:
+    """Values of header ``name`` (any case) anywhere in ``value``: ``{"Name": v}`` maps
+    and ``{"name": "Name", "value": v}`` entries both count."""
+    wanted = name.lower()
+    found: list[Any] = []
+    for _, item in _walk(value):
+        if not isinstance(item, dict):
+            continue
+        for key, v in item.items():
+            if isinstance(key, str) and key.lower() == wanted:
+                found.append(v)
+        if str(item.get("name", "")).lower() == wanted and "value" in item:
+            found.append(item["value"])
+    return found
+
+
+# ------------------------------------------------------------------------------- images
+
+
+def image_size(data: bytes) -> tuple[str, int, int]:
+    """(format, width, height) read from the header of a PNG, JPEG or WEBP image."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        assert data[12:16] == b"IHDR", "PNG without IHDR first"
+        width, height = struct.unpack(">II", data[16:24])
+        return "png", width, height
+    if data[:3] == b"\xff\xd8\xff":
+        return ("jpeg", *_jpeg_size(data))
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return ("webp", *_webp_size(data))
+    raise AssertionError(f"not a PNG, JPEG or WEBP image: {data[:16]!r}")
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    i = 2
+    while i + 4 <= len(data):
+        if data[i] != 0xFF:
+            raise AssertionError(f"bad JPEG marker at {i}")
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            i += 2
+            continue
+        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            return width, height
+        i += 2 + length
+    raise AssertionError("JPEG without a SOF marker")
+
+
+def _webp_size(data: bytes) -> tuple[int, int]:
+    kind = data[12:16]
+    if kind == b"VP8 ":
+        assert data[23:26] == b"\x9d\x01\x2a", "VP8 frame without start code"
+        width, height = struct.unpack("<HH", data[26:30])
+        return width & 0x3FFF, height & 0x3FFF
+    if kind == b"VP8L":
+        assert data[20] == 0x2F, "VP8L without signature"
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if kind == b"VP8X":
+        width = int.from_bytes(data[24:27], "little") + 1
+        height = int.from_bytes(data[27:30], "little") + 1
+        return width, height
+    raise AssertionError(f"unknown WEBP chunk {kind!r}")
+
+
+def image_of(result: CallToolResult) -> tuple[bytes, str]:
+    """The one image block of a tool result: (decoded bytes, mime type)."""
+    images = [block for block in result.content if isinstance(block, ImageContent)]
+    assert len(images) == 1, f"expected one image block, got {result.content!r}"[:500]
+    return base64.b64decode(images[0].data, validate=True), images[0].mime_type
+
+
+def file_mode(path: Path) -> int:
+    return os.stat(path, follow_symlinks=False).st_mode & 0o777

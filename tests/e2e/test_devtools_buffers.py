@@ -1,0 +1,97 @@
+"""Per-tab ring buffers: the oldest entries go first, and the answer says how many went.
+
+The gateway here is configured with small buffers (``console_buffer`` /
+``network_buffer`` in the target's table) so a page overflows them quickly:
+``/many.html?n=N`` logs N lines, ``/fetches.html?n=N`` makes N requests one after the
+other (every page names an inline favicon, so the browser adds no request of its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import call_ok, eventually
+from tests.e2e.pages import DevtoolsEnv, devtools_gateway, dump, open_page, settle
+from tests.topology import Topology
+
+pytestmark = pytest.mark.anyio
+
+CONSOLE_BUFFER = 50
+NETWORK_BUFFER = 20
+
+
+@pytest.fixture(scope="module")
+async def env(
+    topology: Topology, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[DevtoolsEnv]:
+    async with devtools_gateway(
+        topology, tmp_path_factory.mktemp("devtools-buffers"), hosts=("h1",),
+        target_options={"console_buffer": CONSOLE_BUFFER, "network_buffer": NETWORK_BUFFER},
+    ) as e:
+        yield e
+
+
+def dropped(result: dict[str, Any]) -> int:
+    """The dropped count a listing reports (the top-level field naming it; none means 0)."""
+    counts = [v for k, v in result.items() if "dropped" in k.lower() and isinstance(v, int)
+              and not isinstance(v, bool)]
+    assert len(counts) <= 1, f"one dropped count expected in {dump(result)[:600]}"
+    return counts[0] if counts else 0
+
+
+async def test_console_drops_the_oldest_and_says_how_many(env: DevtoolsEnv) -> None:
+    n = 3 * CONSOLE_BUFFER + 7
+    tab = await open_page(env.client, env.site("h1"), f"/many.html?n={n}", "h1")
+    try:
+        async def full() -> dict[str, Any] | None:
+            result = await call_ok(env.client, "console_messages",
+                                   {"tab": tab, "limit": CONSOLE_BUFFER})
+            last = result["messages"][-1]["text"] if result["messages"] else ""
+            return result if last == f"csgw-many {n - 1}" else None
+
+        result = await eventually(full, timeout=20, what="the last message")
+
+        texts = [m["text"] for m in result["messages"]]
+        assert texts == [f"csgw-many {i}" for i in range(n - CONSOLE_BUFFER, n)]
+        assert dropped(result) == n - CONSOLE_BUFFER
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def test_network_drops_the_oldest_and_says_how_many(env: DevtoolsEnv) -> None:
+    n = 2 * NETWORK_BUFFER + 5
+    site = env.site("h1")
+    tab = await open_page(env.client, site, f"/fetches.html?n={n}", "h1")
+    try:
+        assert await settle(env.client, tab) == n
+        last_url = site.url(f"/api/data.json?i={n - 1}")
+
+        async def full() -> dict[str, Any] | None:
+            result = await call_ok(env.client, "network_requests",
+                                   {"tab": tab, "limit": NETWORK_BUFFER})
+            done = [r for r in result["requests"] if r["url"] == last_url and r["status"]]
+            return result if done else None
+
+        result = await eventually(full, timeout=20, what="the last request")
+
+        urls = [r["url"] for r in result["requests"]]
+        assert urls == [site.url(f"/api/data.json?i={i}") for i in range(n - NETWORK_BUFFER, n)]
+        assert site.url(f"/fetches.html?n={n}") not in urls, "the document went first"
+        assert dropped(result) == n + 1 - NETWORK_BUFFER  # n fetches + the document
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def test_nothing_dropped_is_reported_as_zero(env: DevtoolsEnv) -> None:
+    tab = await open_page(env.client, env.site("h1"), "/many.html?n=3", "h1")
+    try:
+        result = await call_ok(env.client, "console_messages", {"tab": tab})
+        assert [m["text"] for m in result["messages"]] == [f"csgw-many {i}" for i in range(3)]
+        assert dropped(result) == 0
+        requests = await call_ok(env.client, "network_requests", {"tab": tab})
+        assert dropped(requests) == 0
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": tab})

@@ -1,0 +1,206 @@
+"""JavaScript dialogs: an open one blocks the tab's tools, ``handle_dialog`` clears it.
+
+``/dialogs.html`` opens an alert / confirm / prompt 100 ms after ``openAlert(text)``
+etc. is called, and keeps what each dialog returned in ``window.csgwResults``, so
+after ``handle_dialog`` the test reads back what the page got (true / false / the
+typed prompt text). ``/beforeunload.html`` asks before leaving once the page has had
+a user gesture (``evaluate`` runs with one).
+
+A call that would hang behind the dialog must fail within ERROR_BOUND with a message
+naming the dialog and ``handle_dialog`` — never wait for the command timeout.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually
+from tests.e2e.pages import (
+    DevtoolsEnv,
+    PageSite,
+    blocked_error,
+    devtools_gateway,
+    dump,
+    open_page,
+    strings_in,
+)
+from tests.topology import Topology
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+async def env(
+    topology: Topology, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[DevtoolsEnv]:
+    async with devtools_gateway(topology, tmp_path_factory.mktemp("devtools-dialogs")) as e:
+        yield e
+
+
+@pytest.fixture(params=["h1", "h2"])
+def target(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def tab(env: DevtoolsEnv, target: str) -> AsyncIterator[int]:
+    tab = await open_page(env.client, env.site(target), "/dialogs.html", target)
+    yield tab
+    await call_ok(env.client, "close_tab", {"tab": tab}, timeout=ERROR_BOUND)
+
+
+async def _open(env: DevtoolsEnv, tab: int, call: str) -> None:
+    scheduled = await call_ok(env.client, "evaluate", {"tab": tab, "expression": call})
+    assert scheduled["value"] == "scheduled"
+
+
+async def _results(env: DevtoolsEnv, tab: int) -> list[Any]:
+    return list((await call_ok(env.client, "evaluate", {
+        "tab": tab, "expression": "window.csgwResults"}, timeout=ERROR_BOUND))["value"])
+
+
+def _assert_names_dialog(error: str, kind: str) -> None:
+    assert kind in error.lower(), f"the error names the {kind} dialog: {error}"
+    assert "handle_dialog" in error, f"the error says how to get out: {error}"
+
+
+async def test_alert_blocks_evaluate_until_handled(env: DevtoolsEnv, tab: int) -> None:
+    text = f"csgw-alert-{uuid.uuid4().hex[:8]}"
+    await _open(env, tab, f"openAlert('{text}')")
+
+    error = await blocked_error(env.client, tab)
+    _assert_names_dialog(error, "alert")
+
+    handled = await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                            timeout=ERROR_BOUND)
+    assert text in strings_in(handled), f"handle_dialog says what the dialog said: {handled}"
+    assert "alert" in dump(handled).lower()
+
+    assert await _results(env, tab) == [None]  # alert() returns undefined
+
+
+@pytest.mark.parametrize(("accept", "returned"), [(True, True), (False, False)])
+async def test_confirm_accept_and_dismiss(
+    env: DevtoolsEnv, tab: int, accept: bool, returned: bool
+) -> None:
+    text = f"csgw-confirm-{uuid.uuid4().hex[:8]}?"
+    await _open(env, tab, f"openConfirm('{text}')")
+    _assert_names_dialog(await blocked_error(env.client, tab), "confirm")
+
+    handled = await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": accept},
+                            timeout=ERROR_BOUND)
+    assert text in strings_in(handled)
+
+    assert await _results(env, tab) == [returned]
+
+
+async def test_prompt_text_reaches_the_page(env: DevtoolsEnv, tab: int) -> None:
+    question = f"csgw-prompt-{uuid.uuid4().hex[:8]}"
+    answer = "typed by the agent ✓"
+    await _open(env, tab, f"openPrompt('{question}', 'default answer')")
+    _assert_names_dialog(await blocked_error(env.client, tab), "prompt")
+
+    handled = await call_ok(env.client, "handle_dialog",
+                            {"tab": tab, "accept": True, "prompt_text": answer},
+                            timeout=ERROR_BOUND)
+    assert question in strings_in(handled)
+
+    assert await _results(env, tab) == [answer]
+
+
+async def test_dismissed_prompt_returns_null(env: DevtoolsEnv, tab: int) -> None:
+    await _open(env, tab, "openPrompt('csgw-prompt-dismiss', 'x')")
+    _assert_names_dialog(await blocked_error(env.client, tab), "prompt")
+    await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": False},
+                  timeout=ERROR_BOUND)
+    assert await _results(env, tab) == [None]
+
+
+async def test_a_dialog_blocks_other_tools_too(env: DevtoolsEnv, tab: int,
+                                               target: str) -> None:
+    """navigate would hang behind the dialog just the same; it fails fast instead."""
+    await _open(env, tab, "openAlert('csgw-blocks-navigate')")
+    await blocked_error(env.client, tab)
+
+    error = await call_err(env.client, "navigate", {
+        "tab": tab, "url": env.site(target).url("/tall.html")}, timeout=ERROR_BOUND)
+    _assert_names_dialog(error, "alert")
+
+    await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                  timeout=ERROR_BOUND)
+    assert await _results(env, tab) == [None]
+
+
+async def test_handle_dialog_without_a_dialog_is_refused(env: DevtoolsEnv, tab: int) -> None:
+    error = await call_err(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                           timeout=ERROR_BOUND)
+    assert "dialog" in error.lower()
+    assert await _results(env, tab) == []
+
+
+async def test_one_tab_blocked_leaves_the_others_working(env: DevtoolsEnv, tab: int,
+                                                         target: str) -> None:
+    other = await open_page(env.client, env.site(target), "/many.html?n=1", target)
+    try:
+        await _open(env, tab, "openAlert('csgw-only-this-tab')")
+        await blocked_error(env.client, tab)
+        result = await call_ok(env.client, "evaluate", {"tab": other, "expression": "6 * 7"},
+                               timeout=ERROR_BOUND)
+        assert result["value"] == 42
+        await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                      timeout=ERROR_BOUND)
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": other})
+
+
+# ----------------------------------------------------------------------- beforeunload
+
+
+async def _leave(env: DevtoolsEnv, site: PageSite, target: str) -> tuple[int, str]:
+    """A tab on /beforeunload.html that has had a user gesture, and the navigate error."""
+    tab = await open_page(env.client, site, "/beforeunload.html", target)
+    await call_ok(env.client, "evaluate", {"tab": tab, "expression": "document.body.click(); 1"})
+    error = await call_err(env.client, "navigate", {"tab": tab, "url": site.url("/tall.html")},
+                           timeout=ERROR_BOUND)
+    return tab, error
+
+
+async def _href(env: DevtoolsEnv, tab: int) -> str:
+    return str((await call_ok(env.client, "evaluate", {
+        "tab": tab, "expression": "location.href"}, timeout=ERROR_BOUND))["value"])
+
+
+async def test_beforeunload_accepted_leaves_the_page(env: DevtoolsEnv, target: str) -> None:
+    site = env.site(target)
+    tab, error = await _leave(env, site, target)
+    try:
+        _assert_names_dialog(error, "beforeunload")
+        handled = await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                                timeout=ERROR_BOUND)
+        assert "beforeunload" in dump(handled).lower()
+
+        async def left() -> str | None:
+            href = await _href(env, tab)
+            return href if href == site.url("/tall.html") else None
+
+        await eventually(left, timeout=ERROR_BOUND, what="the page to leave")
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": tab}, timeout=ERROR_BOUND)
+
+
+async def test_beforeunload_dismissed_stays(env: DevtoolsEnv, target: str) -> None:
+    site = env.site(target)
+    tab, error = await _leave(env, site, target)
+    try:
+        _assert_names_dialog(error, "beforeunload")
+        await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": False},
+                      timeout=ERROR_BOUND)
+        assert await _href(env, tab) == site.url("/beforeunload.html")
+        title = await call_ok(env.client, "evaluate", {"tab": tab, "expression": "document.title"})
+        assert title["value"] == "csgw-beforeunload"
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": tab}, timeout=ERROR_BOUND)

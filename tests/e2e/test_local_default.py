@@ -1,0 +1,92 @@
+"""The embedded default: nothing configured, no Chrome running here.
+
+With a fresh, empty HOME and no SSH_PROXY_TO / CDP_URL / targets file the gateway
+serves one target ``local`` and launches a headless Chromium of its own, in a
+temporary ``csgw-chrome-*`` profile. When the client goes away, that browser and its
+profile go too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import call_ok, data_url, open_gateway, wait_for_targets
+from tests.topology import CHROMIUM
+
+pytestmark = pytest.mark.anyio
+
+
+def _pids_mentioning(text: str) -> list[int]:
+    """Processes whose command line contains ``text``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        state = ""
+        try:
+            state = Path(f"/proc/{name}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if text in cmdline and state not in ("Z", "X"):
+            found.append(int(name))
+    return found
+
+
+def _nothing_listens_on_9222() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", 9222), timeout=1).close()
+    except OSError:
+        return True
+    return False
+
+
+async def test_local_default_launches_and_cleans_up(tmp_path: Path) -> None:
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is needed for the local default"
+    # The premise: no Chrome to discover here, so the gateway has to launch one.
+    assert _nothing_listens_on_9222(), "something listens on 127.0.0.1:9222 on this machine"
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "LANG": "C.UTF-8"}
+
+    async with open_gateway(env) as gw:
+        targets = await wait_for_targets(gw, {"local": "up"})
+        local = targets["local"]
+        assert list(targets) == ["local"]
+        assert (local["transport"], local["host"], local["error"]) == (
+            "local", "this machine", None)
+        assert local["browser"].startswith("Chrome/")
+        match = re.search(r"\(DevToolsActivePort in (/\S*/csgw-chrome-[^)/\s]+)\)$",
+                          local["cdp_endpoint"])
+        assert match, local["cdp_endpoint"]
+        profile = match.group(1)
+        assert os.path.isdir(profile)
+        assert os.stat(profile).st_mode & 0o077 == 0  # a private profile
+        browsers = _pids_mentioning(f"--user-data-dir={profile}")
+        assert browsers, f"no process runs with --user-data-dir={profile}"
+
+        nav = await call_ok(gw, "navigate", {"url": data_url("local-page", "<p id=p>here</p>")})
+        assert (nav["target"], nav["title"]) == ("local", "local-page")
+        value = await call_ok(gw, "evaluate", {
+            "tab": nav["tab"], "expression": "document.getElementById('p').textContent"})
+        assert value["value"] == "here"
+        version = await call_ok(gw, "cdp_command", {"method": "Browser.getVersion"})
+        assert version["result"]["product"] == local["browser"]
+
+    # The client went away: the launched browser (all its processes) and profile follow.
+    deadline = time.monotonic() + 10
+    while _pids_mentioning(profile) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _pids_mentioning(profile) == [], "the launched Chromium outlived the gateway"
+    assert not os.path.exists(profile), "the temporary profile was left behind"
+    assert _pids_mentioning(str(home)) == [], "a helper process (crashpad?) outlived the gateway"

@@ -1,0 +1,154 @@
+"""Faults on the way to a browser, and what a tab id means afterwards.
+
+* The SSH connection drops (sessions killed on the host): the gateway reconnects to
+  the same browser, and the same tab ids keep working on the same pages.
+* The browser restarts (new process, new port): old tab ids fail with a message that
+  says so, instead of reaching a different page; new tabs get new, higher ids.
+* sshd is down, or the network silently drops packets: calls fail within bounded
+  time, and the target comes back once the host does.
+
+Each test starts its own gateway and leaves the hosts as it found them
+(``fault_topology``).
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.e2e.helpers import (
+    ERROR_BOUND,
+    call_err,
+    call_ok,
+    data_url,
+    eventually,
+    open_gateway,
+    remote_active_port,
+    text_of,
+    wait_for_targets,
+)
+from tests.topology import Topology
+
+pytestmark = pytest.mark.anyio
+
+
+async def _evaluate_when_possible(gw: Client, tab: int, expression: str) -> object:
+    """The value once the call succeeds (the gateway may still be reconnecting)."""
+
+    async def attempt() -> dict[str, object] | None:
+        result = await gw.call_tool("evaluate", {"tab": tab, "expression": expression,
+                                                 "timeout_s": 5})
+        return None if result.is_error else result.structured_content
+
+    content = await eventually(attempt, timeout=30, what=f"evaluate on tab {tab} to work again")
+    return content["value"]
+
+
+async def test_tab_ids_survive_an_ssh_reconnect(fault_topology: Topology) -> None:
+    topology = fault_topology
+    h1 = topology.host("h1")
+    url = data_url("survivor")
+    async with open_gateway(topology.client_env() | {"SSH_PROXY_TO": "h1"}) as gw:
+        await wait_for_targets(gw, {"default": "up"})
+        tab = (await call_ok(gw, "navigate", {"url": url}))["tab"]
+        await call_ok(gw, "evaluate", {"tab": tab, "expression": "window.mark = 'same-page'"})
+        sessions = set(h1.ssh_session_pids())
+        assert sessions, "the gateway has no SSH session on h1"
+
+        h1.kill_ssh_sessions()
+
+        # The very same page (its JS state survived) answers under the very same id.
+        assert await _evaluate_when_possible(gw, tab, "window.mark") == "same-page"
+        assert not set(h1.ssh_session_pids()) & sessions  # over a new SSH connection
+        listing = await call_ok(gw, "list_tabs")
+        assert [t["tab"] for t in listing["tabs"] if t["url"] == url] == [tab]
+        newer = await call_ok(gw, "new_tab")
+        assert newer["tab"] > tab
+        for t in (tab, newer["tab"]):
+            await call_ok(gw, "close_tab", {"tab": t})
+
+
+async def test_browser_restart_retires_old_tab_ids(fault_topology: Topology) -> None:
+    topology = fault_topology
+    h1 = topology.host("h1")
+    async with open_gateway(topology.client_env() | {"SSH_PROXY_TO": "h1"}) as gw:
+        await wait_for_targets(gw, {"default": "up"})
+        tab = (await call_ok(gw, "navigate", {"url": data_url("before-restart")}))["tab"]
+        old_ids = [t["tab"] for t in (await call_ok(gw, "list_tabs"))["tabs"]]
+        assert tab in old_ids
+
+        new_port = h1.restart_chrome()
+
+        async def restarted_error() -> str | None:
+            result = await gw.call_tool("evaluate", {"tab": tab, "expression": "1",
+                                                     "timeout_s": 5})
+            text = text_of(result)
+            assert result.is_error, f"old tab {tab} still answers after the restart: {text}"
+            return text if "restarted" in text else None
+
+        error = await eventually(restarted_error, timeout=30,
+                                 what=f"tab {tab} to be reported gone after the restart")
+        assert f"tab {tab} was in the browser on 'default', which restarted; it is gone" in error
+        assert "call list_tabs" in error
+        # Not reused, and still refused later.
+        again = await call_err(gw, "evaluate", {"tab": tab, "expression": "1"},
+                               timeout=ERROR_BOUND)
+        assert "restarted" in again
+
+        listing = await call_ok(gw, "list_tabs")
+        assert listing["tabs"], "the restarted browser's first tab is not listed"
+        assert all(t["tab"] > max(old_ids) for t in listing["tabs"]), listing
+        fresh = await call_ok(gw, "navigate", {"url": data_url("after-restart")})
+        assert fresh["tab"] > max(old_ids)
+        assert fresh["title"] == "after-restart"
+
+        # Rediscovered on the new port.
+        port, path = remote_active_port(h1)
+        assert port == new_port
+        targets = await wait_for_targets(gw, {"default": "up"})
+        assert targets["default"]["cdp_endpoint"].startswith(f"127.0.0.1:{new_port}{path} ")
+
+
+async def test_target_recovers_when_sshd_comes_back(fault_topology: Topology) -> None:
+    topology = fault_topology
+    h2 = topology.host("h2")
+    h2.stop_sshd()
+    async with open_gateway(topology.client_env() | {"SSH_PROXY_TO": "h2"}) as gw:
+        targets = await wait_for_targets(gw, {"default": "down"})
+        assert "SSH connect to h2 failed" in targets["default"]["error"]
+        assert "Connect call failed" in targets["default"]["error"]
+        with anyio.fail_after(ERROR_BOUND):
+            error = await call_err(gw, "new_tab")
+        assert "target 'default' unreachable (SSH connect to h2 failed" in error
+        assert "retry shortly" in error
+
+        h2.start_sshd()
+
+        async def connected() -> bool:
+            ping = await call_ok(gw, "ping")  # a call also wakes the reconnect loop
+            return bool(ping["connected"])
+
+        assert await eventually(connected, timeout=30, what="h2 to be reachable again")
+        nav = await call_ok(gw, "navigate", {"url": data_url("sshd-is-back")})
+        assert nav["title"] == "sshd-is-back"
+        await call_ok(gw, "close_tab", {"tab": nav["tab"]})
+
+
+async def test_silent_partition_does_not_hang_calls(fault_topology: Topology) -> None:
+    topology = fault_topology
+    h1 = topology.host("h1")
+    async with open_gateway(topology.client_env() | {"SSH_PROXY_TO": "h1"}) as gw:
+        await wait_for_targets(gw, {"default": "up"})
+        tab = (await call_ok(gw, "navigate", {"url": data_url("partitioned")}))["tab"]
+
+        h1.link_down(silent=True)  # packets vanish; no error comes back from anywhere
+        try:
+            error = await call_err(gw, "evaluate", {"tab": tab, "expression": "1",
+                                                    "timeout_s": 2}, timeout=ERROR_BOUND)
+            assert "got no answer within 2 s" in error
+        finally:
+            h1.link_up()
+
+        assert await _evaluate_when_possible(gw, tab, "document.title") == "partitioned"
+        await call_ok(gw, "close_tab", {"tab": tab})

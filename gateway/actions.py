@@ -28,7 +28,7 @@ from .tab import Tab, ViewState
 from .target import Target
 from .view import RefTarget
 
-__all__ = ["Action", "StepResult", "run_actions"]
+__all__ = ["Action", "StepResult", "element_box", "run_actions"]
 
 Ref = Annotated[int, Field(description="A ref (#N) from the current view.", ge=1)]
 SETTLE_START_S = 0.15   # how long an action gets to start a navigation
@@ -71,7 +71,7 @@ function (hitTest) {
       x += fr.left + f.clientLeft; y += fr.top + f.clientTop; w = w.parent;
     }
   } catch (e) {}
-  return {x, y};
+  return {x, y, width: r.width, height: r.height};
 }
 """
 # The content box of an <iframe> owner, in its own frame's top-level coordinates.
@@ -248,8 +248,8 @@ class _Page:
                                f"{result['exceptionDetails'].get('text', 'script error')}")
         return result.get("result", {}).get("value")
 
-    async def point(self, ref: int, hit_test: bool = True) -> tuple[float, float]:
-        """The element's click point in top-level coordinates, after the checks."""
+    async def locate(self, ref: int, hit_test: bool = True) -> tuple[float, float, float, float]:
+        """The element's centre in top-level coordinates and its size, after the checks."""
         view, target = self.ref(ref)
         where = await self.on(target, _PREPARE_JS, hit_test)
         if "error" in where:
@@ -267,6 +267,10 @@ class _Page:
             box = await self.on(owner, _FRAME_BOX_JS)
             x, y = x + float(box["x"]), y + float(box["y"])
             frame = parent
+        return x, y, float(where["width"]), float(where["height"])
+
+    async def point(self, ref: int, hit_test: bool = True) -> tuple[float, float]:
+        x, y, _, _ = await self.locate(ref, hit_test)
         return x, y
 
     async def mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
@@ -386,6 +390,13 @@ async def _wait_for(page: _Page, action: WaitFor) -> None:
                     f"the URL to contain {action.url!r}")
             raise ActionFailed(f"timed out after {action.timeout:g} s waiting for {what}")
         await asyncio.sleep(0.1)
+
+
+async def element_box(target: Target, tab: Tab, ref: int) -> tuple[float, float, float, float]:
+    """A ref's element scrolled into view: (left, top, width, height) in the top-level
+    viewport's CSS pixels. Hold ``tab.lock``."""
+    x, y, width, height = await _Page(target, tab).locate(ref, hit_test=False)
+    return x - width / 2, y - height / 2, width, height
 
 
 async def run_actions(target: Target, tab: Tab, actions: list[Any],

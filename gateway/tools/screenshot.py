@@ -9,6 +9,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
+from ..actions import element_box
+from ..errors import InvalidArgument
 from ..images import image_size
 from .args import TabArg, TargetArg, TimeoutArg
 from .saving import save_file
@@ -40,16 +42,23 @@ _VIEWPORT_JS = ("[visualViewport.pageLeft, visualViewport.pageTop, innerWidth, i
                 "devicePixelRatio]")
 
 
-async def _clip(target: Target, tab: Tab, full_page: bool,
+async def _clip(target: Target, tab: Tab, full_page: bool, ref: int | None,
                 max_width: int | None) -> tuple[dict[str, Any] | None, bool]:
     """The capture region, or None for the plain viewport (one round trip, fastest).
 
     The viewport region is the window's inner size (scrollbar included), exactly
-    what a capture without a clip shows.
+    what a capture without a clip shows. An element's region is its box, scrolled
+    into view, in page coordinates.
     """
-    if not full_page and max_width is None:
+    if not full_page and max_width is None and ref is None:
         return None, False
-    if full_page:
+    if ref is not None:
+        left, top, width, height = await element_box(target, tab, ref)
+        found = await target.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
+                                                                "returnByValue": True})
+        page_x, page_y, _, _, dpr = found["result"]["value"]
+        x, y = left + page_x, top + page_y
+    elif full_page:
         metrics = await target.tab_call(tab, "Page.getLayoutMetrics")
         css, device = metrics["cssVisualViewport"], metrics.get("visualViewport", {})
         dpr = device.get("clientWidth", css["clientWidth"]) / (css["clientWidth"] or 1) or 1.0
@@ -59,6 +68,9 @@ async def _clip(target: Target, tab: Tab, full_page: bool,
         found = await target.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
                                                                 "returnByValue": True})
         x, y, width, height, dpr = found["result"]["value"]
+    if width < 1 or height < 1:
+        what = f"ref #{ref}" if ref is not None else "the page"
+        raise InvalidArgument(f"{what} has no area to capture")
     clipped = height * dpr > MAX_CAPTURE_PX
     height = min(height, MAX_CAPTURE_PX / dpr)
     scale = min(1.0, max_width / (width * dpr)) if max_width else 1.0
@@ -92,6 +104,8 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         ctx: Context[Any, Any],
         full_page: Annotated[bool, Field(description="Capture the whole page, not just the "
                                                      "viewport.")] = False,
+        ref: Annotated[int | None, Field(description="Capture only this element (a ref from "
+                                                     "the current browse_view).", ge=1)] = None,
         format: Annotated[Literal["png", "jpeg", "webp"],
                           Field(description="Image format; jpeg/webp are smaller.")] = "png",
         quality: Annotated[int | None, Field(description="0-100, jpeg/webp only.", ge=0,
@@ -117,7 +131,9 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         if quality is not None and format != "png":
             params["quality"] = quality
         async with page.lock:
-            clip, clipped = await _clip(t, page, full_page, max_width)
+            if ref is not None and full_page:
+                raise InvalidArgument("pass either ref or full_page, not both")
+            clip, clipped = await _clip(t, page, full_page, ref, max_width)
             if clip is not None:
                 params["clip"] = clip
             shot = await _capture(t, page, params, full_page, timeout_s)

@@ -80,6 +80,13 @@ class Gateway:
                                   f"{target!r}; omit target or pass target={tab.target!r}")
         return self.targets[tab.target], tab
 
+    async def tab_or_new(self, tab_id: int | None, target: str | None) -> tuple[Target, Tab]:
+        """The given tab, or a fresh blank one on the target (navigate, browse)."""
+        if tab_id is not None:
+            return await self.tab(tab_id, target)
+        chosen = self.target(target)
+        return chosen, await chosen.new_tab("about:blank")
+
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
             for target in self.targets.values():

@@ -114,11 +114,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         browser's reason (e.g. net::ERR_NAME_NOT_RESOLVED) when loading fails.
         """
         url = check_url(url)
-        if tab is None:
-            t = gateway.target(target)
-            page = await t.new_tab("about:blank")
-        else:
-            t, page = await gateway.tab(tab, target)
+        t, page = await gateway.tab_or_new(tab, target)
         budget = timeout_s or t.config.command_timeout_s
         async with page.lock:
             await navigate_tab(t, page, url, wait, budget)

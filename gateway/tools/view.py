@@ -73,11 +73,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         use screenshot only when the layout itself matters.
         """
         url = check_url(url)
-        if tab is None:
-            t = gateway.target(target)
-            page = await t.new_tab("about:blank")
-        else:
-            t, page = await gateway.tab(tab, target)
+        t, page = await gateway.tab_or_new(tab, target)
         async with page.lock:
             await navigate_tab(t, page, url, wait, timeout_s or t.config.command_timeout_s)
             return await _view(t, page, max_chars)

@@ -34,20 +34,51 @@ Ref = Annotated[int, Field(description="A ref (#N) from the current view.", ge=1
 SETTLE_START_S = 0.15   # how long an action gets to start a navigation
 SETTLE_LOAD_S = 10.0    # how long a navigation it started gets to load
 
-# In the element's own frame: scroll it to the middle, check it can take input,
-# hit-test its centre, and carry the point up through same-origin frames.
+# Shared by the scripts below: carry a point in an element's document up through
+# same-origin frames to the top, checking at every level that nothing of the
+# enclosing page lies over the <iframe> at that point.
+_CLIMB_JS = r"""
+  const describe = (n) => {
+    let d = n.localName + (n.id ? "#" + n.id : "");
+    if (typeof n.className === "string" && n.className.trim())
+      d += "." + n.className.trim().split(/\s+/).join(".");
+    return "<" + d + ">";
+  };
+  const climb = (doc, x, y, hitTest) => {
+    let w = doc.defaultView;
+    try {
+      while (w.frameElement) {
+        const f = w.frameElement, fr = f.getBoundingClientRect();
+        x += fr.left + f.clientLeft; y += fr.top + f.clientTop;
+        if (hitTest) {
+          const hit = f.ownerDocument.elementFromPoint(x, y);
+          if (hit && hit !== f) return {error: "is covered by " + describe(hit) +
+                                               " of the page around its frame"};
+        }
+        w = w.parent;
+      }
+    } catch (e) {}  // a cross-site parent: the gateway continues from there
+    return {x, y};
+  };
+"""
+# In the element's own frame: scroll it to the middle, let a frame be drawn (input
+# is routed by what is on screen), check it can take input, hit-test its centre
+# (open shadow roots entered; a closed root's host counts as the element), then
+# carry the point up.
 _PREPARE_JS = r"""
-function (hitTest) {
+async function (hitTest) {
+""" + _CLIMB_JS + r"""
   const el = this.nodeType === 1 ? this : this.parentElement;
   if (!el || !el.isConnected) return {error: "is no longer in the page"};
   el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
   const r = el.getBoundingClientRect();
   const s = getComputedStyle(el);
   if (r.width < 1 || r.height < 1 || s.visibility === "hidden" || s.display === "none")
     return {error: "is not visible"};
   if (el.disabled || el.closest("fieldset:disabled") ||
       el.getAttribute("aria-disabled") === "true") return {error: "is disabled"};
-  let x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
   if (hitTest) {
     let hit = el.ownerDocument.elementFromPoint(x, y);
     while (hit && hit.shadowRoot) {
@@ -55,37 +86,32 @@ function (hitTest) {
       if (!inner || inner === hit) break;
       hit = inner;
     }
+    const hosts = new Set();
+    for (let root = el.getRootNode(); root && root.host; root = root.host.getRootNode())
+      hosts.add(root.host);
     const within = (n) => { for (; n; n = n.parentNode || n.host) if (n === el) return true;
                             return false; };
-    if (hit && !within(hit) && !(hit.contains && hit.contains(el) && hit.tagName === "LABEL")) {
-      let d = hit.localName + (hit.id ? "#" + hit.id : "");
-      if (typeof hit.className === "string" && hit.className.trim())
-        d += "." + hit.className.trim().split(/\s+/).join(".");
-      return {error: "is covered by <" + d + "> at its centre"};
-    }
+    if (hit && !within(hit) && !hosts.has(hit) &&
+        !(hit.tagName === "LABEL" && hit.contains(el)))
+      return {error: "is covered by " + describe(hit) + " at its centre"};
   }
-  let w = el.ownerDocument.defaultView;
-  try {
-    while (w.frameElement) {
-      const f = w.frameElement, fr = f.getBoundingClientRect();
-      x += fr.left + f.clientLeft; y += fr.top + f.clientTop; w = w.parent;
-    }
-  } catch (e) {}
-  return {x, y, width: r.width, height: r.height};
+  const top = climb(el.ownerDocument, x, y, hitTest);
+  return top.error ? top : {x: top.x, y: top.y, width: r.width, height: r.height};
 }
 """
-# The content box of an <iframe> owner, in its own frame's top-level coordinates.
-_FRAME_BOX_JS = r"""
-function () {
+# On an <iframe> owner in its parent's session: a point of the child frame, in the
+# parent's coordinates — hit-tested there — and then carried on up to the top.
+_FRAME_POINT_JS = r"""
+function (x, y, hitTest) {
+""" + _CLIMB_JS + r"""
   const r = this.getBoundingClientRect();
-  let x = r.left + this.clientLeft, y = r.top + this.clientTop, w = this.ownerDocument.defaultView;
-  try {
-    while (w.frameElement) {
-      const f = w.frameElement, fr = f.getBoundingClientRect();
-      x += fr.left + f.clientLeft; y += fr.top + f.clientTop; w = w.parent;
-    }
-  } catch (e) {}
-  return {x, y};
+  x += r.left + this.clientLeft; y += r.top + this.clientTop;
+  if (hitTest) {
+    const hit = this.ownerDocument.elementFromPoint(x, y);
+    if (hit && hit !== this) return {error: "is covered by " + describe(hit) +
+                                            " of the page around its frame"};
+  }
+  return climb(this.ownerDocument, x, y, hitTest);
 }
 """
 _STATE_JS = r"""
@@ -103,10 +129,10 @@ function (clear) {
   this.focus();
   if (clear) {
     if (typeof this.select === "function") this.select();
-    else if (this.isContentEditable) document.execCommand("selectAll");
+    else if (this.isContentEditable) this.ownerDocument.execCommand("selectAll");
   }
-  return this.ownerDocument.activeElement === this ||
-         (this.shadowRoot && this.shadowRoot.activeElement !== null);
+  return this.getRootNode().activeElement === this ||
+         (this.shadowRoot !== null && this.shadowRoot.activeElement !== null);
 }
 """
 _SELECT_JS = r"""
@@ -238,7 +264,8 @@ class _Page:
         try:
             result = await self.call("Runtime.callFunctionOn", {
                 "objectId": object_id, "functionDeclaration": function, "returnByValue": True,
-                "arguments": [{"value": a} for a in args]}, target.session)
+                "awaitPromise": True, "arguments": [{"value": a} for a in args]},
+                target.session)
         finally:
             cdp = await self.target.connection()
             await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
@@ -256,7 +283,7 @@ class _Page:
             raise ActionFailed(f'{target.role} #{ref} "{target.name}" {where["error"]}')
         x, y = float(where["x"]), float(where["y"])
         frame = view.frames.get(target.frame_id)
-        # Climb out of cross-site frames: each one's origin is its owner's content box.
+        # Climb out of cross-site frames through each one's <iframe> in its parent.
         while frame is not None and frame.parent_frame_id is not None:
             parent = view.frames.get(frame.parent_frame_id)
             if parent is None or parent.session == frame.session:
@@ -264,8 +291,10 @@ class _Page:
                 continue
             owner = RefTarget(parent.frame_id, parent.session, frame.owner_backend_node_id or 0,
                               "iframe", frame.url)
-            box = await self.on(owner, _FRAME_BOX_JS)
-            x, y = x + float(box["x"]), y + float(box["y"])
+            up = await self.on(owner, _FRAME_POINT_JS, x, y, hit_test)
+            if "error" in up:
+                raise ActionFailed(f'{target.role} #{ref} "{target.name}" {up["error"]}')
+            x, y = float(up["x"]), float(up["y"])
             frame = parent
         return x, y, float(where["width"]), float(where["height"])
 

@@ -30,15 +30,18 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import signal
 import socket
 import struct
 import sys
 import threading
 import zlib
+from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import ClassVar
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 AUTH_SECRET = os.environ.get("CSGW_PAGE_AUTH_SECRET", "auth-secret-unset")
 COOKIE_SECRET = os.environ.get("CSGW_PAGE_COOKIE_SECRET", "cookie-secret-unset")
@@ -48,6 +51,13 @@ BIG_LINES = 4000  # 300,000 bytes
 IMAGE_SIZE = (37, 23)
 BOX_SIZE = (240, 120)  # CSS pixels of #box on /box.html
 TALL_HEIGHT = 4000  # CSS pixels of /tall.html
+
+
+BROWSE_DIR = Path(__file__).resolve().with_name("browse_site")
+FIXTURE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "pages"
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_FILE_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
+               ".svg": "image/svg+xml", ".gif": "image/gif"}
 
 
 def big_text() -> str:
@@ -202,6 +212,33 @@ POPUP_HTML = """<!doctype html>
 </body></html>
 """
 
+
+def echo_html(query: str) -> str:
+    """The page a GET form lands on: every submitted field, in order, as ``name = value``."""
+    items = "".join(f"<li>{escape(k)} = {escape(v)}</li>"
+                    for k, v in parse_qsl(query, keep_blank_values=True))
+    return ("<!doctype html>\n<html><head><title>csgw-echo</title></head><body>"
+            f"<h1>Submitted</h1><ul>{items or '<li>nothing</li>'}</ul>"
+            '<p><a href="/browse/form.html">Back to the form</a></p></body></html>\n')
+
+
+def site_file(directory: Path, name: str,
+              replacements: dict[str, str]) -> tuple[bytes | str, str] | None:
+    """A page file (text with its placeholders filled in) and its type, or None."""
+    if not _FILE_NAME.match(name) or ".." in name:
+        return None
+    path = directory / name
+    kind = _FILE_TYPES.get(path.suffix)
+    if kind is None or not path.is_file():
+        return None
+    if not kind.startswith("text/"):
+        return path.read_bytes(), kind
+    text = path.read_text()
+    for placeholder, value in replacements.items():
+        text = text.replace(placeholder, value)
+    return text, kind
+
+
 PAGES = {
     "/devtools.html": "everything DevTools shows (see devtools_html)",
     "/console.js": "console at every level, known lines",
@@ -219,6 +256,9 @@ PAGES = {
     "/tall.html": f"{TALL_HEIGHT} px tall",
     "/box.html": f"a {BOX_SIZE[0]}x{BOX_SIZE[1]} button",
     "/popup.html": "logs a warning while loading",
+    "/browse/<file>": "the page-view test pages (tests/e2e/browse_site/)",
+    "/browse/echo?…": "shows the query string it got as `name = value` items",
+    "/fixture/<file>": "the renderer's captured pages (fixtures/pages/)",
 }
 
 
@@ -289,8 +329,23 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, BOX_HTML, html)
         elif path == "/popup.html":
             self._send(200, POPUP_HTML, html)
+        elif path == "/browse/echo":
+            self._send(200, echo_html(url.query), html)
+        elif path.startswith(("/browse/", "/fixture/")):
+            self._site_file(path)
         else:
             self._send(404, f"no page {path}", "text/plain")
+
+    def _site_file(self, path: str) -> None:
+        cross_site = f"http://localhost:{self.ports['b']}"
+        prefix, _, name = path[1:].partition("/")
+        found = (site_file(BROWSE_DIR, name, {"{{CROSS_SITE}}": cross_site})
+                 if prefix == "browse" else
+                 site_file(FIXTURE_DIR, name, {"{{CROSS_ORIGIN}}": f"{cross_site}/fixture"}))
+        if found is None:
+            self._send(404, f"no page {path}", "text/plain")
+        else:
+            self._send(200, *found)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

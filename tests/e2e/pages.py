@@ -13,7 +13,10 @@ a file, and yields everything a DevTools test needs.
 The rest are small readers used by the ``test_devtools_*`` modules: image headers
 (PNG / JPEG / WEBP size without an imaging library), a recursive walk over tool
 results (field names beyond the issue's table are the implementation's choice, so
-tests look for values, not paths), and raw calls that keep the whole MCP result.
+tests look for values, not paths), and raw calls that keep the whole MCP result;
+and, for the ``test_browse_*`` modules, readers of page views (``view_refs``,
+``ref_of``: refs are always read from the view text, never assumed) and thin calls
+of ``browse`` / ``browse_view`` / ``browse_act`` / ``evaluate``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import secrets
 import select
 import struct
@@ -52,7 +56,11 @@ __all__ = [
     "SERVER",
     "DevtoolsEnv",
     "PageSite",
+    "ViewRef",
+    "act",
     "blocked_error",
+    "browse",
+    "close_tabs",
     "devtools_gateway",
     "dump",
     "file_mode",
@@ -60,12 +68,15 @@ __all__ = [
     "image_of",
     "image_size",
     "ints_in",
+    "js",
     "keys_in",
     "open_page",
     "raw_call",
+    "ref_of",
     "serve_pages",
     "settle",
     "strings_in",
+    "view_refs",
 ]
 
 SERVER = Path(__file__).with_name("page_server.py")
@@ -241,6 +252,67 @@ async def blocked_error(client: Client, tab: int, expression: str = "1") -> str:
             if result.is_error:
                 return text_of(result)
             await anyio.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- page views
+
+
+@dataclass(frozen=True)
+class ViewRef:
+    """One ``role#N "name"`` (or link ``#N "name"->target``) of a page view."""
+
+    role: str           # "" for a link: the arrow says what it is
+    number: int
+    name: str           # decoded; ``[unnamed]`` / ``[name=q]`` labels as printed
+    link: str | None    # a link's destination as printed after ``->``
+
+
+_VIEW_REF = re.compile(r'(?:\b([a-z]+))?#(\d+) ("(?:[^"\\]|\\.)*"|\[[^\]\n]*\])(?:->(\S+))?')
+
+
+def view_refs(view: str) -> list[ViewRef]:
+    """Every ref of a view in the order printed (select options in braces are not read)."""
+    found = []
+    for m in _VIEW_REF.finditer(view):
+        raw = m.group(3)
+        name = json.loads(raw) if raw.startswith('"') else raw
+        found.append(ViewRef(m.group(1) or "", int(m.group(2)), name, m.group(4)))
+    return found
+
+
+def ref_of(view: str, name: str, role: str | None = None) -> int:
+    """The number of the one ref called ``name`` (and of ``role``, "" for links)."""
+    numbers = [r.number for r in view_refs(view)
+               if r.name == name and (role is None or r.role == role)]
+    assert len(numbers) == 1, (
+        f"expected one ref named {name!r} (role {role!r}) in the view, found {numbers}:\n{view}")
+    return numbers[0]
+
+
+async def browse(client: Client, url: str, *, target: str | None = None,
+                 tab: int | None = None, **extra: Any) -> dict[str, Any]:
+    """``browse`` (a new tab on ``target`` unless ``tab``); its structured result."""
+    args: dict[str, Any] = {"url": url, **extra}
+    args |= {"tab": tab} if tab is not None else {"target": target} if target else {}
+    return await call_ok(client, "browse", args)
+
+
+async def act(client: Client, tab: int, *actions: Mapping[str, Any]) -> dict[str, Any]:
+    """``browse_act`` with these steps; its structured result (steps and the fresh view)."""
+    result = await call_ok(client, "browse_act", {"tab": tab, "actions": list(actions)})
+    assert len(result["steps"]) <= len(actions), result["steps"]
+    return result
+
+
+async def js(client: Client, tab: int, expression: str) -> Any:
+    """The value of ``expression`` evaluated in the tab's page (its main frame)."""
+    return (await call_ok(client, "evaluate", {"tab": tab, "expression": expression}))["value"]
+
+
+async def close_tabs(client: Client, tabs: Sequence[int]) -> None:
+    """Close these tabs, tolerating ones already gone (a test may have closed them)."""
+    for tab in tabs:
+        await raw_call(client, "close_tab", {"tab": tab}, timeout=ERROR_BOUND)
 
 
 # ---------------------------------------------------------------------- result readers

@@ -389,6 +389,33 @@ async def _scroll(page: _Page, action: Scroll) -> None:
                          deltaX=0, deltaY=action.by)
 
 
+# Text of a document and its same-origin frames; cross-site frames are asked
+# through their own sessions.
+_HAS_TEXT_JS = r"""
+((wanted) => {
+  const seen = (w) => {
+    try {
+      if (w.document.body && w.document.body.innerText.includes(wanted)) return true;
+      for (let i = 0; i < w.frames.length; i++) if (seen(w.frames[i])) return true;
+    } catch (e) {}
+    return false;
+  };
+  return seen(window);
+})(%s)
+"""
+
+
+async def _page_has_text(page: _Page, wanted: str) -> bool:
+    """Whether any frame of the tab — the ones the view shows — contains ``wanted``."""
+    expression = _HAS_TEXT_JS % json.dumps(wanted)
+    for session in (page.tab.session_id, *page.tab.frame_sessions.values()):
+        found = await page.call("Runtime.evaluate", {"expression": expression,
+                                                     "returnByValue": True}, session)
+        if found.get("result", {}).get("value"):
+            return True
+    return False
+
+
 async def _wait_for(page: _Page, action: WaitFor) -> None:
     chosen = [x is not None for x in (action.text, action.text_gone, action.ref_gone, action.url)]
     if sum(chosen) != 1:
@@ -405,10 +432,7 @@ async def _wait_for(page: _Page, action: WaitFor) -> None:
                 done = True
         else:
             wanted = action.text if action.text is not None else action.text_gone
-            found = await page.call("Runtime.evaluate", {
-                "expression": f"(document.body ? document.body.innerText : '')"
-                              f".includes({json.dumps(wanted)})", "returnByValue": True})
-            present = bool(found.get("result", {}).get("value"))
+            present = await _page_has_text(page, str(wanted))
             done = present if action.text is not None else not present
         if done:
             return

@@ -13,7 +13,16 @@ Markdown table of medians and p90s, every row measured in this run:
 * start-up to the first ``list_tabs`` result over SSH, beside the import floors;
 * resident memory with 8 targets connected;
 * concurrency (32 overlapping 50 ms evaluates) and throughput (32 callers)
-  against the no-op tool's throughput.
+  against the no-op tool's throughput;
+* issue 4: a 1280x720 viewport ``screenshot`` beside raw ``Page.captureScreenshot``,
+  and ``console_messages`` / ``network_requests`` on a tab holding 1,000 entries each
+  (end to end, and the time inside the gateway from its call log);
+* issue 3: a live ``browse_view`` of the news page beside raw
+  ``Accessibility.getFullAXTree``, with the view's size.
+
+The live pages come from ``fixtures/pages`` served by ``python -m http.server`` on the
+loopback of h1's network namespace (where its Chromium runs), started for the phase
+and stopped after it.
 
 The sequential measurements are interleaved in blocks (raw, floor, gateway, …,
 rotating the order every round) so that load from other processes on the
@@ -27,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import importlib.metadata
 import itertools
@@ -35,7 +45,9 @@ import math
 import os
 import platform
 import pstats
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +59,7 @@ from typing import Any
 
 import anyio
 import asyncssh
+from anyio.abc import Process
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
@@ -54,6 +67,12 @@ from tests.topology import RemoteHost, Topology, load, up
 
 REPO = Path(__file__).resolve().parent.parent
 NOOP_SERVER = Path(__file__).resolve().parent / "noop_server.py"
+PAGES = REPO / "fixtures" / "pages"
+# A loopback address of our own (the namespace's lo is 127.0.0.1/8): a site of its own, so
+# Chromium gives our pages a renderer process of their own, not the one running the
+# 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
+PAGE_HOST = "127.0.0.73"
+PHASES = ("sequential", "startup", "targets", "screenshot", "logs", "view")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -61,10 +80,24 @@ TARGET_STARTUP_MS = 800.0
 TARGET_RSS_MB = 100.0
 TARGET_CONCURRENT_MS = 200.0
 TARGET_THROUGHPUT_RATIO = 0.5
+# Issue 4, "Speed".
+TARGET_SCREENSHOT_MS = 150.0
+TARGET_LIST_MS = 20.0          # gateway time to list 1,000 console / network entries
+LOG_ENTRIES = 1000             # = the default console_buffer / network_buffer
+# Issue 3, "Speed and size".
+TARGET_VIEW_MS = 40.0
+TARGET_VIEW_CHARS = 12_000
+VIEWPORT = {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False}
 
 CALL_TIMEOUT_S = 60.0          # one MCP request (the SDK enforces it)
 STARTUP_BUDGET_S = 50.0        # the start-up rounds stop early (after 2) beyond this
 THROUGHPUT_BUDGET_S = 40.0     # the throughput rounds stop early (after 1 pair) beyond this
+# The live-page phases (set-up included); their rounds stop early (after 2) beyond this.
+SCREENSHOT_BUDGET_S = 25.0
+LOGS_BUDGET_S = 25.0
+VIEW_BUDGET_S = 25.0
+LIVE_BLOCK = 5                 # their blocks are short: calls take 0.1-0.3 s each
+RAW_LIVE_TIMEOUT_S = 20.0      # one raw screenshot / AX tree (a gateway call: CALL_TIMEOUT_S)
 BLOCK_TIMEOUT_S = 120.0        # one block of sequential calls
 # Top-level await: the gateway evaluates in replMode, where a promise that is the value of
 # the expression is returned pending instead of awaited (see check_promise_awaited).
@@ -74,6 +107,21 @@ RAW_PARAMS = {"expression": "1+1"}
 # What the gateway's evaluate tool sends for the same expression (gateway/tools/runtime.py).
 EVALUATE_TOOL_PARAMS = {"expression": "1+1", "awaitPromise": True, "replMode": True,
                         "userGesture": True, "returnByValue": False}
+# Fills a tab (on the page server's origin) with LOG_ENTRIES console messages and as
+# many fetches of a 43-byte GIF, 50 at a time; the value is how many fetches got a 200.
+FILL_LOGS = f"""await (async () => {{
+  for (let i = 1; i <= {LOG_ENTRIES}; i++) console.log("bench message %d of {LOG_ENTRIES}", i);
+  let ok = 0;
+  for (let i = 0; i < {LOG_ENTRIES}; i += 50) {{
+    const batch = [];
+    for (let j = i; j < Math.min(i + 50, {LOG_ENTRIES}); j++) {{
+      batch.push(fetch(`/s.gif?n=${{j + 1}}`, {{cache: "no-store"}})
+        .then(r => r.arrayBuffer().then(() => r.status === 200)));
+    }}
+    ok += (await Promise.all(batch)).filter(Boolean).length;
+  }}
+  return ok;
+}})()"""
 
 
 def progress(message: str) -> None:
@@ -140,6 +188,8 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:.0f} calls/s"
     if unit == "%":
         return f"{value:.0f} %"
+    if unit in ("chars", "refs"):
+        return f"{value:,.0f} {unit}"
     return f"{value:g} {unit}"
 
 
@@ -275,7 +325,9 @@ class RawCdp:
     async def ssh_connect(self) -> asyncssh.SSHClientConnection:
         return await asyncssh.connect(self.host.name, **self.connect_options())
 
-    async def open(self) -> None:
+    async def open(self, attach_to: str | None = None) -> None:
+        """Connect, and attach to a new tab of our own — or to the (someone else's) tab
+        with target id ``attach_to``, which is then left open."""
         self.conn = await self.ssh_connect()
         text = self.host.devtools_active_port_file.read_text()
         port_line, path = text.strip().split("\n")[:2]
@@ -288,10 +340,13 @@ class RawCdp:
                                      ping_interval=None)
         version = await self.send("Browser.getVersion", session=False)
         self.browser = version.get("product", "")
-        created = await self.send("Target.createTarget", {"url": "about:blank"}, session=False)
-        self.target_id = created["targetId"]
+        target_id = attach_to
+        if target_id is None:
+            created = await self.send("Target.createTarget", {"url": "about:blank"},
+                                      session=False)
+            target_id = self.target_id = created["targetId"]
         attached = await self.send("Target.attachToTarget",
-                                   {"targetId": self.target_id, "flatten": True}, session=False)
+                                   {"targetId": target_id, "flatten": True}, session=False)
         self.session_id = attached["sessionId"]
 
     async def send(self, method: str, params: dict[str, Any] | None = None, *,
@@ -324,6 +379,69 @@ class RawCdp:
                 await self.conn.wait_closed()
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _first_ref(view: str) -> int | None:
+    found = re.search(r"#(\d+)", view)
+    return int(found.group(1)) if found else None
+
+
+class PageServer:
+    """``fixtures/pages`` over HTTP on the loopback of a host's network namespace.
+
+    That is the loopback the host's Chromium sees, so its tabs load the pages from
+    ``http://127.0.0.73:<port>/`` (PAGE_HOST) while nothing listens outside the
+    namespace.  The server (``python -m http.server`` on port 0, run with
+    ``ip netns exec``) is our own child; ``aclose`` ends it by its PID.
+    """
+
+    def __init__(self, host: RemoteHost, directory: Path = PAGES) -> None:
+        self.host = host
+        self.directory = directory
+        self.proc: Process | None = None
+        self.base = ""
+
+    async def start(self) -> str:
+        argv = self.host.netns_exec(sys.executable, "-u", "-m", "http.server", "0",
+                                    "--bind", PAGE_HOST, "--directory", str(self.directory))
+        self.proc = await anyio.open_process(argv, stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self.proc.stdout is not None
+        banner = b""
+        with anyio.fail_after(20):  # "Serving HTTP on 127.0.0.73 port 41234 (http://…) ..."
+            while b"\n" not in banner and len(banner) < 4096:
+                banner += await self.proc.stdout.receive()
+        found = re.search(rb"port (\d+)", banner)
+        if found is None:
+            raise RuntimeError(f"http.server in {self.host.netns} said {banner!r}")
+        self.base = f"http://{PAGE_HOST}:{int(found.group(1))}/"
+        return self.base
+
+    async def aclose(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if proc.returncode is None:
+                proc.terminate()
+                with anyio.move_on_after(5):
+                    await proc.wait()
+            if proc.returncode is None:
+                proc.kill()
+                with anyio.move_on_after(5):
+                    await proc.wait()
+            with contextlib.suppress(Exception):
+                await proc.aclose()
+
+
+@asynccontextmanager
+async def page_server(host: RemoteHost) -> AsyncIterator[str]:
+    """The base URL of a running PageServer on ``host``, stopped on exit."""
+    server = PageServer(host)
+    try:
+        yield await server.start()
+    finally:
+        await server.aclose()
 
 
 # -------------------------------------------------------------------------- the run itself
@@ -407,6 +525,32 @@ class Bench:
               unit="calls/s")
         r.row("tp_ratio", "throughput ratio gateway / no-op", unit="%",
               target=f"≥ {TARGET_THROUGHPUT_RATIO:.0%}".replace("%", " %"))
+        # Issue 4: screenshots, and long console / network lists (live pages on h1).
+        r.row("raw_shot", "raw CDP `Page.captureScreenshot` PNG, 1280x720 viewport of the news "
+              "page, same forward", target="floor")
+        r.row("gw_shot", "gateway `screenshot` viewport PNG 1280x720, news page, over SSH",
+              target=f"≤ {TARGET_SCREENSHOT_MS:.0f} ms")
+        r.row("ovh_shot", "↳ gateway - raw (MCP stdio with the base64 image, the tool's code)",
+              show_p90=False)
+        r.row("mcp_list", f"MCP stdio round trip, no-op tool returning {LOG_ENTRIES:,} "
+              "console-message-shaped entries", target="floor: the SDK's cost for such a result")
+        r.row("gw_console", f"gateway `console_messages` limit={LOG_ENTRIES}, tab holding "
+              f"{LOG_ENTRIES:,} messages, end to end")
+        r.row("gw_network", f"gateway `network_requests` limit={LOG_ENTRIES}, tab holding "
+              f"{LOG_ENTRIES:,} requests, end to end")
+        r.row("in_console", "↳ inside the gateway: `console_messages` tool time (call log "
+              "`duration_ms`)", target=f"≤ {TARGET_LIST_MS:.0f} ms")
+        r.row("in_network", "↳ inside the gateway: `network_requests` tool time (call log "
+              "`duration_ms`)", target=f"≤ {TARGET_LIST_MS:.0f} ms")
+        # Issue 3: the live page view.
+        r.row("raw_ax", "raw CDP `Accessibility.getFullAXTree` of the news page, same forward",
+              target="floor: the view's largest CDP call")
+        r.row("gw_view", "gateway `browse_view` of the news page over SSH (live tab)",
+              target=f"≤ {TARGET_VIEW_MS:.0f} ms")
+        r.row("view_chars", "↳ that view's size", unit="chars", show_p90=False,
+              target=f"≤ {TARGET_VIEW_CHARS:,} chars")
+        r.row("view_refs", "↳ refs in that view (links and controls)", unit="refs",
+              show_p90=False, target="every link and control")
 
     # ------------------------------------------------------------------ top level
 
@@ -438,6 +582,10 @@ class Bench:
             ("targets", self.many_targets,
              ("rss", "conc", "conc_bg", "conc_nowait", "conc_floor",
               "tp_mcp", "tp_gw", "tp_ratio")),
+            ("screenshot", self.screenshots, ("raw_shot", "gw_shot", "ovh_shot")),
+            ("logs", self.long_lists,
+             ("mcp_list", "gw_console", "gw_network", "in_console", "in_network")),
+            ("view", self.live_view, ("raw_ax", "gw_view", "view_chars", "view_refs")),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -569,28 +717,34 @@ class Bench:
             # is the time spent inside the tool (not the MCP transport).
             "gw_cdp_log": (gw_cdp(*logged), quarter), "gw_eval_log": (gw_eval(*logged), quarter),
         }
-        await self._interleaved(kinds)
+        await self._interleaved(kinds, "sequential", self._sequential_deadline,
+                                self.opts.sequential_budget_s, self.opts.warmup)
 
     async def _interleaved(
-        self, kinds: dict[str, tuple[Callable[[], Awaitable[None]], int]]
+        self, kinds: dict[str, tuple[Callable[[], Awaitable[None]], int]], phase: str,
+        deadline: float, budget_s: float, warmup: int, block: int | None = None,
     ) -> None:
-        """Warm up each kind, then run its count of calls in rotating blocks."""
-        opts, r = self.opts, self.r
+        """Warm up each kind, then run its count of calls in rotating blocks.
+
+        After two rounds, stop once ``deadline`` (the phase's budget, which covers its
+        start-up and warm-up too) has passed.  ``block``: calls per block (default: a
+        twentieth of the largest count, 10 to 200).
+        """
+        r = self.r
         for fn, _count in kinds.values():
             with anyio.fail_after(BLOCK_TIMEOUT_S):
-                for _ in range(opts.warmup):
+                for _ in range(warmup):
                     await fn()
         most = max(count for _fn, count in kinds.values())
-        block = max(10, min(200, most // 20))
+        block = block or max(10, min(200, most // 20))
         rounds = math.ceil(most / block)
-        deadline = self._sequential_deadline  # the budget covers start-up and warm-up too
         order = list(kinds)
         perf = time.perf_counter
         for round_no in range(rounds):
             if round_no >= 2 and perf() > deadline:  # at least 2 rounds
-                message = (f"sequential budget of {opts.sequential_budget_s:.0f} s used up after "
-                           f"{round_no} of {rounds} rounds: the sequential rows have fewer "
-                           "samples than --calls (see n in --json)")
+                message = (f"{phase} budget of {budget_s:.0f} s used up after "
+                           f"{round_no} of {rounds} rounds: the {phase} rows have fewer "
+                           "samples than planned (see n in --json)")
                 progress(message)
                 r.warnings.append(message)
                 break
@@ -603,7 +757,7 @@ class Bench:
                         t0 = perf()
                         await fn()
                         samples.append((perf() - t0) * 1000)
-        progress("sequential: " + ", ".join(
+        progress(f"{phase}: " + ", ".join(
             f"{k} {fmt(r.rows[k].median, 'ms')}" for k in kinds))
 
     def _in_tool_times(self, call_log: Path) -> None:
@@ -910,6 +1064,234 @@ class Bench:
         progress(f"throughput: gateway {fmt(r.rows['tp_gw'].median, 'calls/s')}, no-op "
                  f"{fmt(r.rows['tp_mcp'].median, 'calls/s')}")
 
+    # ------------------------------------- 8-10: live pages on h1 (issues 3 and 4)
+
+    def _live_warmup(self) -> int:
+        return min(self.opts.warmup, 3)
+
+    async def _attach_raw(self, raw: RawCdp, gw: Client, tab: int) -> None:
+        """Attach the raw floor to the gateway's own tab.
+
+        One tab for both: the same page, viewport and renderer, and no question of
+        which tab is in front (a second tab of our own made Chrome stall
+        Page.captureScreenshot on it for seconds, now and then, in trial runs).
+        """
+        info = await call(gw, "cdp_command", {"method": "Target.getTargetInfo", "tab": tab})
+        await raw.open(attach_to=info["result"]["targetInfo"]["targetId"])
+        self.r.meta.setdefault("browser", raw.browser)
+        await raw.send("Page.enable")  # as the gateway's session has
+
+    @staticmethod
+    async def _live_tab(gw: Client, url: str, tabs: list[tuple[Client, int]]) -> int:
+        """A new tab of ``gw`` with ``url`` loaded; recorded in ``tabs`` to be closed."""
+        tab = int((await call(gw, "new_tab", {}))["tab"])
+        tabs.append((gw, tab))
+        await call(gw, "navigate", {"url": url, "tab": tab})
+        return tab
+
+    @staticmethod
+    async def _close_tabs(tabs: list[tuple[Client, int]]) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            for client, tab in tabs:
+                with contextlib.suppress(Exception):
+                    await call(client, "close_tab", {"tab": tab})
+
+    async def screenshots(self) -> None:
+        """Issue 4: a 1280x720 viewport PNG through the gateway, and raw over the forward."""
+        assert self.topo is not None
+        topo, r = self.topo, self.r
+        deadline = time.perf_counter() + SCREENSHOT_BUDGET_S
+        host = topo.host("h1")
+        env = {**topo.client_env(), "SSH_PROXY_TO": host.name}
+        raw = RawCdp(topo, host)
+        tabs: list[tuple[Client, int]] = []
+        png_bytes: dict[str, int] = {}
+        try:
+            async with page_server(host) as base, mcp_client(gateway_params(env)) as gw:
+                try:
+                    tab = await self._live_tab(gw, base + "news.html", tabs)
+                    await call(gw, "cdp_command", {
+                        "method": "Emulation.setDeviceMetricsOverride", "params": VIEWPORT,
+                        "tab": tab})
+                    await self._attach_raw(raw, gw, tab)
+
+                    async def raw_shot() -> None:
+                        with anyio.fail_after(RAW_LIVE_TIMEOUT_S):
+                            shot = await raw.send("Page.captureScreenshot", {"format": "png"})
+                        data = shot["data"]
+                        png_bytes["raw"] = len(data) * 3 // 4
+                        head = base64.b64decode(data[:32])  # PNG signature + IHDR
+                        size = (int.from_bytes(head[16:20]), int.from_bytes(head[20:24]))
+                        assert size == (1280, 720), size
+
+                    async def gw_shot() -> None:
+                        info = await call(gw, "screenshot", {"tab": tab})
+                        got = (info["format"], info["width"], info["height"])
+                        assert got == ("png", 1280, 720), info
+                        png_bytes["gateway"] = info["bytes"]
+
+                    n = max(10, self.opts.calls // 40)
+                    await self._interleaved(
+                        {"raw_shot": (raw_shot, n), "gw_shot": (gw_shot, n)}, "screenshot",
+                        deadline, SCREENSHOT_BUDGET_S, self._live_warmup(), LIVE_BLOCK)
+                finally:
+                    await self._close_tabs(tabs)
+        finally:
+            await raw.aclose()
+        gw_row, raw_row = r.rows["gw_shot"], r.rows["raw_shot"]
+        gw_row.ok = gw_row.median is not None and gw_row.median <= TARGET_SCREENSHOT_MS
+        if gw_row.median is not None and raw_row.median is not None:
+            r.rows["ovh_shot"].samples = [gw_row.median - raw_row.median]
+        r.meta["screenshot_png_bytes"] = png_bytes
+        kb = png_bytes.get("gateway", 0) / 1024
+        gw_row.label = (f"gateway `screenshot` viewport PNG 1280x720 ({kb:.0f} KB), news page, "
+                        "over SSH")
+
+    async def long_lists(self) -> None:
+        """Issue 4: console_messages / network_requests returning 1,000 entries each.
+
+        One gateway, with the call log on: the rows are its end-to-end times and the
+        call log's duration_ms of the same calls (writing the log line, after
+        duration_ms is taken, adds a little to the former; see README).
+        """
+        assert self.topo is not None
+        topo, r = self.topo, self.r
+        deadline = time.perf_counter() + LOGS_BUDGET_S
+        host = topo.host("h1")
+        workdir = Path(tempfile.mkdtemp(prefix="csgw-bench-"))
+        call_log = workdir / "calls.jsonl"
+        env = {**topo.client_env(), "SSH_PROXY_TO": host.name, "MCP_DEBUG_LOG": str(call_log)}
+        tabs: list[tuple[Client, int]] = []
+        sizes: dict[str, int] = {}
+        try:
+            async with page_server(host) as base, mcp_client(noop_params()) as noop, \
+                    mcp_client(gateway_params(env)) as gw:
+                try:
+                    # The server's directory listing: a page without subresources.
+                    tab = await self._live_tab(gw, base, tabs)
+                    await self._fill_logs(gw, tab)
+                    offset = call_log.stat().st_size  # the measured calls' records follow
+
+                    def lister(client: Client, tool: str, key: str,
+                               tab: int) -> Callable[[], Awaitable[None]]:
+                        async def one() -> None:
+                            content = await call(client, tool, {"tab": tab,
+                                                                "limit": LOG_ENTRIES})
+                            assert len(content[key]) == LOG_ENTRIES, len(content[key])
+                            if tool not in sizes:
+                                sizes[tool] = len(json.dumps(content))
+                        return one
+
+                    n = max(10, self.opts.calls // 100)
+                    await self._interleaved({
+                        "mcp_list": (lister(noop, "noop_list", "messages", 1), n),
+                        "gw_console": (lister(gw, "console_messages", "messages", tab), n),
+                        "gw_network": (lister(gw, "network_requests", "requests", tab), n),
+                    }, "logs", deadline, LOGS_BUDGET_S, self._live_warmup(), LIVE_BLOCK)
+                finally:
+                    await self._close_tabs(tabs)
+            self._list_times(call_log, offset)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        r.meta["list_structured_json_chars"] = sizes
+        for key in ("in_console", "in_network"):
+            row = r.rows[key]
+            row.ok = row.median is not None and row.median <= TARGET_LIST_MS
+        kb = sizes.get("noop_list", 0) / 1024
+        r.rows["mcp_list"].label = (f"MCP stdio round trip, no-op tool returning {LOG_ENTRIES:,} "
+                                    f"console-message-shaped entries ({kb:.0f} KB of JSON)")
+
+    async def _fill_logs(self, gw: Client, tab: int) -> None:
+        """LOG_ENTRIES console messages and fetches, then wait until the gateway holds
+        them all (network events may trail the evaluate's reply)."""
+        content = await call(gw, "evaluate", {"expression": FILL_LOGS, "tab": tab,
+                                              "timeout_s": 60})
+        if content.get("value") != LOG_ENTRIES:
+            raise RuntimeError(f"filling tab {tab}: {content.get('value')!r} of {LOG_ENTRIES} "
+                               "fetches returned 200")
+        args = {"tab": tab, "limit": LOG_ENTRIES}
+        with anyio.fail_after(30):
+            while True:
+                messages = (await call(gw, "console_messages", args))["messages"]
+                requests = (await call(gw, "network_requests", {**args, "filter": "/s.gif"})
+                            )["requests"]
+                finished = [q for q in requests
+                            if q["status"] == 200 and q["duration_ms"] is not None]
+                if len(messages) == len(finished) == LOG_ENTRIES:
+                    return
+                await anyio.sleep(0.05)
+
+    def _list_times(self, call_log: Path, offset: int) -> None:
+        """duration_ms of the logged gateway's measured list calls (warm-up skipped)."""
+        keys = {"console_messages": "in_console", "network_requests": "in_network"}
+        seen: dict[str, int] = {}
+        result_bytes: dict[str, int] = {}
+        with call_log.open("rb") as f:
+            f.seek(offset)
+            lines = f.read().decode().splitlines()
+        for line in lines:
+            record = json.loads(line)
+            key = keys.get(record.get("tool") or "")
+            if key is None or record.get("outcome") != "ok":
+                continue
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > self._live_warmup():
+                self.r.rows[key].samples.append(float(record["duration_ms"]))
+                result_bytes[record["tool"]] = int(record.get("result_bytes", 0))
+        self.r.meta["list_result_bytes"] = result_bytes
+
+    async def live_view(self) -> None:
+        """Issue 3: browse_view of the live news page, beside the raw AX-tree fetch."""
+        assert self.topo is not None
+        topo, r = self.topo, self.r
+        deadline = time.perf_counter() + VIEW_BUDGET_S
+        host = topo.host("h1")
+        env = {**topo.client_env(), "SSH_PROXY_TO": host.name}
+        raw = RawCdp(topo, host)
+        tabs: list[tuple[Client, int]] = []
+        seen: dict[str, Any] = {}
+        try:
+            async with page_server(host) as base, mcp_client(gateway_params(env)) as gw:
+                try:
+                    tab = await self._live_tab(gw, base + "news.html", tabs)
+                    await self._attach_raw(raw, gw, tab)
+
+                    async def raw_ax() -> None:
+                        with anyio.fail_after(RAW_LIVE_TIMEOUT_S):
+                            tree = await raw.send("Accessibility.getFullAXTree")
+                        seen["ax_nodes"] = len(tree["nodes"])
+                        assert seen["ax_nodes"] > 1000, seen
+
+                    async def gw_view() -> None:
+                        view = await call(gw, "browse_view", {"tab": tab})
+                        # Ref numbers count on across views of a tab, so later views
+                        # are longer: the size row is the first view's.
+                        seen.setdefault("first", view)
+                        seen["last"] = view
+                        assert view["refs"] > 200 and not view["truncated"], view["refs"]
+
+                    n = max(10, self.opts.calls // 40)
+                    await self._interleaved(
+                        {"raw_ax": (raw_ax, n), "gw_view": (gw_view, n)}, "view",
+                        deadline, VIEW_BUDGET_S, self._live_warmup(), LIVE_BLOCK)
+                finally:
+                    await self._close_tabs(tabs)
+        finally:
+            await raw.aclose()
+        row = r.rows["gw_view"]
+        row.ok = row.median is not None and row.median <= TARGET_VIEW_MS
+        first, last = seen["first"], seen["last"]
+        chars = len(first["view"])
+        r.rows["view_chars"].samples = [float(chars)]
+        r.rows["view_chars"].ok = chars <= TARGET_VIEW_CHARS
+        r.rows["view_refs"].samples = [float(first["refs"])]
+        r.meta["view"] = {"ax_nodes": seen.get("ax_nodes"), "first_view_chars": chars,
+                          "refs": first["refs"], "views": len(r.rows["gw_view"].samples),
+                          "last_view_chars": len(last["view"]),
+                          "last_view_first_ref": _first_ref(last["view"])}
+        r.rows["raw_ax"].label = (f"raw CDP `Accessibility.getFullAXTree` of the news page "
+                                  f"({seen.get('ax_nodes')} nodes), same forward")
+
     # ------------------------------------------------------------------- --profile
 
     async def profile(self) -> None:
@@ -967,9 +1349,8 @@ def parse_args(argv: Sequence[str] | None) -> Options:
     parser.add_argument("--retries", type=int, default=1,
                         help="re-run a phase that failed, e.g. because a test on this machine "
                              "restarted a browser (default 1)")
-    parser.add_argument("--phases", default="sequential,startup,targets",
-                        help="comma-separated subset of sequential,startup,targets "
-                             "(default: all)")
+    parser.add_argument("--phases", default=",".join(PHASES),
+                        help=f"comma-separated subset of {','.join(PHASES)} (default: all)")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH",
                         help="also write every number (and the table) to this JSON file")
     parser.add_argument("--profile", type=Path, default=None, metavar="PATH",
@@ -982,9 +1363,9 @@ def parse_args(argv: Sequence[str] | None) -> Options:
         parser.error("--hosts, --calls, --starts must be ≥ 1, --warmup ≥ 0, "
                      "--concurrency 1..256")
     phases = tuple(p.strip() for p in args.phases.split(",") if p.strip())
-    unknown = set(phases) - {"sequential", "startup", "targets"}
+    unknown = set(phases) - set(PHASES)
     if unknown or not phases:
-        parser.error(f"--phases: unknown {sorted(unknown)}; use sequential,startup,targets")
+        parser.error(f"--phases: unknown {sorted(unknown)}; use {','.join(PHASES)}")
     return Options(hosts=args.hosts, calls=args.calls, warmup=args.warmup, starts=args.starts,
                    concurrency=args.concurrency, retries=max(0, args.retries),
                    phases=phases,

@@ -33,6 +33,8 @@ __all__ = ["Action", "StepResult", "element_box", "run_actions"]
 Ref = Annotated[int, Field(description="A ref (#N) from the current view.", ge=1)]
 SETTLE_START_S = 0.15   # how long an action gets to start a navigation
 SETTLE_LOAD_S = 10.0    # how long a navigation it started gets to load
+QUIET_S = 0.1           # network-quiet window after an action…
+QUIET_MAX_S = 1.0       # …waited for at most this long (pages that poll never go quiet)
 
 # Shared by the scripts below: carry a point in an element's document up through
 # same-origin frames to the top, checking at every level that nothing of the
@@ -319,7 +321,8 @@ class _Page:
 
     async def settle(self, started: asyncio.Future[Any], loaded: asyncio.Future[Any],
                      budget_s: float) -> None:
-        """If the action started a navigation, wait (bounded) for the new page to load."""
+        """If the action started a navigation, wait (bounded) for the new page to load;
+        then for a short network-quiet window (no new request for ``QUIET_S``)."""
         try:
             async with asyncio.timeout(SETTLE_START_S):
                 await asyncio.shield(started)
@@ -327,6 +330,13 @@ class _Page:
                 await asyncio.shield(loaded)
         except (TimeoutError, asyncio.CancelledError):
             pass  # nothing started, or still loading: the view shows what is there
+        deadline = time.monotonic() + QUIET_MAX_S
+        seen = self.tab.network.last_id
+        while time.monotonic() < deadline:
+            await asyncio.sleep(QUIET_S)
+            if self.tab.network.last_id == seen:
+                return
+            seen = self.tab.network.last_id
 
 
 async def _run_one(page: _Page, action: BaseModel) -> None:

@@ -1,7 +1,9 @@
 """Real remote hosts for end-to-end tests: sshd + Chromium inside Linux network namespaces.
 
 Each host ``hN`` is a network namespace ``csgw-hN`` joined to the root namespace by a veth
-pair in a private /30 (``10.231.N.1`` root side, ``10.231.N.2`` namespace side). Inside it
+pair in a private /30 (``10.231.N.1`` root side, ``10.231.N.2`` namespace side); with
+``CSGW_TOPOLOGY_SLOT=K`` every name, path and subnet is shifted (``csgwK-hN``, 10.231+K)
+so separate runs never share hosts. Inside it
 run an OpenSSH ``sshd`` listening on the namespace address only, and a headless Chromium
 started as the login user ``csgw`` with ``--remote-debugging-port=0``.  Chromium listens on
 the namespace's own loopback, so the only way to reach it from the root namespace is an SSH
@@ -67,17 +69,29 @@ __all__ = [
     "up",
 ]
 
-PREFIX = "csgw"
-ROOT = Path("/tmp/csgw-topology")
+
+def _slot() -> int:
+    """``CSGW_TOPOLOGY_SLOT`` (0-9) picks one of several independent topologies, so
+    separate test runs on one machine (e.g. parallel work trees) never share hosts.
+    Slot 0, the default, keeps the plain ``csgw`` names."""
+    text = os.environ.get("CSGW_TOPOLOGY_SLOT", "").strip() or "0"
+    if not (text.isdigit() and len(text) == 1):
+        raise RuntimeError(f"CSGW_TOPOLOGY_SLOT={text!r}: expected one digit 0-9")
+    return int(text)
+
+
+SLOT = _slot()
+PREFIX = "csgw" if SLOT == 0 else f"csgw{SLOT}"
+ROOT = Path(f"/tmp/{PREFIX}-topology")
 STATE_FILE = "topology.json"
-LOCK_FILE = Path("/run/lock" if Path("/run/lock").is_dir() else "/tmp") / "csgw-topology.lock"
+LOCK_FILE = Path("/run/lock" if Path("/run/lock").is_dir() else "/tmp") / f"{PREFIX}-topology.lock"
 SSHD = "/usr/sbin/sshd"
 CHROMIUM = "/usr/lib/chromium/chromium"
 USER = "csgw"
-UID = 4231
+UID = 4231 + SLOT
 SSH_PORT = 22
-SUBNET = "10.231"  # host N gets 10.231.N.0/30
-ROUTE_PROTO = "231"  # tags our safety routes in the root namespace
+SUBNET = f"10.{231 + SLOT}"  # host N gets 10.231.N.0/30 (slot 0)
+ROUTE_PROTO = str(231 + SLOT)  # tags our safety routes in the root namespace
 ROUTE_METRIC = "4231"
 
 CHROME_FLAGS = (

@@ -11,6 +11,7 @@ is ``str(error)``: what happened, then what to do next.
     GatewayError
     ├── ConfigError            bad targets file / env value (refused at start)
     ├── InvalidArgument        a tool argument the gateway refuses
+    ├── NotAllowed             the target's policy forbids it (allow_cdp, cdp_allow, …)
     ├── TargetNotFound         no target of that name
     ├── TargetAmbiguous        several targets and none named
     ├── TargetUnavailable      target is down (reason inside); also the base of
@@ -43,6 +44,7 @@ __all__ = [
     "InvalidArgument",
     "JavaScriptError",
     "NavigationError",
+    "NotAllowed",
     "StaleRef",
     "TabNotFound",
     "TargetAmbiguous",
@@ -73,6 +75,12 @@ class ConfigError(GatewayError):
 
 class InvalidArgument(GatewayError):
     """A tool argument that is well-typed but not acceptable (method name, URL, id)."""
+
+
+class NotAllowed(GatewayError):
+    """Well-formed, but the target's configuration forbids it (``allow_cdp = false``,
+    ``cdp_allow``, ``allow_evaluate = false``, ``allow_schemes``). The text names the
+    setting, so the operator knows what to change and the agent knows to stop retrying."""
 
 
 class TargetNotFound(GatewayError):

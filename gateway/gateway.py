@@ -20,6 +20,7 @@ from .ssh import SshLink, SshTransport
 from .tab import Tab, TabRegistry
 from .target import Target
 from .transport import LocalTransport, Transport
+from .urls import check_url
 
 __all__ = ["Gateway", "open_gateway"]
 
@@ -80,12 +81,17 @@ class Gateway:
                                   f"{target!r}; omit target or pass target={tab.target!r}")
         return self.targets[tab.target], tab
 
-    async def tab_or_new(self, tab_id: int | None, target: str | None) -> tuple[Target, Tab]:
-        """The given tab, or a fresh blank one on the target (navigate, browse)."""
+    async def tab_for_url(
+        self, tab_id: int | None, target: str | None, url: str
+    ) -> tuple[Target, Tab, str]:
+        """The tab that is to load ``url`` (navigate, browse): the given one, or a fresh
+        blank one — opened only once the URL passed the target's checks."""
         if tab_id is not None:
-            return await self.tab(tab_id, target)
+            chosen, tab = await self.tab(tab_id, target)
+            return chosen, tab, check_url(url, chosen.config.allow_schemes)
         chosen = self.target(target)
-        return chosen, await chosen.new_tab("about:blank")
+        url = check_url(url, chosen.config.allow_schemes)
+        return chosen, await chosen.new_tab("about:blank"), url
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):

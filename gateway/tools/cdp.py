@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from ..errors import CdpError, InvalidArgument
+from ..policy import check_cdp_command
 from ..redact import redact
 from ..sizing import DEFAULT_MAX_CHARS, fit
 from .args import MaxChars, TargetArg, TimeoutArg
@@ -50,17 +51,20 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         Without `tab` the command goes to the browser (Browser.*, Target.*,
         SystemInfo.*); with `tab` to that page (Page.*, Runtime.*, DOM.*,
         Network.*, Emulation.*, …). Use it for whatever the other tools do not
-        cover. Header secrets in the result are redacted.
+        cover. Header secrets in the result are redacted. A target's config may
+        restrict which methods are allowed (allow_cdp, cdp_allow).
         """
         if not METHOD_RE.match(method):
             raise InvalidArgument(f"method {method[:80]!r} is not a CDP method name; use "
                                   "Domain.method, e.g. Page.navigate or Target.getTargets")
         if tab is not None:
             t, page = await gateway.tab(tab, target)
+            check_cdp_command(t.config, method, params)
             async with page.lock:
                 result = await t.tab_call(page, method, params, timeout_s=timeout_s)
         else:
             t = gateway.target(target)
+            check_cdp_command(t.config, method, params)
             try:
                 result = await t.browser_call(method, params, timeout_s=timeout_s)
             except CdpError as exc:

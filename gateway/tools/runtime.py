@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field
 
 from ..errors import JavaScriptError
+from ..policy import check_evaluate
 from ..sizing import DEFAULT_MAX_CHARS, fit
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 
@@ -130,6 +131,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         with the message and stack.
         """
         t, page = await gateway.tab(tab, target)
+        check_evaluate(t.config)
         budget = timeout_s or t.config.command_timeout_s
         async with page.lock:
             result = await t.tab_call(page, "Runtime.evaluate", {

@@ -11,7 +11,6 @@ from ..navigation import navigate_tab
 from ..sizing import DEFAULT_MAX_CHARS, fit
 from ..snapshot import fetch_snapshot
 from ..tab import ViewState
-from ..urls import check_url
 from ..view import render_view
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 from .tabs import UrlArg, WaitArg
@@ -72,8 +71,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         Act on the numbers with browse_act. This is the cheap way to read a page;
         use screenshot only when the layout itself matters.
         """
-        url = check_url(url)
-        t, page = await gateway.tab_or_new(tab, target)
+        t, page, url = await gateway.tab_for_url(tab, target, url)
         async with page.lock:
             await navigate_tab(t, page, url, wait, timeout_s or t.config.command_timeout_s)
             return await _view(t, page, max_chars)

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from . import __version__
-from .config import load_config
+from .config import GatewayConfig, load_config
 from .errors import ConfigError
 from .log import configure_logging
 
@@ -37,21 +37,23 @@ def _parser() -> argparse.ArgumentParser:
                                                               "INFO"),
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="stderr log level (default INFO)")
+    common.add_argument("--read-only", action="store_true",
+                        help="offer only tools that change nothing in the browsers "
+                             "(also $CHROME_SSH_GATEWAY_READ_ONLY=1)")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", parents=[common], help="serve MCP on stdin/stdout (default)")
     call = sub.add_parser("call", parents=[common], help="run one tool and print its result")
     call.add_argument("tool", help="tool name, e.g. list_tabs")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as JSON")
-    parser.set_defaults(config=None, log_level="INFO")
+    parser.set_defaults(config=None, log_level="INFO", read_only=False)
     return parser
 
 
-async def _call(config_path: str | None, tool: str, arguments: dict[str, Any]) -> int:
+async def _call(config: GatewayConfig, tool: str, arguments: dict[str, Any]) -> int:
     from mcp import Client
 
     from .server import running_server
 
-    config = load_config(os.environ, config_path)
     async with running_server(config) as (server, gateway), Client(server) as client:
         # A one-shot call should see the targets as they are, not mid-connect.
         async with anyio.create_task_group() as tg:
@@ -82,10 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not isinstance(arguments, dict):
                 print("chrome-ssh-gateway: arguments must be a JSON object", file=sys.stderr)
                 return 2
-            return anyio.run(_call, args.config, args.tool, arguments)
+            config = load_config(os.environ, args.config, read_only=args.read_only)
+            return anyio.run(_call, config, args.tool, arguments)
         from .server import serve_stdio
 
-        anyio.run(serve_stdio, load_config(os.environ, args.config))
+        anyio.run(serve_stdio, load_config(os.environ, args.config, read_only=args.read_only))
         return 0
     except ConfigError as exc:
         print(f"chrome-ssh-gateway: configuration error: {exc}", file=sys.stderr)

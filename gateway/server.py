@@ -4,7 +4,9 @@
 errors are mapped (a ``GatewayError`` becomes a tool error with its own text;
 anything else becomes a tool error that says it is a gateway bug, and the
 server keeps serving), where a call is timed, and where it is written to the
-call log. Tool modules therefore contain only what their tools do.
+call log. Tool modules therefore contain only what their tools do. In
+read-only mode (``--read-only``) it is also where the tools that change
+something are left out: an agent cannot call what it is never offered.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ is a named target (list_targets). Tabs have small integer ids that are unique
 across all targets (list_tabs); pass tab=<id> to tab tools, and target=<name>
 only when several targets exist and no tab is given.
 """
+READ_ONLY_NOTE = """
+This gateway runs read-only: only tools that change nothing in the browsers are
+offered (listing, views, screenshots, console and network).
+"""
 
 
 class GatewayServer(MCPServer):
@@ -70,9 +76,10 @@ class GatewayServer(MCPServer):
 class ToolRegistrar:
     """Registers tool functions on the MCP server behind the common call boundary."""
 
-    def __init__(self, server: MCPServer, call_log: CallLog) -> None:
+    def __init__(self, server: MCPServer, call_log: CallLog, *, read_only: bool = False) -> None:
         self._server = server
         self._call_log = call_log
+        self._read_only = read_only
         self._call_ids = itertools.count(1)
 
     def record_refused(self, tool: str, arguments: dict[str, Any], start: float,
@@ -84,6 +91,8 @@ class ToolRegistrar:
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
         def register(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             name = fn.__name__
+            if self._read_only and not read_only:
+                return fn
 
             @functools.wraps(fn)
             async def call(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -147,9 +156,10 @@ def build_server(gateway: Gateway, call_log: CallLog) -> MCPServer:
     """An MCP server whose tools act on ``gateway`` (already running)."""
     from .tools import register_all
 
+    read_only = gateway.config.read_only
     server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
-                           instructions=INSTRUCTIONS)
-    server.registrar = ToolRegistrar(server, call_log)
+                           instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""))
+    server.registrar = ToolRegistrar(server, call_log, read_only=read_only)
     register_all(server.registrar, gateway)
     return server
 

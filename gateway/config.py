@@ -30,7 +30,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Literal, cast
 
@@ -40,10 +40,12 @@ __all__ = [
     "ENV_CALL_LOG",
     "ENV_CDP_URL",
     "ENV_CONFIG",
+    "ENV_READ_ONLY",
     "ENV_SSH_PROXY_PORT",
     "ENV_SSH_PROXY_TO",
     "HOST_KEY_POLICIES",
     "MAX_SECONDS",
+    "OPT_IN_SCHEMES",
     "TARGET_KEYS",
     "TARGET_NAME_RE",
     "CdpAddress",
@@ -78,6 +80,13 @@ ENV_SSH_PROXY_TO = "SSH_PROXY_TO"
 ENV_CDP_URL = "CDP_URL"
 ENV_SSH_PROXY_PORT = "SSH_PROXY_PORT"
 ENV_CALL_LOG = "MCP_DEBUG_LOG"
+ENV_READ_ONLY = "CHROME_SSH_GATEWAY_READ_ONLY"
+
+# URL schemes a tab is never sent to unless its target lists them in
+# ``allow_schemes``: they read the remote host's files or change the browser itself.
+OPT_IN_SCHEMES = frozenset({"file", "chrome", "chrome-extension", "devtools", "view-source"})
+# ``cdp_allow`` entries: a whole domain (``Runtime.*``) or one method (``Page.reload``).
+_CDP_PATTERN_RE = re.compile(r"[A-Z][A-Za-z0-9]{0,63}\.(\*|[a-z][A-Za-z0-9]{0,127})")
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
@@ -123,13 +132,20 @@ class CdpAddress:
 
 @dataclass(frozen=True)
 class ReconnectPolicy:
-    """How a target's SSH link is kept alive and re-established (asyncssh never does)."""
+    """How a target's link is kept alive and re-established (asyncssh never does).
+
+    The supervisor retries after ``initial_delay_s``, doubling up to ``max_delay_s``
+    (kept short so a target is back within seconds of its host, without a call).
+    ``call_wait_s`` is how long a tool call waits for a target that is connecting or
+    down to come up before it fails with the last reason; 0 fails at once.
+    """
 
     initial_delay_s: float = 0.5
-    max_delay_s: float = 15.0
+    max_delay_s: float = 5.0
     connect_timeout_s: float = 10.0
     keepalive_interval_s: float = 15.0
     keepalive_count_max: int = 3
+    call_wait_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -148,6 +164,10 @@ class TargetConfig:
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
     console_buffer: int = 1000          # console entries kept per tab
     network_buffer: int = 1000          # network requests kept per tab
+    allow_cdp: bool = True              # cdp_command may be used at all
+    cdp_allow: tuple[str, ...] | None = None   # Domain.* / Domain.method; None = any
+    allow_evaluate: bool = True         # evaluate, and CDP methods that run page JS
+    allow_schemes: frozenset[str] = frozenset()  # of OPT_IN_SCHEMES, e.g. {"file"}
 
     @property
     def transport(self) -> Literal["ssh", "local"]:
@@ -163,6 +183,7 @@ class GatewayConfig:
     call_log: Path | None
     source: str
     allow_any_path: bool = False        # save_to may write outside the allowed directories
+    read_only: bool = False             # serve only the tools that change nothing
 
 
 # Keys a ``[targets.<name>]`` table may hold, in the order the docs list them.
@@ -178,9 +199,13 @@ TARGET_KEYS: tuple[str, ...] = (
     "reconnect",
     "console_buffer",
     "network_buffer",
+    "allow_cdp",
+    "cdp_allow",
+    "allow_evaluate",
+    "allow_schemes",
 )
 _RECONNECT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(ReconnectPolicy))
-_GATEWAY_KEYS: tuple[str, ...] = ("call_log", "allow_any_path")
+_GATEWAY_KEYS: tuple[str, ...] = ("call_log", "allow_any_path", "read_only")
 _TOP_LEVEL_KEYS: tuple[str, ...] = ("gateway", "targets")
 
 
@@ -521,17 +546,54 @@ def _want_int(value: object, *, source: str, key: str) -> int:
     return value
 
 
-def _want_seconds(value: object, *, source: str, key: str) -> float:
+def _want_seconds(value: object, *, source: str, key: str, zero_ok: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(source, key, f"expected a number of seconds, got {_type_name(value)}")
     seconds = float(value)
-    if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_SECONDS:
+    low_ok = seconds >= 0 if zero_ok else seconds > 0
+    if not math.isfinite(seconds) or not low_ok or seconds > MAX_SECONDS:
+        low = ">= 0" if zero_ok else "> 0"
         raise ConfigError(
             source,
             key,
-            f"{value} is not a sane duration; expected seconds > 0 and <= {MAX_SECONDS:g}",
+            f"{value} is not a sane duration; expected seconds {low} and <= {MAX_SECONDS:g}",
         )
     return seconds
+
+
+def _want_str_list(value: object, *, source: str, key: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ConfigError(source, key, f"expected an array of strings, got {_type_name(value)}")
+    for item in value:
+        if not isinstance(item, str):
+            raise ConfigError(source, key, f"expected an array of strings, found "
+                              f"{_type_name(item)}")
+    return cast(list[str], value)
+
+
+def _parse_cdp_allow(value: object, *, source: str, key: str) -> tuple[str, ...]:
+    patterns = _want_str_list(value, source=source, key=key)
+    if not patterns:
+        raise ConfigError(source, key, "an empty cdp_allow allows nothing; "
+                          "write allow_cdp = false to turn cdp_command off")
+    for pattern in patterns:
+        if not _CDP_PATTERN_RE.fullmatch(pattern):
+            raise ConfigError(source, key, f"{_show(pattern)} is not a CDP method pattern; "
+                              "expected Domain.* or Domain.method, e.g. \"Runtime.*\"")
+    return tuple(patterns)
+
+
+def _parse_schemes(value: object, *, source: str, key: str) -> frozenset[str]:
+    schemes = _want_str_list(value, source=source, key=key)
+    for scheme in schemes:
+        if scheme == "javascript":
+            raise ConfigError(source, key, "javascript: URLs are never navigated to; "
+                              "run code with evaluate instead")
+        if scheme not in OPT_IN_SCHEMES:
+            raise ConfigError(source, key, f"{_show(scheme)} cannot be allowed; expected any "
+                              f"of {', '.join(sorted(OPT_IN_SCHEMES))} (http, https, about, "
+                              "data and blob are always allowed)")
+    return frozenset(schemes)
 
 
 def _want_table(value: object, *, source: str, key: str) -> dict[str, object]:
@@ -572,7 +634,8 @@ def _parse_reconnect(value: object, *, source: str, key: str) -> ReconnectPolicy
         if name == "keepalive_count_max":
             continue
         seconds[name] = (
-            _want_seconds(table[name], source=source, key=f"{key}.{name}")
+            _want_seconds(table[name], source=source, key=f"{key}.{name}",
+                          zero_ok=name == "call_wait_s")
             if name in table
             else float(getattr(defaults, name))
         )
@@ -595,6 +658,7 @@ def _parse_reconnect(value: object, *, source: str, key: str) -> ReconnectPolicy
         connect_timeout_s=seconds["connect_timeout_s"],
         keepalive_interval_s=seconds["keepalive_interval_s"],
         keepalive_count_max=count,
+        call_wait_s=seconds["call_wait_s"],
     )
 
 
@@ -668,14 +732,24 @@ def _parse_target(name: str, value: object, *, source: str) -> TargetConfig:
     reconnect = ReconnectPolicy()
     if "reconnect" in table:
         reconnect = _parse_reconnect(table["reconnect"], source=source, key=key("reconnect"))
-    buffers = {}
+    options: dict[str, int | bool] = {}  # keys whose defaults live in TargetConfig
     for name_ in ("console_buffer", "network_buffer"):
         if name_ in table:
             size = _want_int(table[name_], source=source, key=key(name_))
             if not MIN_BUFFER <= size <= MAX_BUFFER:
                 raise ConfigError(source, key(name_), f"{size} is out of range; expected "
                                   f"{MIN_BUFFER}..{MAX_BUFFER} entries")
-            buffers[name_] = size
+            options[name_] = size
+    for name_ in ("allow_cdp", "allow_evaluate"):
+        if name_ in table:
+            options[name_] = _want_bool(table[name_], source=source, key=key(name_))
+    cdp_allow = None
+    if "cdp_allow" in table:
+        cdp_allow = _parse_cdp_allow(table["cdp_allow"], source=source, key=key("cdp_allow"))
+    schemes: frozenset[str] = frozenset()
+    if "allow_schemes" in table:
+        schemes = _parse_schemes(table["allow_schemes"], source=source,
+                                 key=key("allow_schemes"))
     return TargetConfig(
         name=name,
         ssh=ssh,
@@ -687,7 +761,9 @@ def _parse_target(name: str, value: object, *, source: str) -> TargetConfig:
         command_timeout_s=timeout,
         launch=launch,
         reconnect=reconnect,
-        **buffers,
+        cdp_allow=cdp_allow,
+        allow_schemes=schemes,
+        **options,  # type: ignore[arg-type]  # each key checked above
     )
 
 
@@ -718,10 +794,8 @@ def _read_toml(path: str) -> dict[str, object]:
         raise ConfigError(path, "", "TOML arrays or inline tables nested too deeply") from None
 
 
-def _load_file(
-    path: str, environ: Mapping[str, str]
-) -> tuple[tuple[TargetConfig, ...], Path | None, bool]:
-    """Targets, the ``[gateway] call_log`` (None when absent or false) and ``allow_any_path``."""
+def _load_file(path: str, environ: Mapping[str, str]) -> GatewayConfig:
+    """Everything a targets file says; ``call_log`` is None when absent or false."""
     data = _read_toml(path)
     for name in data:
         if name not in _TOP_LEVEL_KEYS:
@@ -731,13 +805,13 @@ def _load_file(
                 "unknown top-level key; expected only [gateway] and [targets.<name>]",
             )
     call_log: Path | None = None
-    allow_any_path = False
+    switches: dict[str, bool] = {}
     if "gateway" in data:
         gateway = _want_table(data["gateway"], source=path, key="gateway")
         _check_keys(gateway, _GATEWAY_KEYS, source=path, prefix="gateway")
-        if "allow_any_path" in gateway:
-            allow_any_path = _want_bool(gateway["allow_any_path"], source=path,
-                                        key="gateway.allow_any_path")
+        for name in ("allow_any_path", "read_only"):
+            if name in gateway:
+                switches[name] = _want_bool(gateway[name], source=path, key=f"gateway.{name}")
         if "call_log" in gateway:
             value = gateway["call_log"]
             if isinstance(value, bool):
@@ -777,7 +851,7 @@ def _load_file(
                 )
             exposed[target.expose_port] = name
         targets.append(target)
-    return tuple(targets), call_log, allow_any_path
+    return GatewayConfig(targets=tuple(targets), call_log=call_log, source=path, **switches)
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:
@@ -786,13 +860,29 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
     return value if value != "" else None
 
 
-def load_config(environ: Mapping[str, str], config_path: str | None = None) -> GatewayConfig:
+def load_config(
+    environ: Mapping[str, str], config_path: str | None = None, *, read_only: bool = False
+) -> GatewayConfig:
     """Build the gateway's configuration from ``environ`` and an optional targets file.
 
     ``config_path`` is the ``--config`` argument; it overrides
-    ``CHROME_SSH_GATEWAY_CONFIG``. Raises ``ConfigError`` on anything invalid —
-    the only exception this function raises.
+    ``CHROME_SSH_GATEWAY_CONFIG``. ``read_only`` is the ``--read-only`` flag; the
+    env var and ``[gateway] read_only`` can only turn read-only mode on, never off.
+    Raises ``ConfigError`` on anything invalid — the only exception this function raises.
     """
+    config = _load_targets(environ, config_path)
+    env_read_only = _env(environ, ENV_READ_ONLY)
+    if env_read_only is not None:
+        word = env_read_only.strip().lower()
+        if word not in _TRUE_WORDS | _FALSE_WORDS:
+            raise ConfigError(ENV_READ_ONLY, "", f"{_show(env_read_only)} is not a switch; "
+                              "expected 1/0, true/false, yes/no or on/off")
+        read_only = read_only or word in _TRUE_WORDS
+    return replace(config, read_only=True) if read_only else config
+
+
+def _load_targets(environ: Mapping[str, str], config_path: str | None) -> GatewayConfig:
+    """``load_config`` without the read-only switch: where the targets come from."""
     ssh_text = _env(environ, ENV_SSH_PROXY_TO)
     cdp_text = _env(environ, ENV_CDP_URL)
     port_text = _env(environ, ENV_SSH_PROXY_PORT)
@@ -822,10 +912,8 @@ def load_config(environ: Mapping[str, str], config_path: str | None = None) -> G
                     "move this setting into the file",
                 )
         path = _expand_home(path, environ)
-        targets, file_log, allow_any_path = _load_file(path, environ)
-        call_log = env_log if log_text is not None else file_log
-        return GatewayConfig(targets=targets, call_log=call_log, source=path,
-                             allow_any_path=allow_any_path)
+        config = _load_file(path, environ)
+        return replace(config, call_log=env_log) if log_text is not None else config
 
     cdp = parse_cdp_address(cdp_text, source=ENV_CDP_URL, key="") if cdp_text is not None else None
     if ssh_text is not None:

@@ -343,6 +343,7 @@ def test_file_call_log_booleans(tmp_path: Path) -> None:
 FULL_FILE = """
 [gateway]
 call_log = "/var/tmp/calls.jsonl"
+read_only = true
 
 [targets.devvm]
 ssh = "devvm"
@@ -355,6 +356,10 @@ host_key_policy = "accept-new"
 expose = 9555
 redact = false
 command_timeout_s = 45
+allow_cdp = true
+cdp_allow = ["Runtime.*", "Page.reload"]
+allow_evaluate = false
+allow_schemes = ["file", "view-source"]
 
 [targets.ci.reconnect]
 initial_delay_s = 1
@@ -362,6 +367,7 @@ max_delay_s = 60.5
 connect_timeout_s = 5
 keepalive_interval_s = 30
 keepalive_count_max = 5
+call_wait_s = 0
 
 [targets.local]
 cdp = "127.0.0.1:9222"
@@ -392,13 +398,18 @@ def test_full_file_parses_to_exact_config(tmp_path: Path) -> None:
                     connect_timeout_s=5.0,
                     keepalive_interval_s=30.0,
                     keepalive_count_max=5,
+                    call_wait_s=0.0,
                 ),
+                cdp_allow=("Runtime.*", "Page.reload"),
+                allow_evaluate=False,
+                allow_schemes=frozenset({"file", "view-source"}),
             ),
             TargetConfig(name="local", ssh=None, cdp=CdpAddress("127.0.0.1", 9222), launch=True),
             TargetConfig(name="disc_1", ssh=None, cdp=None),
         ),
         call_log=Path("/var/tmp/calls.jsonl"),
         source=path,
+        read_only=True,
     )
     assert [t.transport for t in config.targets] == ["ssh", "ssh", "local", "local"]
     assert isinstance(config.targets[1].command_timeout_s, float)
@@ -615,6 +626,29 @@ def test_pathological_toml_is_a_config_error(tmp_path: Path) -> None:
         ("[targets.a]\nprofile = '~/..'\n", "targets.a.profile", ["'..'"]),
         ('[targets.a]\nprofile = "/tmp/a\\nb"\n', "targets.a.profile", ["newline"]),
         ('[targets.a]\nprofile = "/tmp/a\\u0000b"\n', "targets.a.profile", ["NUL"]),
+        # policy keys
+        ("[targets.a]\nallow_cdp = 'no'\n", "targets.a.allow_cdp", ["expected true or false"]),
+        ("[targets.a]\ncdp_allow = 'Runtime.*'\n", "targets.a.cdp_allow",
+         ["expected an array of strings, got string"]),
+        ("[targets.a]\ncdp_allow = []\n", "targets.a.cdp_allow", ["allows nothing",
+                                                                  "allow_cdp = false"]),
+        ("[targets.a]\ncdp_allow = ['Runtime.*', 1]\n", "targets.a.cdp_allow",
+         ["found integer"]),
+        ("[targets.a]\ncdp_allow = ['runtime.*']\n", "targets.a.cdp_allow",
+         ["'runtime.*' is not a CDP method pattern", "Domain.*"]),
+        ("[targets.a]\ncdp_allow = ['*']\n", "targets.a.cdp_allow", ["not a CDP method"]),
+        ("[targets.a]\ncdp_allow = ['Runtime.eval*']\n", "targets.a.cdp_allow",
+         ["not a CDP method"]),
+        ("[targets.a]\nallow_schemes = ['javascript']\n", "targets.a.allow_schemes",
+         ["never navigated to"]),
+        ("[targets.a]\nallow_schemes = ['ftp']\n", "targets.a.allow_schemes",
+         ["'ftp' cannot be allowed", "file"]),
+        ("[targets.a]\nallow_schemes = ['FILE']\n", "targets.a.allow_schemes",
+         ["cannot be allowed"]),
+        ("[targets.a.reconnect]\ncall_wait_s = -1\n", "targets.a.reconnect.call_wait_s",
+         ["seconds >= 0"]),
+        ("[gateway]\nread_only = 1\n[targets.a]\n", "gateway.read_only",
+         ["expected true or false"]),
         # duplicate expose ports name the first user
         (
             "[targets.a]\nexpose = 9555\n[targets.b]\nexpose = 9555\n",
@@ -627,6 +661,31 @@ def test_file_errors(tmp_path: Path, text: str, key: str, reasons: list[str]) ->
     err, path = file_error(tmp_path, text)
     assert_error(err, path, key, *reasons)
     assert path in str(err) and key in str(err)
+
+
+def test_policy_defaults_allow_everything_but_opt_in_schemes(tmp_path: Path) -> None:
+    target = load_file(tmp_path, "[targets.a]\n").targets[0]
+    assert (target.allow_cdp, target.cdp_allow, target.allow_evaluate) == (True, None, True)
+    assert target.allow_schemes == frozenset()
+    assert target.reconnect.call_wait_s == 10.0
+
+
+@pytest.mark.parametrize("word", ["1", "true", "YES", "on"])
+def test_read_only_env_switch_turns_it_on(word: str) -> None:
+    assert load_config(env(CHROME_SSH_GATEWAY_READ_ONLY=word)).read_only is True
+
+
+@pytest.mark.parametrize("word", ["0", "false", "no", "off"])
+def test_read_only_env_off_words_and_the_flag(word: str) -> None:
+    assert load_config(env(CHROME_SSH_GATEWAY_READ_ONLY=word)).read_only is False
+    # The env var can never turn off what the --read-only flag turned on.
+    assert load_config(env(CHROME_SSH_GATEWAY_READ_ONLY=word), read_only=True).read_only is True
+
+
+def test_read_only_env_refuses_other_words() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(env(CHROME_SSH_GATEWAY_READ_ONLY="maybe"))
+    assert str(info.value).startswith("CHROME_SSH_GATEWAY_READ_ONLY: 'maybe' is not a switch")
 
 
 def test_profile_with_dots_in_names_is_fine(tmp_path: Path) -> None:

@@ -168,6 +168,20 @@ class SshLink:
         log.info("ssh connected", host=str(dest), peer=conn.get_extra_info("peername"))
         return conn
 
+    @property
+    def current(self) -> asyncssh.SSHClientConnection | None:
+        """The open connection, if any — without opening one."""
+        return self._conn
+
+    def drop(self, conn: asyncssh.SSHClientConnection) -> None:
+        """Abandon a connection found dead: abort it (a polite close would wait on the
+        dead peer) so every channel over it fails now and the next use reconnects."""
+        if conn is self._conn:
+            log.info("ssh connection dropped: host stopped answering", host=str(self.destination))
+            self._conn = None
+            self._client = None
+        conn.abort()
+
     async def aclose(self) -> None:
         conn, self._conn, self._client = self._conn, None, None
         if conn is not None:
@@ -238,6 +252,23 @@ class SshTransport:
         if self._expose_port is not None:
             await self._expose(conn, endpoint, self._expose_port)
         return ws
+
+    async def link_alive(self, endpoint: Endpoint, timeout_s: float) -> bool:
+        """Open (and close) a channel to the endpoint: any answer from sshd — even "nothing
+        listens there" — proves the link works; silence means it is dead."""
+        conn = self._link.current
+        if conn is None:
+            return False
+        try:
+            with anyio.fail_after(timeout_s):
+                _, writer = await conn.open_connection(endpoint.host, endpoint.port)
+            writer.close()
+            return True
+        except asyncssh.ChannelOpenError:
+            return True
+        except (TimeoutError, OSError, asyncssh.Error):
+            self._link.drop(conn)
+            return False
 
     async def _forward_to(self, conn: asyncssh.SSHClientConnection, endpoint: Endpoint) -> str:
         if self._socket_dir is None:

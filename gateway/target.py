@@ -9,10 +9,15 @@ State machine::
 ``run()`` is the supervisor: it lives in the gateway's task group for the
 whole process, owns the CDP reader, and reconnects with exponential backoff
 (``ReconnectPolicy``). Callers never connect by themselves: a call on an
-``up`` target goes straight to the socket, a call on a ``connecting`` target
-waits (bounded) for the attempt under way, and a call on a ``down`` target
-fails at once with the last reason — and wakes the supervisor so the next
-attempt starts now instead of after the backoff.
+``up`` target goes straight to the socket; a call on a ``connecting`` target
+waits for the attempt under way, and a call on a ``down`` target wakes the
+supervisor (the next attempt starts now, not after the backoff) and waits for
+that attempt — both at most ``call_wait_s``, then they fail with the reason.
+
+A command Chrome does not answer in time may mean a hung page or a dead link:
+the transport is asked whether the host still answers, and if not the call
+fails as "unreachable" and the dead link is dropped, so reconnecting starts
+at once instead of after the SSH keepalives give up.
 
 Tabs are tracked from Chrome's own target events (``Target.setDiscoverTargets``),
 so ``list_tabs`` is answered from memory, and every page is auto-attached
@@ -35,7 +40,7 @@ import structlog
 from .cdp import CdpConnection
 from .config import TargetConfig
 from .discovery import Endpoint, discover
-from .errors import GatewayError, TargetUnavailable
+from .errors import CdpTimeout, GatewayError, TargetUnavailable
 from .launcher import ChromeLauncher
 from .tab import Tab, TabRegistry
 from .transport import Transport
@@ -46,6 +51,8 @@ TargetState = Literal["connecting", "up", "down"]
 log = structlog.get_logger("gateway.target")
 
 SETUP_TIMEOUT_S = 10.0
+# How long a host gets to show it is alive after Chrome missed a command's deadline.
+LINK_PROBE_TIMEOUT_S = 3.0
 # Domains a tab's collectors need: console + exceptions, browser log, network, page events.
 _TAB_DOMAINS = ("Runtime.enable", "Log.enable", "Page.enable")
 _NETWORK_ENABLE = {"maxTotalBufferSize": 64 * 1024 * 1024,
@@ -105,15 +112,39 @@ class Target:
             while self.state == "connecting":
                 await self._changed.wait()
 
-    async def connection(self) -> CdpConnection:
-        """The live CDP connection, or ``TargetUnavailable`` without hanging."""
-        if self.state == "connecting":
-            await self.settled()
+    def _live(self) -> CdpConnection | None:
         cdp = self._cdp
-        if self.state == "up" and cdp is not None and cdp.is_open:
+        return cdp if self.state == "up" and cdp is not None and cdp.is_open else None
+
+    async def _await_attempt(self) -> None:
+        """Return once the target is up, or once a connection attempt that was under
+        way (or is started now) has failed."""
+        attempted = self.state == "connecting"
+        while self._live() is None:
+            if self.state == "down":
+                if attempted:
+                    return
+                self._wake.set()  # try now rather than after the backoff
+            changed = self._changed
+            await changed.wait()
+            attempted = attempted or self.state == "connecting"
+
+    async def connection(self) -> CdpConnection:
+        """The live CDP connection, waiting at most ``call_wait_s`` for one; else
+        ``TargetUnavailable`` with the last reason."""
+        cdp = self._live()
+        if cdp is not None:
+            return cdp
+        wait_s = self.config.reconnect.call_wait_s
+        with anyio.move_on_after(wait_s):
+            await self._await_attempt()
+        cdp = self._live()
+        if cdp is not None:
             return cdp
         self._wake.set()
-        reason = self.error or "still connecting"
+        reason = self.error or "not connected yet"
+        if self.state == "connecting":
+            reason += f"; still reconnecting after {wait_s:g} s"
         raise TargetUnavailable(self.name, f"{reason}; the gateway keeps reconnecting in the "
                                 "background — retry shortly, or check list_targets")
 
@@ -250,7 +281,25 @@ class Target:
         self, method: str, params: dict[str, Any] | None = None, *, timeout_s: float | None = None
     ) -> dict[str, Any]:
         cdp = await self.connection()
-        return await cdp.send(method, params, timeout_s=timeout_s or self.config.command_timeout_s)
+        return await self._send(cdp, method, params, None,
+                                timeout_s or self.config.command_timeout_s, "")
+
+    async def _send(self, cdp: CdpConnection, method: str, params: dict[str, Any] | None,
+                    session: str | None, timeout_s: float, hint: str) -> dict[str, Any]:
+        """``cdp.send``; a missed deadline over a link that no longer answers becomes
+        ``TargetUnavailable`` (the link is dropped and reconnecting starts now)."""
+        try:
+            return await cdp.send(method, params, session_id=session, timeout_s=timeout_s,
+                                  timeout_hint=hint)
+        except CdpTimeout as exc:
+            endpoint = self.endpoint
+            if endpoint is None or await self.transport.link_alive(endpoint,
+                                                                   LINK_PROBE_TIMEOUT_S):
+                raise
+            raise TargetUnavailable(
+                self.name, f"{method} got no answer within {timeout_s:g} s and "
+                f"{self.transport.host_label} does not answer over SSH either; the link "
+                "looks down") from exc
 
     def _bind_session(self, cdp: CdpConnection, tab: Tab, session_id: str,
                       frame_id: str | None = None) -> None:
@@ -333,9 +382,8 @@ class Target:
                                       timeout_s=SETUP_TIMEOUT_S)
             self._bind_session(cdp, tab, attached["sessionId"])
             await self._prepare(cdp, tab, attached["sessionId"], waiting=False)
-        return await cdp.send(method, params, session_id=session or tab.session_id,
-                              timeout_s=timeout_s or self.config.command_timeout_s,
-                              timeout_hint=timeout_hint)
+        return await self._send(cdp, method, params, session or tab.session_id,
+                                timeout_s or self.config.command_timeout_s, timeout_hint)
 
     async def new_tab(self, url: str) -> Tab:
         """Open a tab; load ``url`` only once its collectors run, so its very first

@@ -52,6 +52,11 @@ class Transport(Protocol):
 
     async def open_websocket(self, endpoint: Endpoint, timeout_s: float) -> ClientConnection: ...
 
+    async def link_alive(self, endpoint: Endpoint, timeout_s: float) -> bool:
+        """Whether the host still answers at all — asked when Chrome did not, to tell a
+        hung page from a dead link. On ``False`` the link has been dropped, so the
+        target reconnects now instead of after the keepalives give up."""
+
     async def aclose(self) -> None: ...
 
 
@@ -126,6 +131,9 @@ class LocalTransport:
     async def open_websocket(self, endpoint: Endpoint, timeout_s: float) -> ClientConnection:
         url = f"ws://{endpoint.address}{endpoint.browser_path}"
         return await open_websocket(url, unix_path=None, target=self._target, timeout_s=timeout_s)
+
+    async def link_alive(self, endpoint: Endpoint, timeout_s: float) -> bool:
+        return True  # loopback does not go down; a silent Chrome is a hung page
 
     async def aclose(self) -> None:
         return None

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from ..concurrency import gather
 from ..errors import InvalidArgument, TargetUnavailable
 from ..navigation import navigate_tab, page_state
 from ..urls import check_url
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from ..gateway import Gateway
     from ..server import ToolRegistrar
     from ..tab import Tab
+    from ..target import Target
 
 __all__ = ["register"]
 
@@ -75,27 +77,32 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         reported under `unavailable` with the reason. Tab ids are unique across
         targets and never reused.
         """
-        targets = [gateway.target(target)] if target is not None else gateway.targets.values()
-        tabs: list[TabInfo] = []
-        unavailable: list[TargetProblem] = []
-        for t in targets:
-            if t.state != "up":
-                try:
-                    await t.connection()
-                except TargetUnavailable as exc:
-                    if target is not None:
-                        raise
-                    unavailable.append(TargetProblem(target=t.name, error=str(exc)))
-                    continue
-            tabs.extend(_info(tab) for tab in t.tabs.values())
-        return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=unavailable)
+        if target is not None:
+            named = gateway.target(target)
+            await named.connection()
+            return TabList(tabs=[_info(tab) for tab in sorted(named.tabs.values(),
+                                                              key=lambda tab: tab.id)])
+
+        async def problem(t: Target) -> TargetProblem | None:
+            try:
+                await t.connection()  # waits (bounded, concurrently) for reconnecting ones
+            except TargetUnavailable as exc:
+                return TargetProblem(target=t.name, error=str(exc))
+            return None
+
+        targets = list(gateway.targets.values())
+        problems = await gather(*(problem(t) for t in targets))
+        tabs = [_info(tab) for t, bad in zip(targets, problems, strict=True) if bad is None
+                for tab in t.tabs.values()]
+        return TabList(tabs=sorted(tabs, key=lambda i: i.tab),
+                       unavailable=[p for p in problems if p is not None])
 
     @mcp.tool()
     async def new_tab(url: UrlArg = "about:blank", target: TargetArg = None) -> NewTabResult:
         """Open a new tab on a target and return its id (does not wait for loading;
         use navigate for that)."""
-        url = check_url(url)
         t = gateway.target(target)
+        url = check_url(url, t.config.allow_schemes)
         tab = await t.new_tab(url)
         return NewTabResult(tab=tab.id, target=t.name, url=url)
 
@@ -113,8 +120,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         Returns the final URL (after redirects) and the page title. Fails with the
         browser's reason (e.g. net::ERR_NAME_NOT_RESOLVED) when loading fails.
         """
-        url = check_url(url)
-        t, page = await gateway.tab_or_new(tab, target)
+        t, page, url = await gateway.tab_for_url(tab, target, url)
         budget = timeout_s or t.config.command_timeout_s
         async with page.lock:
             await navigate_tab(t, page, url, wait, budget)

@@ -12,6 +12,7 @@ import errno
 import http.client
 import json
 import socket
+import os
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -119,7 +120,8 @@ async def test_no_tcp_listener_without_ssh_proxy_port(topology: Topology) -> Non
         nav = await call_ok(gw, "navigate", {"url": data_url("no-listener")})
         pid = gateway_pid(marker)
         tcp = listening_tcp(pid)
-        unix = {path: stat.S_IMODE(Path(path).parent.stat().st_mode)
+        unix = {path: (stat.S_IMODE(Path(path).parent.stat().st_mode),
+                       Path(path).parent.stat().st_uid)
                 for path in listening_unix(pid) if not path.startswith("@")}
         abstract = [path for path in listening_unix(pid) if path.startswith("@")]
         await call_ok(gw, "close_tab", {"tab": nav["tab"]})
@@ -127,5 +129,5 @@ async def test_no_tcp_listener_without_ssh_proxy_port(topology: Topology) -> Non
     assert tcp == []
     # The forward to the browser is a Unix socket in a directory only we can enter.
     assert unix, "expected the Unix-socket forward to the browser"
-    assert all(mode == 0o700 for mode in unix.values()), unix
+    assert all(mode_owner == (0o700, os.getuid()) for mode_owner in unix.values()), unix
     assert abstract == []  # abstract sockets have no file permissions at all

@@ -299,7 +299,8 @@ class Target:
             raise TargetUnavailable(
                 self.name, f"{method} got no answer within {timeout_s:g} s and "
                 f"{self.transport.host_label} does not answer over SSH either; the link "
-                "looks down") from exc
+                "looks down — the gateway is reconnecting; retry shortly, or check "
+                "list_targets") from exc
 
     def _bind_session(self, cdp: CdpConnection, tab: Tab, session_id: str,
                       frame_id: str | None = None) -> None:

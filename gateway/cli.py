@@ -1,9 +1,13 @@
-"""Command line: ``serve`` (the MCP server on stdio, the default) and ``call``.
+"""Command line: ``serve`` (the MCP server on stdio, the default), ``call`` and ``doctor``.
 
 ``call TOOL 'JSON'`` runs one tool in process, through the same MCP server an
 agent talks to, prints the result as JSON on stdout and exits non-zero when
 the tool returned an error — a quick check of a target before wiring up an
 agent.
+
+``doctor`` checks every target step by step (see ``doctor.py``) and prints a
+table, or with ``--json`` one JSON document. Exit status: 0 every target up,
+1 some target down, 2 a configuration error (or an unknown ``--target``).
 """
 
 from __future__ import annotations
@@ -42,6 +46,17 @@ def _parser() -> argparse.ArgumentParser:
     call = sub.add_parser("call", parents=[common], help="run one tool and print its result")
     call.add_argument("tool", help="tool name, e.g. list_tabs")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as JSON")
+    doctor = sub.add_parser(
+        "doctor", parents=[common],
+        help="check every target step by step and say what to fix",
+        description="Check each target: config, DNS, TCP, host key, SSH login, DevTools "
+                    "endpoint, websocket, browser version, tabs. Exit 0 when every target "
+                    "is up, 1 when one is down, 2 for a configuration error.")
+    doctor.add_argument("--target", action="append", default=[], metavar="NAME",
+                        help="check only this target (repeatable)")
+    doctor.add_argument("--json", action="store_true", help="print one JSON document")
+    # Diagnosis output is the table; the gateway's own INFO lines would only clutter it.
+    doctor.set_defaults(log_level=os.environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL", "WARNING"))
     parser.set_defaults(config=None, log_level="INFO")
     return parser
 
@@ -69,6 +84,17 @@ async def _call(config_path: str | None, tool: str, arguments: dict[str, Any]) -
     return 0
 
 
+async def _doctor(config_path: str | None, names: list[str], as_json: bool) -> int:
+    from .doctor import render_text, run_doctor
+
+    report = await run_doctor(os.environ, config_path, names)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return 0 if report.up else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(args.log_level)
@@ -83,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("chrome-ssh-gateway: arguments must be a JSON object", file=sys.stderr)
                 return 2
             return anyio.run(_call, args.config, args.tool, arguments)
+        if args.command == "doctor":
+            return anyio.run(_doctor, args.config, args.target, args.json)
         from .server import serve_stdio
 
         anyio.run(serve_stdio, load_config(os.environ, args.config))

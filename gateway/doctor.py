@@ -197,10 +197,15 @@ def auth_fix(user: str, alias: str, offered: Sequence[str]) -> str:
     if not offered:
         return ("no key to offer: no ssh-agent (SSH_AUTH_SOCK unset) and no IdentityFile / "
                 "default key (~/.ssh/id_ed25519, id_ecdsa, id_rsa) — create one with "
-                f"`ssh-keygen -t ed25519` and install it with `ssh-copy-id {alias}`")
-    return (f"add one of these public keys to ~{user}/.ssh/authorized_keys on the host (e.g. "
-            f"`ssh-copy-id {alias}`), or name the right key with IdentityFile and the right "
-            f"login with User for {alias} in ~/.ssh/config")
+                f"`ssh-keygen -t ed25519` and install it with `ssh-copy-id {user}@{alias}`")
+    return (f"check that {user} is the right login on {alias}, then add one of these public "
+            f"keys to ~{user}/.ssh/authorized_keys there (e.g. `ssh-copy-id {user}@{alias}`); "
+            f"or name the right key with IdentityFile and the login with User for {alias} in "
+            "~/.ssh/config")
+
+
+def _home_relative(directory: str) -> str:
+    return directory if directory.startswith(("/", "~")) else f"~/{directory}"
 
 
 def start_chrome_hint(user_data_dir: str = "<dir>", port: int = 0) -> str:
@@ -602,7 +607,8 @@ class _TargetCheck:
                     + ("; ".join(why.split(": ", 1)[-1] for _, why in trace.unanswered_at)
                        or "not tried"))
         if trace.stale:
-            stale_dirs = [e.found_by.removeprefix("DevToolsActivePort in ")
+            # Default profile directories are relative to the (remote) home.
+            stale_dirs = [_home_relative(e.found_by.removeprefix("DevToolsActivePort in "))
                           for e, _ in trace.stale]
             detail = "; ".join(parts) + f"; nothing at {fallback}"
             fix = (f"the Chrome that wrote DevToolsActivePort in {stale_dirs[0]} is gone "

@@ -1,9 +1,13 @@
-"""Command line: ``serve`` (the MCP server on stdio, the default) and ``call``.
+"""Command line: ``serve`` (the MCP server on stdio, the default), ``call`` and ``doctor``.
 
 ``call TOOL 'JSON'`` runs one tool in process, through the same MCP server an
 agent talks to, prints the result as JSON on stdout and exits non-zero when
 the tool returned an error — a quick check of a target before wiring up an
 agent.
+
+``doctor`` checks every target step by step (see ``doctor.py``) and prints a
+table, or with ``--json`` one JSON document. Exit status: 0 every target up,
+1 some target down, 2 a configuration error (or an unknown ``--target``).
 """
 
 from __future__ import annotations
@@ -37,14 +41,26 @@ def _parser() -> argparse.ArgumentParser:
                                                               "INFO"),
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="stderr log level (default INFO)")
-    common.add_argument("--read-only", action="store_true",
-                        help="offer only tools that change nothing in the browsers "
-                             "(also $CHROME_SSH_GATEWAY_READ_ONLY=1)")
+    serving = argparse.ArgumentParser(add_help=False, parents=[common])
+    serving.add_argument("--read-only", action="store_true",
+                         help="offer only tools that change nothing in the browsers "
+                              "(also $CHROME_SSH_GATEWAY_READ_ONLY=1)")
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("serve", parents=[common], help="serve MCP on stdin/stdout (default)")
-    call = sub.add_parser("call", parents=[common], help="run one tool and print its result")
+    sub.add_parser("serve", parents=[serving], help="serve MCP on stdin/stdout (default)")
+    call = sub.add_parser("call", parents=[serving], help="run one tool and print its result")
     call.add_argument("tool", help="tool name, e.g. list_tabs")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as JSON")
+    doctor = sub.add_parser(
+        "doctor", parents=[common],
+        help="check every target step by step and say what to fix",
+        description="Check each target: config, DNS, TCP, host key, SSH login, DevTools "
+                    "endpoint, websocket, browser version, tabs. Exit 0 when every target "
+                    "is up, 1 when one is down, 2 for a configuration error.")
+    doctor.add_argument("--target", action="append", default=[], metavar="NAME",
+                        help="check only this target (repeatable)")
+    doctor.add_argument("--json", action="store_true", help="print one JSON document")
+    # Diagnosis output is the table; the gateway's own INFO lines would only clutter it.
+    doctor.set_defaults(log_level=os.environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL", "WARNING"))
     parser.set_defaults(config=None, log_level="INFO", read_only=False)
     return parser
 
@@ -71,6 +87,17 @@ async def _call(config: GatewayConfig, tool: str, arguments: dict[str, Any]) -> 
     return 0
 
 
+async def _doctor(config_path: str | None, names: list[str], as_json: bool) -> int:
+    from .doctor import render_text, run_doctor
+
+    report = await run_doctor(os.environ, config_path, names)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return 0 if report.up else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(args.log_level)
@@ -86,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             config = load_config(os.environ, args.config, read_only=args.read_only)
             return anyio.run(_call, config, args.tool, arguments)
+        if args.command == "doctor":
+            return anyio.run(_doctor, args.config, args.target, args.json)
         from .server import serve_stdio
 
         anyio.run(serve_stdio, load_config(os.environ, args.config, read_only=args.read_only))

@@ -13,7 +13,10 @@ With an explicit ``cdp`` address, ``/json/version`` there (or the given
 which serves no ``/json`` at all).
 
 The parsing helpers at the top are pure and tested on fixtures; ``discover``
-does the I/O through a ``Transport`` so SSH and local targets share it.
+does the I/O through a ``Transport`` so SSH and local targets share it. A
+``DiscoveryTrace`` passed to it sees each stage as it happens (what was read,
+which endpoint is tried, why one was rejected): ``doctor`` reports those as
+steps of their own without a second copy of the search order.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PROFILE_DIRS",
+    "DiscoveryTrace",
     "Endpoint",
     "active_port_command",
     "discover",
@@ -74,6 +78,25 @@ class Endpoint:
     def address(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
+
+
+class DiscoveryTrace:
+    """Hooks called by ``discover`` as it goes; this base class ignores them all."""
+
+    def listed(self, dirs: list[str], found: list[tuple[str, int, str]]) -> None:
+        """The DevToolsActivePort files read among ``dirs``: (dir, port, path)."""
+
+    def trying(self, endpoint: Endpoint) -> None:
+        """About to open the websocket of ``endpoint``."""
+
+    def rejected(self, endpoint: Endpoint, reason: str) -> None:
+        """The websocket of ``endpoint`` did not open (a stale DevToolsActivePort, …)."""
+
+    def unanswered(self, address: CdpAddress, reason: str) -> None:
+        """``/json/version`` at ``address`` gave no usable answer."""
+
+
+_NO_TRACE = DiscoveryTrace()
 
 
 def parse_active_port(text: str) -> tuple[int, str] | None:
@@ -175,20 +198,24 @@ def parse_version_payload(body: bytes) -> str:
 
 
 async def discover(
-    transport: Transport, config: TargetConfig, timeout_s: float
+    transport: Transport, config: TargetConfig, timeout_s: float,
+    trace: DiscoveryTrace = _NO_TRACE,
 ) -> tuple[Endpoint, ClientConnection]:
     """Find the browser and open its websocket; the open socket is the proof."""
     if config.cdp is not None:
-        return await _from_address(transport, config.cdp, config.name, timeout_s)
+        return await _from_address(transport, config.cdp, config.name, timeout_s, trace)
 
     dirs = [config.profile] if config.profile else list(transport.default_profile_dirs())
     tried: list[str] = []
     listing = await transport.read_active_ports(dirs, timeout_s)
+    trace.listed(dirs, listing)
     for directory, port, path in listing:
         endpoint = Endpoint("127.0.0.1", port, path, f"DevToolsActivePort in {directory}")
+        trace.trying(endpoint)
         try:
             return endpoint, await transport.open_websocket(endpoint, timeout_s)
         except GatewayError as exc:
+            trace.rejected(endpoint, _reason(exc))
             tried.append(f"{directory}/DevToolsActivePort says port {port} but {_reason(exc)}")
     if config.profile:
         tried.append(f"no readable DevToolsActivePort in {config.profile}"
@@ -197,7 +224,7 @@ async def discover(
         tried.append("no DevToolsActivePort in the usual profile directories"
                      if not listing else "")
     try:
-        return await _from_address(transport, FALLBACK_ADDRESS, config.name, timeout_s)
+        return await _from_address(transport, FALLBACK_ADDRESS, config.name, timeout_s, trace)
     except DiscoveryError as exc:
         tried.append(exc.reason)
     reasons = "; ".join(t for t in tried if t)
@@ -214,23 +241,43 @@ def _reason(exc: GatewayError) -> str:
     return exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
 
 
+class _Unanswered(Exception):
+    """``/json/version`` gave nothing to connect to; the message says why."""
+
+
+async def _ask_version(transport: Transport, address: CdpAddress, timeout_s: float) -> str:
+    """``/json/version`` at ``address`` → the ``/devtools/browser/…`` path it names."""
+    where = f"{address.host}:{address.port}"
+    try:
+        status, body = await transport.http_get(address, "/json/version", timeout_s)
+    except GatewayError as exc:
+        raise _Unanswered(f"/json/version at {where}: {_reason(exc)}") from None
+    if status != 200:
+        raise _Unanswered(f"/json/version at {where} answered HTTP {status}")
+    try:
+        return parse_version_payload(body)
+    except ValueError as exc:
+        raise _Unanswered(f"/json/version at {where}: {exc}") from None
+
+
 async def _from_address(
-    transport: Transport, address: CdpAddress, target: str, timeout_s: float
+    transport: Transport, address: CdpAddress, target: str, timeout_s: float,
+    trace: DiscoveryTrace,
 ) -> tuple[Endpoint, ClientConnection]:
     where = f"{address.host}:{address.port}"
     path = address.browser_path
     if path is None:
         try:
-            status, body = await transport.http_get(address, "/json/version", timeout_s)
-        except GatewayError as exc:
-            raise DiscoveryError(target, f"/json/version at {where}: {_reason(exc)}") from None
-        if status != 200:
-            raise DiscoveryError(target, f"/json/version at {where} answered HTTP {status}")
-        try:
-            path = parse_version_payload(body)
-        except ValueError as exc:
-            raise DiscoveryError(target, f"/json/version at {where}: {exc}") from None
+            path = await _ask_version(transport, address, timeout_s)
+        except _Unanswered as exc:
+            trace.unanswered(address, str(exc))
+            raise DiscoveryError(target, str(exc)) from None
     found_by = (f"/json/version at {where}" if address.browser_path is None
                 else f"the configured websocket URL at {where}")
     endpoint = Endpoint(address.host, address.port, path, found_by)
-    return endpoint, await transport.open_websocket(endpoint, timeout_s)
+    trace.trying(endpoint)
+    try:
+        return endpoint, await transport.open_websocket(endpoint, timeout_s)
+    except GatewayError as exc:
+        trace.rejected(endpoint, _reason(exc))
+        raise

@@ -18,6 +18,10 @@ Host keys are checked against the known_hosts files ssh_config names for the
 host (``UserKnownHostsFile``, else ``~/.ssh/known_hosts``). ``accept-new``
 records the key of a host that has *no* entry yet; a host whose key differs
 from its entry is refused under every policy.
+
+Each connect attempt leaves a ``ConnectProgress`` on its link (the options
+used, the host-key verdict, when authentication began), so ``doctor`` can
+report the key exchange and the login as separate steps of the same connect.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import asyncssh
@@ -45,9 +51,55 @@ from .discovery import (
 from .errors import DiscoveryError, HostKeyError, TunnelError
 from .transport import http_get_over
 
-__all__ = ["SshLink", "SshTransport"]
+__all__ = ["ConnectProgress", "HostKeyVerdict", "SshLink", "SshTransport"]
 
 log = structlog.get_logger("gateway.ssh")
+
+
+@dataclass(frozen=True)
+class HostKeyVerdict:
+    """Why a host key was not trusted outright by known_hosts, and what happened to it.
+
+    ``unknown``: no entry for the host (refused under ``strict``); ``changed``: an
+    entry with a different key (always refused); ``recorded``: ``accept-new``
+    wrote it to ``known_hosts``; ``accepted``: ``accept-new`` took it for this
+    connection only (a link that records nothing, as the doctor's).
+    """
+
+    kind: Literal["unknown", "changed", "recorded", "accepted"]
+    alias: str               # as configured (an ssh_config alias or a hostname)
+    host: str                # what known_hosts is matched against (HostName)
+    port: int
+    fingerprint: str         # SHA256:… of the key the host offered
+    known_hosts: str         # the file that holds (or would hold) the entry
+
+    @property
+    def named(self) -> str:
+        return self.alias if self.alias == self.host else f"{self.alias} ({self.host})"
+
+    def message(self) -> str:
+        if self.kind == "changed":
+            return (f"the host key of {self.named} CHANGED: {self.known_hosts} holds a different "
+                    f"key (the host now offers {self.fingerprint}). This can be an attack; "
+                    "if the host was reinstalled, remove the old entry with "
+                    f"`ssh-keygen -R {self.host} -f {self.known_hosts}` and retry")
+        if self.kind == "unknown":
+            return (f"the host key of {self.named} ({self.fingerprint}) is not in "
+                    f"{self.known_hosts}. Check the fingerprint, then record it with "
+                    f'`ssh {self.alias}` once, or set host_key_policy = "accept-new" for this '
+                    "target")
+        done = "recorded in" if self.kind == "recorded" else "accepted without recording it in"
+        return f"new host key of {self.named} ({self.fingerprint}) {done} {self.known_hosts}"
+
+
+@dataclass
+class ConnectProgress:
+    """How far one connect attempt got: read by ``doctor`` to time and explain its steps."""
+
+    options: asyncssh.SSHClientConnectionOptions | None = None
+    host_key: HostKeyVerdict | None = None   # None: known_hosts trusted the key outright
+    auth_started: float | None = None         # time.monotonic() when the host key was accepted
+    server_key: asyncssh.SSHKey | None = None  # the accepted host key, from then on
 
 
 class _HostKeyCheck(asyncssh.SSHClient):
@@ -57,12 +109,22 @@ class _HostKeyCheck(asyncssh.SSHClient):
     error can say which fix applies, and implements ``accept-new``.
     """
 
-    def __init__(self, link: SshLink) -> None:
+    def __init__(self, link: SshLink, progress: ConnectProgress) -> None:
         self._link = link
-        self.verdict: str | None = None
+        self.progress = progress
+        self._conn: asyncssh.SSHClientConnection | None = None
+
+    def connection_made(self, conn: asyncssh.SSHClientConnection) -> None:
+        self._conn = conn
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._link.lost(self, exc)
+
+    def begin_auth(self, username: str) -> None:
+        # Key exchange is over and the host key accepted: the login starts now.
+        self.progress.auth_started = time.monotonic()
+        if self._conn is not None:
+            self.progress.server_key = self._conn.get_server_host_key()
 
     def validate_host_public_key(
         self, host: str, addr: str, port: int, key: asyncssh.SSHKey
@@ -72,24 +134,24 @@ class _HostKeyCheck(asyncssh.SSHClient):
         known: Sequence[asyncssh.SSHKey] = ()
         if existing:
             known = asyncssh.read_known_hosts(existing).match(host, addr, port)[0]
-        fingerprint = key.get_fingerprint()
-        alias = self._link.destination.host
-        named = alias if alias == host else f"{alias} ({host})"
-        if known:
-            self.verdict = (f"the host key of {named} CHANGED: {existing[0]} holds a different "
-                            f"key (the host now offers {fingerprint}). This can be an attack; "
-                            "if the host was reinstalled, remove the old entry with "
-                            f"`ssh-keygen -R {host} -f {existing[0]}` and retry")
-            return False
         target_file = Path(files[0]).expanduser() if files else Path.home() / ".ssh/known_hosts"
-        if self._link.host_key_policy != "accept-new":
-            self.verdict = (f"the host key of {named} ({fingerprint}) is not in {target_file}. "
-                            f"Check the fingerprint, then record it with `ssh {alias}` once, or "
-                            'set host_key_policy = "accept-new" for this target')
+        kind: Literal["unknown", "changed", "recorded", "accepted"]
+        if known:
+            kind = "changed"
+            target_file = Path(existing[0])
+        elif self._link.host_key_policy != "accept-new":
+            kind = "unknown"
+        else:
+            kind = "recorded" if self._link.record_new_keys else "accepted"
+        verdict = HostKeyVerdict(kind, self._link.destination.host, host, port,
+                                 key.get_fingerprint(), str(target_file))
+        self.progress.host_key = verdict
+        if kind in ("changed", "unknown"):
             return False
-        _record_host_key(target_file, host, port, key)
-        log.warning("recorded new host key", host=host, fingerprint=fingerprint,
-                    known_hosts=str(target_file))
+        if kind == "recorded":
+            _record_host_key(target_file, host, port, key)
+            log.warning("recorded new host key", host=host, fingerprint=verdict.fingerprint,
+                        known_hosts=str(target_file))
         return True
 
 
@@ -107,15 +169,18 @@ class SshLink:
     """One SSH connection to one host, opened on demand and shared."""
 
     def __init__(
-        self, destination: SshDestination, host_key_policy: HostKeyPolicy, policy: ReconnectPolicy
+        self, destination: SshDestination, host_key_policy: HostKeyPolicy,
+        policy: ReconnectPolicy, *, record_new_keys: bool = True,
     ) -> None:
         self.destination = destination
         self.host_key_policy = host_key_policy
+        self.record_new_keys = record_new_keys  # False: accept-new never writes (doctor)
         self._policy = policy
         self._conn: asyncssh.SSHClientConnection | None = None
         self._client: _HostKeyCheck | None = None
         self._lock = anyio.Lock()
         self.known_hosts_files: list[str] = []
+        self.progress = ConnectProgress()  # of the latest connect attempt
 
     def lost(self, client: _HostKeyCheck, exc: Exception | None) -> None:
         if client is self._client:
@@ -129,7 +194,12 @@ class SshLink:
                 self._conn = await self._open(target)
             return self._conn
 
-    async def _open(self, target: str) -> asyncssh.SSHClientConnection:
+    async def connect_options(self) -> asyncssh.SSHClientConnectionOptions:
+        """The options a connect uses: ~/.ssh/config applied (HostName, Port, User,
+        ProxyJump, IdentityFile, …) and ``known_hosts_files`` set from it.
+
+        Raises ``ValueError``/``OSError`` for an unreadable ssh config or key file.
+        """
         dest = self.destination
         kwargs: dict[str, Any] = {
             "port": dest.port if dest.port is not None else (),
@@ -138,13 +208,20 @@ class SshLink:
             "keepalive_count_max": self._policy.keepalive_count_max,
             "connect_timeout": self._policy.connect_timeout_s,
         }
-        client = _HostKeyCheck(self)
+        options: asyncssh.SSHClientConnectionOptions = (
+            await asyncssh.SSHClientConnectionOptions.construct(
+                None, config=(), host=dest.host, **kwargs))
+        known = options.known_hosts
+        self.known_hosts_files = ([str(k) for k in known] if isinstance(known, list)
+                                  else [str(Path.home() / ".ssh/known_hosts")])
+        return options
+
+    async def _open(self, target: str) -> asyncssh.SSHClientConnection:
+        dest = self.destination
+        progress = self.progress = ConnectProgress()
+        client = _HostKeyCheck(self, progress)
         try:
-            options = await asyncssh.SSHClientConnectionOptions.construct(
-                None, config=(), host=dest.host, **kwargs)
-            known = options.known_hosts
-            self.known_hosts_files = ([str(k) for k in known] if isinstance(known, list)
-                                      else [str(Path.home() / ".ssh/known_hosts")])
+            options = progress.options = await self.connect_options()
             existing = [f for f in self.known_hosts_files if Path(f).expanduser().is_file()]
             # A known_hosts file that does not exist yet (a fresh machine) is an empty
             # one — never "no checking", which is what None would mean to asyncssh.
@@ -153,7 +230,8 @@ class SshLink:
                 conn = await asyncssh.connect(dest.host, options=options, known_hosts=trusted,
                                               client_factory=lambda: client)
         except asyncssh.HostKeyNotVerifiable as exc:
-            raise HostKeyError(target, client.verdict or str(exc)) from None
+            verdict = progress.host_key
+            raise HostKeyError(target, verdict.message() if verdict else str(exc)) from None
         except asyncssh.PermissionDenied:
             raise TunnelError(target, f"SSH login to {dest} refused (no accepted key). Check "
                               "that your key is in ssh-agent or named by IdentityFile, and in "

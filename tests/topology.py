@@ -557,6 +557,18 @@ class RemoteHost:
         with contextlib.suppress(FileNotFoundError):
             self.chrome_pid_file.unlink()
 
+    def kill_chrome(self) -> None:
+        """SIGKILL the browser and its children, as a crash would: DevToolsActivePort stays
+        behind, naming a port nobody listens on any more."""
+        pid = self.chrome_pid()
+        if pid is None:
+            return
+        family = [pid, *_descendants(pid)]
+        _signal(family, signal.SIGKILL)
+        _wait_for("Chromium to die", lambda: not any(_alive(p) for p in family), 10)
+        with contextlib.suppress(FileNotFoundError):
+            self.chrome_pid_file.unlink()
+
     def restart_chrome(self) -> int:
         """Stop and start on port 0; returns the new port (guaranteed to differ from the old)."""
         old = None

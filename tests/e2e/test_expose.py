@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import http.client
 import json
-import socket
 import os
+import socket
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path

@@ -51,7 +51,7 @@ def test_cdp_allow_matches_whole_domains_or_exact_methods(method: str, allowed: 
 @pytest.mark.parametrize("method", sorted(JS_METHODS))
 def test_allow_evaluate_false_covers_cdp_methods_that_run_javascript(method: str) -> None:
     config = target(allow_evaluate=False)
-    with pytest.raises(NotAllowed, match="running JavaScript is turned off.*allow_evaluate"):
+    with pytest.raises(NotAllowed, match=r"running JavaScript is turned off.*allow_evaluate"):
         check_cdp_command(config, method, {})
     with pytest.raises(NotAllowed, match="browse_act"):
         check_evaluate(config)

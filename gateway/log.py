@@ -6,6 +6,11 @@ outcome, error, result size), redacted before it is written. The file is
 created 0600 and opened with ``O_NOFOLLOW``: a symlink planted at the log path
 is refused (with a warning on stderr) instead of followed, so the gateway
 cannot be tricked into appending to somebody else's file.
+
+Sizes are bounded too: a client may send a 10 MB expression or URL, and the
+log keeps one line per call, so every string in a record is cut to
+``MAX_LOGGED_CHARS`` (saying how much was left out) after redaction — the
+log stays greppable and cannot be used to fill the disk at 10 MB a call.
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ import structlog
 
 from .redact import redact
 
-__all__ = ["CallLog", "configure_logging"]
+__all__ = ["MAX_LOGGED_CHARS", "CallLog", "bounded", "configure_logging"]
 
 log = structlog.get_logger("gateway.log")
+
+MAX_LOGGED_CHARS = 4096
+"""Longest string a call-log record keeps (arguments, error text)."""
 
 
 def configure_logging(level: str = "INFO") -> None:
@@ -76,7 +84,7 @@ class CallLog:
     def write(self, record: dict[str, Any]) -> None:
         if self._fd is None:
             return
-        line = json.dumps(redact(record), default=str, ensure_ascii=False) + "\n"
+        line = json.dumps(bounded(redact(record)), default=str, ensure_ascii=False) + "\n"
         try:
             os.write(self._fd, line.encode())
         except OSError as exc:
@@ -87,3 +95,20 @@ class CallLog:
         fd, self._fd = self._fd, None
         if fd is not None:
             os.close(fd)
+
+
+def bounded(value: object, limit: int = MAX_LOGGED_CHARS) -> object:
+    """``value`` with every string longer than ``limit`` cut, and the cut said.
+
+    Expects redacted input: ``redact`` has already replaced containers nested
+    deeper than its ``MAX_DEPTH``, so this recursion is shallow.
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return f"{value[:limit]}…[{len(value) - limit} more characters]"
+    if isinstance(value, dict):
+        return {bounded(key, limit): bounded(item, limit) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [bounded(item, limit) for item in value]
+    return value

@@ -31,12 +31,24 @@ from .errors import GatewayError
 from .gateway import Gateway, open_gateway
 from .log import CallLog
 
-__all__ = ["GatewayServer", "ToolRegistrar", "build_server", "running_server", "serve_stdio"]
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "GatewayServer",
+    "ToolRegistrar",
+    "build_server",
+    "error_text",
+    "running_server",
+    "serve_stdio",
+]
 
 log = structlog.get_logger("gateway.server")
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
+
+MAX_ERROR_CHARS = 10_000
+"""Longest error text a client gets: an error may quote what was sent (V8 repeats a
+10 MB identifier in its ReferenceError), and the text lands in a model's context."""
 
 INSTRUCTIONS = """\
 Drives Chrome browsers on remote machines (and this one) over SSH. Each browser
@@ -103,13 +115,13 @@ class ToolRegistrar:
                     result = await fn(*args, **kwargs)
                     return result
                 except GatewayError as exc:
-                    outcome, error = "error", str(exc)
+                    outcome, error = "error", error_text(exc)
                     raise ToolError(error) from None
                 except anyio.get_cancelled_exc_class():
                     outcome = "cancelled"
                     raise
                 except Exception as exc:
-                    outcome, error = "crash", f"{type(exc).__name__}: {exc}"
+                    outcome, error = "crash", f"{type(exc).__name__}: {error_text(exc)}"
                     log.exception("tool crashed", tool=name, call_id=call_id)
                     raise ToolError(f"internal gateway error in {name} ({error}); the gateway "
                                     "is still running — retry, and report this if it "
@@ -150,6 +162,15 @@ class ToolRegistrar:
             "error": error,
             "result_bytes": len(result.model_dump_json()) if result is not None else 0,
         })
+
+
+def error_text(exc: BaseException) -> str:
+    """``str(exc)``, cut to ``MAX_ERROR_CHARS`` with a note saying so."""
+    text = str(exc)
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return (f"{text[:MAX_ERROR_CHARS]}… [error text cut: {len(text) - MAX_ERROR_CHARS} more "
+            "characters]")
 
 
 def build_server(gateway: Gateway, call_log: CallLog) -> MCPServer:

@@ -24,6 +24,7 @@ __all__ = ["register"]
 # count as "seen", so an object referenced twice is not mistaken for a cycle.
 SERIALIZE_JS = r"""
 function () {
+  'use strict';  // keeps a primitive `this` (a Symbol) unboxed
   const MAX_ITEMS = 10000, MAX_DEPTH = 32;
   const stack = new Set();
   const node = (n) => {
@@ -53,6 +54,8 @@ function () {
       if (v instanceof Map) v = Object.fromEntries(Array.from(v).slice(0, MAX_ITEMS)
                                   .map(([k, x]) => [String(k), x]));
       else if (v instanceof Set) v = Array.from(v);
+      else if (typeof NodeList !== 'undefined' &&
+               (v instanceof NodeList || v instanceof HTMLCollection)) v = Array.from(v);
       if (Array.isArray(v) || ArrayBuffer.isView(v)) {
         const out = [];
         const n = Math.min(v.length, MAX_ITEMS);

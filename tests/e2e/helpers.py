@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import anyio
+from anyio.abc import Process
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
@@ -35,6 +36,8 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "ERROR_BOUND",
     "MARKER_ENV",
+    "RawJson",
+    "RawRpc",
     "call_err",
     "call_ok",
     "close_remote_pages",
@@ -45,6 +48,7 @@ __all__ = [
     "listening_unix",
     "marked_env",
     "open_gateway",
+    "open_raw_stdio",
     "open_stdio",
     "pages_agree",
     "remote_active_port",
@@ -99,6 +103,82 @@ async def open_gateway(
     argv = ["-m", "gateway", "serve", *args]
     async with open_stdio(sys.executable, argv, env, cwd, errlog) as client:
         yield client
+
+
+class RawJson:
+    """JSON text put verbatim into a ``RawRpc`` request, for values ``json.dumps``
+    cannot write (it recurses, so 10,000 levels of nesting are out of its reach)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class RawRpc:
+    """JSON-RPC lines straight to a gateway's stdin and back: what a broken or hostile
+    MCP client sends, below what ``mcp.Client`` lets through."""
+
+    def __init__(self, process: Process) -> None:
+        self._process = process
+        self._ids = iter(range(1, 1_000_000))
+        self._buffer = b""
+
+    async def send_line(self, line: str) -> None:
+        assert self._process.stdin is not None
+        await self._process.stdin.send(line.encode() + b"\n")
+
+    async def _next_message(self) -> dict[str, Any]:
+        assert self._process.stdout is not None
+        while b"\n" not in self._buffer:
+            self._buffer += await self._process.stdout.receive()
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+    async def request(self, method: str, params: Mapping[str, Any], *,
+                      timeout: float = DEFAULT_CALL_TIMEOUT) -> dict[str, Any]:
+        """Send a request and return the response carrying its id (bounded)."""
+        request_id = next(self._ids)
+        raw: list[str] = []
+
+        def splice(value: object) -> str:
+            if not isinstance(value, RawJson):
+                raise TypeError(f"cannot send {type(value).__name__}")
+            raw.append(value.text)
+            return f"\x00raw{len(raw) - 1}\x00"
+
+        line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method,
+                           "params": params}, default=splice)
+        for index, text in enumerate(raw):
+            line = line.replace(json.dumps(f"\x00raw{index}\x00"), text)
+        await self.send_line(line)
+        with anyio.fail_after(timeout):
+            while True:
+                message = await self._next_message()
+                if message.get("id") == request_id:
+                    return message
+
+
+@asynccontextmanager
+async def open_raw_stdio(env: Mapping[str, str], args: Sequence[str] = ()) -> AsyncIterator[RawRpc]:
+    """``python -m gateway serve *args`` on pipes, initialized, as a ``RawRpc``."""
+    argv = [sys.executable, "-m", "gateway", "serve", *args]
+    async with await anyio.open_process(argv, env=dict(env), stderr=None) as process:
+        rpc = RawRpc(process)
+        try:
+            init = await rpc.request("initialize", {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw-rpc", "version": "0"}}, timeout=ERROR_BOUND)
+            assert "result" in init, init
+            await rpc.send_line(json.dumps({"jsonrpc": "2.0",
+                                            "method": "notifications/initialized"}))
+            yield rpc
+        finally:
+            assert process.stdin is not None
+            await process.stdin.aclose()  # the gateway exits when its stdin closes
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
 
 
 def text_of(result: CallToolResult) -> str:

@@ -1,16 +1,14 @@
-"""Rules of gateway.config: every accepted form, every refusal and its message."""
+"""Rules of gateway.config: every accepted form, every refusal and its message.
+
+Random input (hypothesis) is in test_config_fuzz.py."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from gateway.config import (
     TARGET_KEYS,
@@ -698,132 +696,3 @@ def test_seconds_boundaries(tmp_path: Path) -> None:
     assert config.targets[0].command_timeout_s == 3600.0
     config = load_file(tmp_path, "[targets.a]\ncommand_timeout_s = 0.001\n")
     assert math.isclose(config.targets[0].command_timeout_s, 0.001)
-
-
-# --------------------------------------------------------------------------- fuzz
-
-
-def _only_config_error(call: Callable[[], GatewayConfig]) -> None:
-    """The contract of load_config: a config, or a ConfigError — nothing else escapes."""
-    try:
-        result = call()
-    except ConfigError as err:
-        assert str(err)
-        return
-    assert isinstance(result, GatewayConfig)
-    assert result.targets
-
-
-@settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(text=st.text())
-def test_fuzz_arbitrary_text_as_targets_file(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "fuzz.toml"
-    path.write_text(text, encoding="utf-8", errors="surrogatepass")
-    _only_config_error(lambda: load_config(env(), str(path)))
-
-
-def _toml_float(value: float) -> str:
-    """TOML spelling of a float (Python's repr differs only for nan/inf)."""
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return repr(value)
-
-
-TOML_VALUE = st.one_of(
-    st.integers(-(2**70), 2**70).map(str),
-    st.floats().map(_toml_float),
-    st.booleans().map(lambda b: str(b).lower()),
-    # JSON string escapes are TOML's too, except that TOML also wants DEL escaped.
-    st.text(max_size=30).map(
-        lambda s: json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
-    ),
-    st.sampled_from(
-        ['"devvm"', '"u@h:22"', '"127.0.0.1:9222"', '"accept-new"', '"/tmp/p"', "{}", "[]"]
-    ),
-)
-TARGET_TABLES = ["targets.a", "targets.b", "targets.c"]
-RECONNECT_TABLES = ["targets.a.reconnect", "targets.b.reconnect"]
-RECONNECT_KEYS = [
-    "initial_delay_s",
-    "max_delay_s",
-    "connect_timeout_s",
-    "keepalive_interval_s",
-    "keepalive_count_max",
-]
-
-
-def _keys_for(table: str) -> st.SearchStrategy[str]:
-    """Mostly the keys that table takes, sometimes a wrong one.
-
-    Weights come from repeating entries: ``st.one_of`` drops duplicate strategies.
-    """
-    if table in TARGET_TABLES:
-        right = [k for k in TARGET_KEYS if k != "reconnect"]
-    elif table in RECONNECT_TABLES:
-        right = RECONNECT_KEYS
-    else:
-        right = ["call_log"]
-    return st.sampled_from(right * 8 + ["reconnect", "call_log", "port", "max_delay_s"])
-
-
-@st.composite
-def toml_documents(draw: st.DrawFn) -> str:
-    """Syntactically valid TOML shaped like a targets file, so the validators run."""
-    good = ["gateway", *TARGET_TABLES, *RECONNECT_TABLES]
-    tables = draw(st.lists(st.sampled_from(good * 6 + ["targets.Z", "x"]), unique=True, max_size=4))
-    lines = []
-    for table in tables:
-        lines.append(f"[{table}]")
-        for key in draw(st.lists(_keys_for(table), unique=True, max_size=5)):
-            if f"{table}.{key}" in tables:
-                continue  # defining a table twice is a syntax error; other cases cover that
-            lines.append(f"{key} = {draw(TOML_VALUE)}")
-    return "\n".join(lines) + "\n"
-
-
-@settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(text=toml_documents())
-def test_fuzz_structured_targets_file(tmp_path: Path, text: str) -> None:
-    """Near-valid files reach the validators (random text mostly fails in tomllib)."""
-    path = tmp_path / "fuzz.toml"
-    path.write_text(text, encoding="utf-8")
-    _only_config_error(lambda: load_config(env(), str(path)))
-
-
-ADDRESSISH = st.text(alphabet="abc-_@:[]%./0123456789fe ", max_size=40)
-
-
-@settings(max_examples=500, deadline=None)
-@given(text=st.one_of(st.text(), ADDRESSISH))
-def test_fuzz_ssh_proxy_to(text: str) -> None:
-    _only_config_error(lambda: load_config(env(SSH_PROXY_TO=text)))
-
-
-@settings(max_examples=500, deadline=None)
-@given(
-    text=st.one_of(
-        st.text(),
-        ADDRESSISH,
-        st.builds(
-            lambda scheme, rest: scheme + rest,
-            st.sampled_from(["http://", "ws://", "wss://", "", "ftp://"]),
-            st.text(alphabet="l0calhost127.:[]/devtoolsbrwer?#9", max_size=50),
-        ),
-    )
-)
-def test_fuzz_cdp_url(text: str) -> None:
-    _only_config_error(lambda: load_config(env(CDP_URL=text)))
-    _only_config_error(lambda: load_config(env(SSH_PROXY_TO="h", CDP_URL=text)))
-
-
-@settings(max_examples=200, deadline=None)
-@given(text=st.text())
-def test_fuzz_other_env_values(text: str) -> None:
-    _only_config_error(lambda: load_config(env(SSH_PROXY_TO="h", SSH_PROXY_PORT=text)))
-    _only_config_error(lambda: load_config(env(MCP_DEBUG_LOG=text)))

@@ -499,3 +499,22 @@ def test_deep_trees_do_not_exhaust_the_stack(depth: int, shown: bool) -> None:
     view = render_view(snapshot)
     assert ('button#1 "deep"' in view.text) is shown
     assert list(view.refs) == ([1] if shown else [])
+
+
+def test_huge_names_are_cut_in_control_lines() -> None:
+    """A page can give a control a 1 MB accessible name; its line stays one short line."""
+    huge = "n" * 1_000_000
+    roles = ["button", "link", "heading", "image", "textbox", "checkbox"]
+    nodes: list[dict[str, Any]] = [{"nodeId": "0", "role": {"value": "RootWebArea"},
+                                    "childIds": [str(i + 1) for i in range(len(roles))]}]
+    nodes += [{"nodeId": str(i + 1), "role": {"value": role}, "name": {"value": huge},
+               "backendDOMNodeId": i + 1, "properties": [{"name": "level", "value": {"value": 2}}]}
+              for i, role in enumerate(roles)]
+    snapshot = PageSnapshot("http://a.test/", "t", [
+        FrameSnapshot("F", None, "s", "http://a.test/", None, nodes)])
+    view = render_view(snapshot)
+    assert len(view.refs) >= 4  # button, link, textbox, checkbox at least
+    lines = [line for line in view.text.splitlines()[2:] if line]
+    assert len(lines) >= 4
+    for line in lines:
+        assert len(line) <= 300 and line.endswith('…"'), line[:120]

@@ -15,12 +15,18 @@ or after the main ones; both orders are merged.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["NetworkEntry", "NetworkLog", "url_matcher"]
+import re2
+
+__all__ = ["NetworkEntry", "NetworkLog", "UrlMatcher", "url_matcher"]
+
+UrlMatcher = Callable[[str], bool]
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # the reason goes back to the caller, not to stderr
 
 KEEP_NAVIGATIONS = 3
 MAX_PENDING_EXTRA = 500
@@ -67,11 +73,24 @@ class NetworkEntry:
         return round((end - self.started) * 1000, 1)
 
 
-def url_matcher(pattern: str) -> re.Pattern[str]:
-    """``/regex/`` (as in DevTools' filter box) or a plain substring."""
+def url_matcher(pattern: str) -> UrlMatcher:
+    """``/regex/`` (as in DevTools' filter box) or a plain substring.
+
+    Regexes run on RE2, whose matching time is linear in the URL: with Python's
+    backtracking ``re``, a filter like ``/(a+)+$/`` over a long URL would stall
+    the one event loop — every target — for hours. The price is that
+    backreferences and look-arounds are not supported. Raises ``ValueError``
+    with RE2's reason for a pattern it cannot compile.
+    """
     if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
-        return re.compile(pattern[1:-1])
-    return re.compile(re.escape(pattern))
+        try:
+            compiled = re2.compile(pattern[1:-1], _RE2_OPTIONS)
+        except re2.error as exc:
+            reason = exc.args[0] if exc.args else "invalid pattern"
+            text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+            raise ValueError(text) from None
+        return lambda url: compiled.search(url) is not None
+    return lambda url: pattern in url
 
 
 def _cors_reason(params: dict[str, Any]) -> str | None:
@@ -264,7 +283,7 @@ class NetworkLog:
 
     def query(
         self,
-        url_filter: re.Pattern[str] | None = None,
+        url_filter: UrlMatcher | None = None,
         failed_only: bool = False,
         resource_types: set[str] | None = None,
         since: int | None = None,
@@ -276,7 +295,7 @@ class NetworkLog:
             if (since is None or e.id > since)
             and (not failed_only or e.failed)
             and (resource_types is None or e.type.lower() in resource_types)
-            and (url_filter is None or url_filter.search(e.url))
+            and (url_filter is None or url_filter(e.url))
         ]
         return picked[-limit:] if limit else []
 

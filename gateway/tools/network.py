@@ -152,10 +152,13 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         for headers, timing and bodies.
         """
         t, page = await gateway.tab(tab, target)
-        try:
-            matcher = url_matcher(filter) if filter else None
-        except re.error as exc:
-            raise InvalidArgument(f"filter {filter!r} is not a valid regex: {exc}") from None
+        matcher = None
+        if filter:
+            try:
+                matcher = url_matcher(filter)
+            except ValueError as exc:
+                raise InvalidArgument(f"filter {filter[:200]!r} is not a valid regex: {exc} "
+                                      "(RE2 syntax: no backreferences or look-arounds)") from None
         types = {r.lower() for r in resource_types} if resource_types else None
         log = page.network
         entries = log.query(matcher, failed_only, types, since, limit)

@@ -11,6 +11,7 @@ something are left out: an agent cannot call what it is never offered.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import itertools
 import time
@@ -22,6 +23,7 @@ import anyio
 import structlog
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
@@ -30,6 +32,7 @@ from .config import GatewayConfig
 from .errors import GatewayError
 from .gateway import Gateway, open_gateway
 from .log import CallLog
+from .stdio import AnsweringReadStream
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -62,27 +65,76 @@ offered (listing, views, screenshots, console and network).
 """
 
 
+def unknown_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """The refusal for arguments the tool does not take, else None.
+
+    The SDK would drop them silently, so ``timeout=5`` instead of ``timeout_s=5``
+    would just not apply; an agent is better served by hearing the right name.
+    """
+    known = list(schema.get("properties", {}))
+    unknown = [name for name in arguments if name not in known]
+    if not unknown:
+        return None
+    parts = []
+    for name in unknown[:5]:
+        close = difflib.get_close_matches(str(name), known, n=1)
+        shown = repr(str(name)[:60])
+        parts.append(f"{shown} (did you mean {close[0]!r}?)" if close else shown)
+    return (f"unknown argument{'s' if len(unknown) > 1 else ''} for {tool}: "
+            f"{', '.join(parts)}; it takes {', '.join(known) or 'no arguments'}")
+
+
+def describe_invalid(tool: str, error: ValidationError) -> str:
+    """Pydantic's findings as one line per argument, without its type codes and URLs."""
+    problems = []
+    for item in error.errors(include_url=False)[:5]:
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        got = "" if item["type"] == "missing" else f" (got {_short(item.get('input'))})"
+        problems.append(f"{where}: {item['msg']}{got}")
+    more = error.error_count() - len(problems)
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"invalid arguments for {tool}: {'; '.join(problems)}{tail}"
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
+
+
 class GatewayServer(MCPServer):
-    """The SDK's server, plus a call-log line for calls it refuses before any tool runs
-    (unknown tool, arguments that fail the schema): one line per call, always."""
+    """The SDK's server, plus: arguments a tool does not take are refused, schema
+    failures read as one line per argument, a call-log line for every call refused
+    before any tool runs (unknown tool, bad arguments), and an error reply to requests
+    its stdio reader cannot parse (see ``stdio.py``)."""
 
     registrar: ToolRegistrar | None = None
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await self._lowlevel_server.run(AnsweringReadStream(read_stream, write_stream),
+                                            write_stream,
+                                            self._lowlevel_server.create_initialization_options())
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
         start = time.perf_counter()
+        tool = self._tool_manager.get_tool(name)
+        refusal = unknown_arguments(name, tool.parameters, arguments) if tool else None
         try:
+            if refusal is not None:
+                raise ToolError(refusal)
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            refused = isinstance(exc.__cause__, ValidationError) or name not in self.tool_names
-            if refused and self.registrar is not None:
-                self.registrar.record_refused(name, arguments, start, str(exc))
-            raise
-
-    @property
-    def tool_names(self) -> set[str]:
-        return {tool.name for tool in self._tool_manager.list_tools()}
+            if isinstance(exc.__cause__, ValidationError):
+                refusal = describe_invalid(name, exc.__cause__)
+            elif tool is None:
+                refusal = str(exc)
+            if refusal is None:
+                raise  # the tool ran and failed: its wrapper has logged the call
+            if self.registrar is not None:
+                self.registrar.record_refused(name, arguments, start, refusal)
+            raise ToolError(refusal) from None
 
 
 class ToolRegistrar:

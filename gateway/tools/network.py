@@ -10,13 +10,16 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from ..errors import CdpError, InvalidArgument
+from ..files import write_private
 from ..network import NetworkEntry, url_matcher
 from ..redact import redact
 from ..sizing import DEFAULT_MAX_CHARS, fit
 from .args import MaxChars, TabArg, TargetArg
-from .saving import save_file
+from .saving import save_path
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..gateway import Gateway
     from ..server import ToolRegistrar
     from ..tab import Tab
@@ -91,9 +94,8 @@ def _summary(e: NetworkEntry) -> RequestSummary:
                           navigation=e.navigation)
 
 
-async def _body(ctx: Context[Any, Any], gateway: Gateway, t: Target, page: Tab,
-                entry: NetworkEntry, side: Literal["request", "response"],
-                save_to: str | None, max_chars: int) -> Body:
+async def _body(t: Target, page: Tab, entry: NetworkEntry, side: Literal["request", "response"],
+                save_to: Path | None, max_chars: int) -> Body:
     try:
         if side == "response":
             got = await t.tab_call(page, "Network.getResponseBody",
@@ -117,7 +119,10 @@ async def _body(ctx: Context[Any, Any], gateway: Gateway, t: Target, page: Tab,
                     "current page — reload the page and ask again")
     data = base64.b64decode(raw) if encoded else raw.encode()
     textual = not encoded or bool(mime and _TEXT_MIME.match(mime))
-    path = await save_file(ctx, gateway, save_to, data) if save_to else None
+    path = None
+    if save_to is not None:
+        write_private(save_to, data)
+        path = str(save_to)
     if not textual:
         return Body(available=True, mime_type=mime, size=len(data), binary=True, path=path,
                     note=None if path else f"binary {mime or 'data'}, {len(data)} bytes; pass "
@@ -192,14 +197,14 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
             raise InvalidArgument(f"tab {tab} has no request {id} (it may have been dropped "
                                   "from the buffer); call network_requests for current ids")
         request_body = response_body = None
+        path = await save_path(ctx, gateway, save_to)
         async with page.lock:
             if include_body in ("request", "both"):
-                request_body = await _body(ctx, gateway, t, page, entry, "request",
-                                           save_to if include_body == "request" else None,
+                request_body = await _body(t, page, entry, "request",
+                                           path if include_body == "request" else None,
                                            max_chars)
             if include_body in ("response", "both"):
-                response_body = await _body(ctx, gateway, t, page, entry, "response", save_to,
-                                            max_chars)
+                response_body = await _body(t, page, entry, "response", path, max_chars)
         headers: tuple[Any, Any] = (entry.request_headers, entry.response_headers)
         if t.config.redact:
             headers = (redact(entry.request_headers), redact(entry.response_headers))

@@ -1,4 +1,5 @@
-"""``save_to`` for the tools that can write a file: the allowed directories and the write."""
+"""``save_to`` for the tools that can write a file: where it may go, checked before any
+browser work (a refused path should fail at once, not after a capture), and the write."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import structlog
 
-from ..files import default_allowed_dirs, resolve_save_path, write_private
+from ..files import default_allowed_dirs, resolve_save_path
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
     from ..gateway import Gateway
 
-__all__ = ["save_file"]
+__all__ = ["save_path"]
 
 log = structlog.get_logger("gateway.files")
 ROOTS_TIMEOUT_S = 5.0
@@ -43,10 +44,13 @@ async def _client_roots(ctx: Context[Any, Any]) -> list[Path]:
     return roots
 
 
-async def save_file(ctx: Context[Any, Any], gateway: Gateway, requested: str,
-                    data: bytes) -> str:
-    """Write ``data`` where the agent asked, if that is allowed; return the real path."""
+async def save_path(ctx: Context[Any, Any], gateway: Gateway, requested: str | None
+                    ) -> Path | None:
+    """The real path to write to for ``save_to`` (None when not given), or ``InvalidArgument``.
+
+    ``write_private`` re-checks at write time (no symlink, regular file), so a path
+    swapped between this check and the write is still refused."""
+    if requested is None:
+        return None
     allowed = [*await _client_roots(ctx), *default_allowed_dirs()]
-    path = resolve_save_path(requested, allowed, allow_any=gateway.config.allow_any_path)
-    write_private(path, data)
-    return str(path)
+    return resolve_save_path(requested, allowed, allow_any=gateway.config.allow_any_path)

@@ -11,9 +11,10 @@ from pydantic import BaseModel, Field
 
 from ..actions import element_box
 from ..errors import InvalidArgument
+from ..files import write_private
 from ..images import image_size
 from .args import TabArg, TargetArg, TimeoutArg
-from .saving import save_file
+from .saving import save_path
 
 if TYPE_CHECKING:
     from ..gateway import Gateway
@@ -84,7 +85,12 @@ async def _capture(target: Target, tab: Tab, params: dict[str, Any], full_page: 
     ``captureBeyondViewport`` would be one call, but in Chrome 156 it leaves the
     page's scrollbar hidden afterwards — a read-only tool must not change the
     layout. Resizing the emulated window and clearing the override restores it.
+
+    The tab is brought to the front first: Chrome paints only the active tab of
+    a window, and a capture of any other waits for a frame that never comes
+    (measured here: every tab but the first and the newest timed out).
     """
+    await target.tab_call(tab, "Page.bringToFront")
     if not full_page:
         return await target.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
     clip = params["clip"]
@@ -127,6 +133,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
         tokens. Use max_width (e.g. 800) and format="jpeg" to keep it small.
         """
         t, page = await gateway.tab(tab, target)
+        path = await save_path(ctx, gateway, save_to)
         params: dict[str, Any] = {"format": format}
         if quality is not None and format != "png":
             params["quality"] = quality
@@ -139,9 +146,11 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
             shot = await _capture(t, page, params, full_page, timeout_s)
         data = base64.b64decode(shot["data"])
         kind, width, height = image_size(data)
-        path = await save_file(ctx, gateway, save_to, data) if save_to else None
+        if path is not None:
+            write_private(path, data)
         info = ScreenshotInfo(tab=page.id, target=t.name, format=kind, width=width,
-                              height=height, bytes=len(data), path=path, clipped=clipped)
+                              height=height, bytes=len(data),
+                              path=str(path) if path is not None else None, clipped=clipped)
         content: list[ContentBlock] = [TextContent(text=info.model_dump_json())]
         if inline or path is None:
             content.insert(0, ImageContent(data=shot["data"], mime_type=f"image/{kind}"))

@@ -20,7 +20,14 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok
+from tests.e2e.helpers import (
+    ERROR_BOUND,
+    call_err,
+    call_ok,
+    data_url,
+    open_gateway,
+    wait_for_targets,
+)
 from tests.e2e.page_server import TALL_HEIGHT
 from tests.e2e.pages import (
     DevtoolsEnv,
@@ -270,3 +277,19 @@ async def test_a_relative_path_is_refused(env: DevtoolsEnv, tall: int) -> None:
     await call_err(env.client, "screenshot", {"tab": tall, "save_to": name},
                    timeout=ERROR_BOUND)
     assert not Path(name).exists()
+
+
+async def test_background_tabs_can_be_captured(topology: Topology) -> None:
+    """Chrome paints only the active tab: without bringing a tab to the front first, a
+    capture of any tab but the newest waited for a frame that never came (30 s)."""
+    env = topology.client_env() | {"SSH_PROXY_TO": "h1"}
+    async with open_gateway(env) as gw:
+        await wait_for_targets(gw, {"default": "up"})
+        tabs = [(await call_ok(gw, "navigate", {"url": data_url(f"bg{i}")}))["tab"]
+                for i in range(4)]
+        for tab in tabs:  # oldest first: all but the last are background tabs
+            info = await call_ok(gw, "screenshot", {"tab": tab, "timeout_s": 10,
+                                                    "inline": False, "max_width": 100})
+            assert info["width"] == 100 and info["tab"] == tab
+        for tab in tabs:
+            await call_ok(gw, "close_tab", {"tab": tab})

@@ -141,7 +141,6 @@ class Target:
         cdp = self._live()
         if cdp is not None:
             return cdp
-        self._wake.set()
         reason = self.error or "not connected yet"
         if self.state == "connecting":
             reason += f"; still reconnecting after {wait_s:g} s"

@@ -54,6 +54,20 @@ def find_chrome() -> str | None:
     return None
 
 
+# Chrome keeps its SingletonSocket under TMPDIR (set to <profile>/tmp below), and a
+# Unix socket path must fit in 107 bytes: "<tmp>/csgw-chrome-XXXXXXXX/tmp/
+# org.chromium.Chromium.XXXXXX/SingletonSocket" leaves 38 for the temp dir.
+_MAX_TMP_CHARS = 38
+
+
+def _profile_parent() -> str | None:
+    """The user's temp dir, or /tmp when that is too long for Chrome's socket path
+    (macOS: /var/folders/…/T/, 49 characters) — else the launch aborts."""
+    if len(tempfile.gettempdir()) <= _MAX_TMP_CHARS or not os.path.isdir("/tmp"):
+        return None
+    return "/tmp"
+
+
 class ChromeLauncher:
     """One headless browser process owned by the gateway."""
 
@@ -75,7 +89,7 @@ class ChromeLauncher:
         if binary is None:
             raise DiscoveryError(self._target, "no Chrome running here and no Chrome/Chromium "
                                  "binary found to launch; install chromium or set CHROME_PATH")
-        self._profile = tempfile.mkdtemp(prefix="csgw-chrome-")
+        self._profile = tempfile.mkdtemp(prefix="csgw-chrome-", dir=_profile_parent())
         args = [binary, *_FLAGS, f"--user-data-dir={self._profile}"]
         if os.geteuid() == 0:
             args.append("--no-sandbox")  # Chrome refuses to run as root with its sandbox

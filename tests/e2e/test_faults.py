@@ -19,8 +19,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -525,9 +527,19 @@ async def test_client_closing_stdin_mid_call_ends_the_gateway_cleanly(
     fault_topology: Topology, tmp_path: Path, kind: str
 ) -> None:
     topology = fault_topology
+    # The gateway's TMPDIR (forward sockets, launched profile); short, because Chromium
+    # aborts when its SingletonSocket path inside would not fit a Unix socket address.
+    scratch = Path(tempfile.mkdtemp(prefix="csgw-f-", dir="/tmp"))
+    try:
+        await _close_stdin_mid_call(topology, tmp_path, kind, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _close_stdin_mid_call(
+    topology: Topology, tmp_path: Path, kind: str, scratch: Path
+) -> None:
     h1 = topology.host("h1")
-    scratch = tmp_path / "tmpdir"  # the gateway's TMPDIR: forward sockets, launched profile
-    scratch.mkdir(mode=0o700)
     if kind == "ssh":
         env = topology.client_env() | {"SSH_PROXY_TO": "h1"}
     else:

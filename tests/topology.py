@@ -699,12 +699,22 @@ class RemoteHost:
         like a real partition.  Either way nothing is sent anywhere else.
         """
         if silent:
+            # Without its neighbour entry the kernel would soon give up resolving the
+            # address and fail new connections with EHOSTUNREACH after ~3 s: pinning the
+            # entry keeps SYNs going out into the void, so they time out like a partition.
+            _run(_ip(), "neigh", "replace", self.address, "lladdr", self._peer_mac(),
+                 "dev", self.veth, "nud", "permanent")
             _run(_ip(), "-n", self.netns, "link", "set", self.veth_peer, "down")
         else:
             _run(_ip(), "link", "set", self.veth, "down")
 
+    def _peer_mac(self) -> str:
+        out = _run(_ip(), "-n", self.netns, "-o", "link", "show", self.veth_peer).stdout
+        return out.split("link/ether", 1)[1].split()[0]
+
     def link_up(self) -> None:
         """Undo :meth:`link_down` (either kind)."""
+        _run(_ip(), "neigh", "del", self.address, "dev", self.veth, check=False)
         _run(_ip(), "-n", self.netns, "link", "set", self.veth_peer, "up")
         _run(_ip(), "link", "set", self.veth, "up")
         _wait_for(f"{self.veth} up", self._link_is_up, 5)

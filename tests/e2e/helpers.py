@@ -43,6 +43,7 @@ __all__ = [
     "gateway_pid",
     "listening_tcp",
     "listening_unix",
+    "local_default_env",
     "marked_env",
     "marked_pids",
     "open_gateway",
@@ -246,6 +247,14 @@ def write_targets(
 def data_url(title: str, body: str = "") -> str:
     """A ``data:`` page with this title (no spaces needed: no web server, no escaping)."""
     return f"data:text/html,<title>{title}</title>{body}"
+
+
+def local_default_env(home: Path) -> dict[str, str]:
+    """Environment for a gateway with nothing configured: a fresh, empty HOME (created
+    here), so it serves the embedded ``local`` target and launches a Chromium of its own."""
+    home.mkdir(mode=0o700)
+    return {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8"}
 
 
 # ------------------------------------------------------------------- remote browsers

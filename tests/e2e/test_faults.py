@@ -41,6 +41,7 @@ from tests.e2e.helpers import (
     call_ok,
     data_url,
     eventually,
+    local_default_env,
     marked_env,
     marked_pids,
     open_gateway,
@@ -527,8 +528,8 @@ async def test_client_closing_stdin_mid_call_ends_the_gateway_cleanly(
     fault_topology: Topology, tmp_path: Path, kind: str
 ) -> None:
     topology = fault_topology
-    # The gateway's TMPDIR (forward sockets, launched profile); short, because Chromium
-    # aborts when its SingletonSocket path inside would not fit a Unix socket address.
+    # The gateway's TMPDIR (forward sockets, launched profile); short, as pytest's own
+    # tmp_path is too long for the launched Chromium (see test_local_default.py).
     scratch = Path(tempfile.mkdtemp(prefix="csgw-f-", dir="/tmp"))
     try:
         await _close_stdin_mid_call(topology, tmp_path, kind, scratch)
@@ -544,10 +545,7 @@ async def _close_stdin_mid_call(
         env = topology.client_env() | {"SSH_PROXY_TO": "h1"}
     else:
         assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is needed for the local default"
-        home = tmp_path / "home"  # nothing configured, no Chrome: the gateway launches one
-        home.mkdir(mode=0o700)
-        env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-               "LANG": "C.UTF-8"}
+        env = local_default_env(tmp_path / "home")
     env, marker = marked_env(env | {"TMPDIR": str(scratch)})
     sessions_before = set(h1.ssh_session_pids())
     repo = Path(__file__).resolve().parents[2]

@@ -631,10 +631,11 @@ async def test_call_wait_zero_fails_at_once_with_the_last_reason(
                 assert "target 't' unreachable (SSH connect to h1 timed out" in error, error
 
 
-@pytest.mark.parametrize("outage", ["call-right-after-drop", "sshd-down-briefly"])
-async def test_call_wait_rides_through_a_short_outage(
-    fault_topology: Topology, tmp_path: Path, outage: str
+async def test_call_wait_rides_through_a_dropped_connection(
+    fault_topology: Topology, tmp_path: Path
 ) -> None:
+    """The SSH connection dies and the agent's very next call comes at once: it waits for
+    the reconnect (call_wait_s) instead of failing, and lands on the same page."""
     topology = fault_topology
     h1 = topology.host("h1")
     path = write_targets(tmp_path / "targets.toml", {"t": {"ssh": "h1", "reconnect": {
@@ -643,28 +644,41 @@ async def test_call_wait_rides_through_a_short_outage(
         async with open_gateway(topology.client_env(), ["--config", str(path)]) as gw:
             await wait_for_targets(gw, {"t": "up"})
             tab = await _mark_page(gw, "t", "patient")
-            if outage == "call-right-after-drop":
+            sessions_before = set(h1.ssh_session_pids())
+            h1.kill_ssh_sessions()
+            await _same_page(gw, tab, "patient")  # the first call works: no retry needed
+            assert not set(h1.ssh_session_pids()) & sessions_before  # over a new connection
+
+
+async def test_a_call_on_a_down_target_tries_now_not_after_the_backoff(
+    fault_topology: Topology, tmp_path: Path
+) -> None:
+    """A target in a long backoff (30 s here): a call starts a fresh attempt at once and
+    reports how that one went — failing while the host refuses, working once it is back."""
+    topology = fault_topology
+    h1 = topology.host("h1")
+    path = write_targets(tmp_path / "targets.toml", {"t": {"ssh": "h1", "reconnect": {
+        "call_wait_s": 20, "initial_delay_s": 30, "max_delay_s": 30}}})
+    with anyio.fail_after(120):
+        async with open_gateway(topology.client_env(), ["--config", str(path)]) as gw:
+            await wait_for_targets(gw, {"t": "up"})
+            tab = await _mark_page(gw, "t", "woken")
+            h1.stop_sshd()
+            recorder = _ConnectRecorder(h1)
+            try:
                 h1.kill_ssh_sessions()
-                await _same_page(gw, tab, "patient")  # the first call works: no retry needed
-            else:
-                await _ride_through_sshd_outage(gw, h1, tab)
-
-
-async def _ride_through_sshd_outage(gw: Client, h1: RemoteHost, tab: int) -> None:
-    h1.stop_sshd(kill_sessions=True)
-    await wait_for_targets(gw, {"t": "down"})
-    outcome: dict[str, Any] = {}
-
-    async def patient_call() -> None:
-        start = time.monotonic()
-        outcome["value"] = await call_ok(gw, "evaluate", {
-            "tab": tab, "expression": "window.mark"}, timeout=ERROR_BOUND + 10)
-        outcome["took"] = time.monotonic() - start
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(patient_call)
-        await anyio.sleep(1.5)
-        assert not outcome, f"the call returned while sshd was still down: {outcome}"
-        h1.start_sshd()
-    assert outcome["value"]["value"] == "patient"
-    assert outcome["took"] >= 1.5
+                await wait_for_targets(gw, {"t": "down"})
+                await anyio.sleep(1)
+                assert len(recorder.arrivals) == 1, recorder.arrivals  # then the backoff
+                asked = time.monotonic()
+                error, took = await _timed_err(gw, "evaluate", {"tab": tab, "expression": "1"})
+                assert took < FAST, f"the call sat out the backoff: {took:.1f} s"
+                assert len(recorder.arrivals) == 2 and recorder.arrivals[1] > asked, \
+                    f"the call started no attempt of its own: {recorder.arrivals}"
+                assert "target 't' unreachable (SSH connect to h1 failed" in error, error
+            finally:
+                recorder.close()
+                h1.start_sshd()
+            start = time.monotonic()
+            await _same_page(gw, tab, "woken")  # this call's attempt succeeds
+            assert time.monotonic() - start < FAST

@@ -557,14 +557,17 @@ class RemoteHost:
         with contextlib.suppress(FileNotFoundError):
             self.chrome_pid_file.unlink()
 
-    def kill_chrome(self) -> int:
+    def kill_chrome(self) -> int | None:
         """SIGKILL the browser and its children, as a crash or an OOM kill would.
 
         Unlike :meth:`stop_chrome` nothing shuts down cleanly, and the DevToolsActivePort
         file stays behind naming a port nobody listens on any more (Chrome never deletes
-        it) — the stale file the gateway has to see through.  Returns that stale port.
+        it) — the stale file the gateway has to see through.  Returns that stale port
+        (None if the file was already gone).
         """
-        port = self.chrome_port(timeout=0)
+        port = None
+        with contextlib.suppress(TimeoutError):
+            port = self.chrome_port(timeout=0)
         pid = self.chrome_pid()
         if pid is not None:
             family = [pid, *_descendants(pid)]

@@ -557,17 +557,34 @@ class RemoteHost:
         with contextlib.suppress(FileNotFoundError):
             self.chrome_pid_file.unlink()
 
-    def kill_chrome(self) -> None:
-        """SIGKILL the browser and its children, as a crash would: DevToolsActivePort stays
-        behind, naming a port nobody listens on any more."""
+    def kill_chrome(self) -> int | None:
+        """SIGKILL the browser and its children, as a crash or an OOM kill would.
+
+        Unlike :meth:`stop_chrome` nothing shuts down cleanly, and the DevToolsActivePort
+        file stays behind naming a port nobody listens on any more (Chrome never deletes
+        it) — the stale file the gateway has to see through.  Returns that stale port
+        (None if the file was already gone).
+        """
+        port = None
+        with contextlib.suppress(TimeoutError):
+            port = self.chrome_port(timeout=0)
         pid = self.chrome_pid()
-        if pid is None:
-            return
-        family = [pid, *_descendants(pid)]
-        _signal(family, signal.SIGKILL)
-        _wait_for("Chromium to die", lambda: not any(_alive(p) for p in family), 10)
+        if pid is not None:
+            family = [pid, *_descendants(pid)]
+            _signal(family, signal.SIGKILL)
+            _wait_for("killed Chromium to exit", lambda: not any(_alive(p) for p in family), 10)
         with contextlib.suppress(FileNotFoundError):
             self.chrome_pid_file.unlink()
+        return port
+
+    def start_chrome_on_new_port(self, old: int | None) -> int:
+        """Start Chromium on port 0 until it gets a port other than ``old``; returns it."""
+        for _ in range(5):
+            port = self.start_chrome(0)
+            if port != old:
+                return port
+            self.stop_chrome()  # the kernel handed out the same port again: try once more
+        raise RuntimeError(f"{self.name}: Chromium kept getting port {old}")
 
     def restart_chrome(self) -> int:
         """Stop and start on port 0; returns the new port (guaranteed to differ from the old)."""
@@ -575,12 +592,7 @@ class RemoteHost:
         with contextlib.suppress(TimeoutError, ValueError):
             old = self.chrome_port(timeout=0) if self.chrome_pid() is not None else None
         self.stop_chrome()
-        for _ in range(5):
-            port = self.start_chrome(0)
-            if port != old:
-                return port
-            self.stop_chrome()  # the kernel handed out the same port again: try once more
-        raise RuntimeError(f"{self.name}: Chromium kept getting port {old}")
+        return self.start_chrome_on_new_port(old)
 
     # -- sshd ----------------------------------------------------------------------------
 
@@ -617,18 +629,35 @@ class RemoteHost:
         """Start the listener and wait until it answers with an SSH banner."""
         self._await_sshd(self._spawn_sshd())
 
-    def stop_sshd(self) -> None:
-        """Stop the listener only; established sessions stay (like ``systemctl stop ssh``)."""
+    def stop_sshd(self, *, kill_sessions: bool = False) -> None:
+        """Stop the listener; established sessions stay (like ``systemctl stop ssh``)
+        unless ``kill_sessions``, which SIGKILLs them too (like a reboot of sshd)."""
         pid = self.sshd_pid()
         if pid is not None:
             _terminate([pid], grace=5.0)
         with contextlib.suppress(FileNotFoundError):
             self.sshd_pid_file.unlink()
+        if kill_sessions:
+            self.kill_ssh_sessions()
 
     def ssh_session_pids(self) -> list[int]:
-        """sshd's per-connection processes and everything they run."""
-        pid = self.sshd_pid()
-        return _descendants(pid) if pid is not None else []
+        """sshd's per-connection processes and everything they run.
+
+        Found through the namespace, not only as children of the current listener: a
+        session outlives a listener restart (``rotate_host_key``, ``stop_sshd``).
+        """
+        listener = self.sshd_pid()
+        proc = _run(_ip(), "netns", "pids", self.netns, check=False)
+        sessions = {
+            pid for pid in (int(p) for p in proc.stdout.split() if p.isdigit())
+            if pid != listener and _alive(pid)
+            and os.path.basename((_proc_cmdline(pid) or [""])[0]).startswith("sshd")
+        }
+        if listener is not None:
+            sessions.update(_descendants(listener))
+        for pid in list(sessions):
+            sessions.update(_descendants(pid))
+        return sorted(p for p in sessions if _alive(p))
 
     def kill_ssh_sessions(self) -> None:
         """SIGKILL every per-connection sshd process (and its children); keep the listener."""
@@ -636,6 +665,14 @@ class RemoteHost:
         _signal(sessions, signal.SIGKILL)
         with contextlib.suppress(TimeoutError):
             _wait_for("ssh sessions to die", lambda: not any(_alive(p) for p in sessions), 5)
+
+    def ssh_logins(self) -> int:
+        """How many logins sshd has accepted so far (its VERBOSE log says each one)."""
+        try:
+            text = self.sshd_log.read_text(errors="replace")
+        except FileNotFoundError:
+            return 0
+        return text.count(f"Accepted publickey for {self.user} ")
 
     def rotate_host_key(self) -> None:
         """Give the host a new ed25519 key and restart sshd; known_hosts is NOT updated."""
@@ -665,12 +702,22 @@ class RemoteHost:
         like a real partition.  Either way nothing is sent anywhere else.
         """
         if silent:
+            # Without its neighbour entry the kernel would soon give up resolving the
+            # address and fail new connections with EHOSTUNREACH after ~3 s: pinning the
+            # entry keeps SYNs going out into the void, so they time out like a partition.
+            _run(_ip(), "neigh", "replace", self.address, "lladdr", self._peer_mac(),
+                 "dev", self.veth, "nud", "permanent")
             _run(_ip(), "-n", self.netns, "link", "set", self.veth_peer, "down")
         else:
             _run(_ip(), "link", "set", self.veth, "down")
 
+    def _peer_mac(self) -> str:
+        out = _run(_ip(), "-n", self.netns, "-o", "link", "show", self.veth_peer).stdout
+        return out.split("link/ether", 1)[1].split()[0]
+
     def link_up(self) -> None:
         """Undo :meth:`link_down` (either kind)."""
+        _run(_ip(), "neigh", "del", self.address, "dev", self.veth, check=False)
         _run(_ip(), "-n", self.netns, "link", "set", self.veth_peer, "up")
         _run(_ip(), "link", "set", self.veth, "up")
         _wait_for(f"{self.veth} up", self._link_is_up, 5)

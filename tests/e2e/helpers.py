@@ -46,7 +46,9 @@ __all__ = [
     "gateway_pid",
     "listening_tcp",
     "listening_unix",
+    "local_default_env",
     "marked_env",
+    "marked_pids",
     "open_gateway",
     "open_raw_stdio",
     "open_stdio",
@@ -294,21 +296,30 @@ def _toml_value(value: object) -> str:
     raise TypeError(f"cannot write {value!r} to TOML")
 
 
+def _toml_table(header: str, table: Mapping[str, object]) -> list[str]:
+    """``[header]`` with the plain keys, then a ``[header.key]`` table per mapping value."""
+    lines = [f"[{header}]"]
+    lines += [f"{key} = {_toml_value(value)}" for key, value in table.items()
+              if not isinstance(value, Mapping)]
+    lines.append("")
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            lines += _toml_table(f"{header}.{key}", value)
+    return lines
+
+
 def write_targets(
     path: Path,
     targets: Mapping[str, Mapping[str, object]],
     gateway: Mapping[str, object] | None = None,
 ) -> Path:
-    """Write a targets file (``[gateway]`` and ``[targets.<name>]`` tables)."""
+    """Write a targets file (``[gateway]`` and ``[targets.<name>]`` tables; a mapping
+    value such as ``"reconnect": {...}`` becomes a ``[targets.<name>.reconnect]`` table)."""
     lines: list[str] = []
     if gateway:
-        lines.append("[gateway]")
-        lines += [f"{key} = {_toml_value(value)}" for key, value in gateway.items()]
-        lines.append("")
+        lines += _toml_table("gateway", gateway)
     for name, table in targets.items():
-        lines.append(f"[targets.{name}]")
-        lines += [f"{key} = {_toml_value(value)}" for key, value in table.items()]
-        lines.append("")
+        lines += _toml_table(f"targets.{name}", table)
     path.write_text("\n".join(lines))
     return path
 
@@ -316,6 +327,14 @@ def write_targets(
 def data_url(title: str, body: str = "") -> str:
     """A ``data:`` page with this title (no spaces needed: no web server, no escaping)."""
     return f"data:text/html,<title>{title}</title>{body}"
+
+
+def local_default_env(home: Path) -> dict[str, str]:
+    """Environment for a gateway with nothing configured: a fresh, empty HOME (created
+    here), so it serves the embedded ``local`` target and launches a Chromium of its own."""
+    home.mkdir(mode=0o700)
+    return {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8"}
 
 
 # ------------------------------------------------------------------- remote browsers
@@ -401,16 +420,27 @@ def _cmdline_of(pid: int) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
-def gateway_pid(marker: str) -> int:
-    """The pid of the ``python -m gateway serve`` process started with ``marker``."""
+def marked_pids(marker: str) -> list[int]:
+    """Every live process carrying ``marker`` in its environment: the gateway and whatever
+    it started (a launched Chromium and its helpers inherit the environment)."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         pid = int(name)
-        cmd = _cmdline_of(pid)
-        if "gateway" in cmd and "serve" in cmd and _environ_of(pid).get(MARKER_ENV) == marker:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X") and _environ_of(pid).get(MARKER_ENV) == marker:
             found.append(pid)
+    return found
+
+
+def gateway_pid(marker: str) -> int:
+    """The pid of the ``python -m gateway serve`` process started with ``marker``."""
+    found = [pid for pid in marked_pids(marker)
+             if {"gateway", "serve"} <= set(_cmdline_of(pid))]
     assert len(found) == 1, f"expected one gateway process with marker {marker}, found {found}"
     return found[0]
 

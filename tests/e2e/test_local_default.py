@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import call_ok, data_url, open_gateway, wait_for_targets
+from tests.e2e.helpers import (
+    call_ok,
+    data_url,
+    local_default_env,
+    open_gateway,
+    wait_for_targets,
+)
 from tests.topology import CHROMIUM
 
 pytestmark = pytest.mark.anyio
@@ -55,9 +63,7 @@ async def test_local_default_launches_and_cleans_up(tmp_path: Path) -> None:
     # The premise: no Chrome to discover here, so the gateway has to launch one.
     assert _nothing_listens_on_9222(), "something listens on 127.0.0.1:9222 on this machine"
     home = tmp_path / "home"
-    home.mkdir(mode=0o700)
-    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "LANG": "C.UTF-8"}
+    env = local_default_env(home)
 
     async with open_gateway(env) as gw:
         targets = await wait_for_targets(gw, {"local": "up"})
@@ -90,3 +96,24 @@ async def test_local_default_launches_and_cleans_up(tmp_path: Path) -> None:
     assert _pids_mentioning(profile) == [], "the launched Chromium outlived the gateway"
     assert not os.path.exists(profile), "the temporary profile was left behind"
     assert _pids_mentioning(str(home)) == [], "a helper process (crashpad?) outlived the gateway"
+
+
+async def test_local_default_launches_under_a_long_tmpdir(tmp_path: Path) -> None:
+    """A TMPDIR as long as macOS's (/var/folders/xx/<28 chars>/T/, 49 characters) must not
+    stop the launch: Chromium keeps its SingletonSocket under its TMPDIR, and a Unix
+    socket path has to fit in 107 bytes."""
+    assert _nothing_listens_on_9222(), "something listens on 127.0.0.1:9222 on this machine"
+    scratch = Path(tempfile.mkdtemp(prefix="csgw-a-tmpdir-as-long-as-on-macos-", dir="/tmp"))
+    try:
+        long_tmpdir = scratch / "T"
+        long_tmpdir.mkdir(mode=0o700)
+        assert len(str(long_tmpdir)) >= 49
+        env = local_default_env(tmp_path / "home") | {"TMPDIR": str(long_tmpdir)}
+        async with open_gateway(env) as gw:
+            targets = await wait_for_targets(gw)
+            assert (targets["local"]["state"], targets["local"]["error"]) == ("up", None)
+            nav = await call_ok(gw, "navigate", {"url": data_url("long-tmpdir")})
+            assert nav["title"] == "long-tmpdir"
+        assert list(long_tmpdir.iterdir()) == [], "the launched profile was left behind"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -31,7 +31,7 @@ class Gateway:
     def __init__(self, config: GatewayConfig) -> None:
         self.config = config
         self.tabs = TabRegistry()
-        self._links: dict[tuple[str, str], SshLink] = {}
+        self._links: dict[tuple[object, ...], SshLink] = {}
         self.targets: dict[str, Target] = {
             t.name: Target(t, self._transport_for(t), self.tabs,
                            ChromeLauncher(t.name) if t.launch else None)
@@ -41,9 +41,13 @@ class Gateway:
     def _transport_for(self, target: TargetConfig) -> Transport:
         if target.ssh is None:
             return LocalTransport(target.name)
-        key = (str(target.ssh), target.host_key_policy)
+        policy = target.reconnect
+        # One SSH connection per host, shared by its targets — unless they ask for
+        # different link settings, which one connection could not honour for both.
+        key = (str(target.ssh), target.host_key_policy, policy.connect_timeout_s,
+               policy.keepalive_interval_s, policy.keepalive_count_max)
         link = self._links.get(key)
-        if link is None:  # one SSH connection per host, shared by its targets
+        if link is None:
             link = SshLink(target.ssh, target.host_key_policy, target.reconnect)
             self._links[key] = link
         return SshTransport(target.name, link, target.expose_port)

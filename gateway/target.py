@@ -52,7 +52,7 @@ log = structlog.get_logger("gateway.target")
 
 SETUP_TIMEOUT_S = 10.0
 # How long a host gets to show it is alive after Chrome missed a command's deadline.
-LINK_PROBE_TIMEOUT_S = 3.0
+LINK_PROBE_TIMEOUT_S = 2.0
 # Domains a tab's collectors need: console + exceptions, browser log, network, page events.
 _TAB_DOMAINS = ("Runtime.enable", "Log.enable", "Page.enable")
 _NETWORK_ENABLE = {"maxTotalBufferSize": 64 * 1024 * 1024,
@@ -129,13 +129,15 @@ class Target:
             await changed.wait()
             attempted = attempted or self.state == "connecting"
 
-    async def connection(self) -> CdpConnection:
-        """The live CDP connection, waiting at most ``call_wait_s`` for one; else
-        ``TargetUnavailable`` with the last reason."""
+    async def connection(self, max_wait_s: float | None = None) -> CdpConnection:
+        """The live CDP connection, waiting at most ``call_wait_s`` (or the call's own,
+        shorter ``max_wait_s``) for one; else ``TargetUnavailable`` with the last reason."""
         cdp = self._live()
         if cdp is not None:
             return cdp
         wait_s = self.config.reconnect.call_wait_s
+        if max_wait_s is not None:
+            wait_s = min(wait_s, max_wait_s)
         with anyio.move_on_after(wait_s):
             await self._await_attempt()
         cdp = self._live()
@@ -279,9 +281,9 @@ class Target:
     async def browser_call(
         self, method: str, params: dict[str, Any] | None = None, *, timeout_s: float | None = None
     ) -> dict[str, Any]:
-        cdp = await self.connection()
-        return await self._send(cdp, method, params, None,
-                                timeout_s or self.config.command_timeout_s, "")
+        timeout_s = timeout_s or self.config.command_timeout_s
+        cdp = await self.connection(timeout_s)
+        return await self._send(cdp, method, params, None, timeout_s, "")
 
     async def _send(self, cdp: CdpConnection, method: str, params: dict[str, Any] | None,
                     session: str | None, timeout_s: float, hint: str) -> dict[str, Any]:
@@ -375,15 +377,16 @@ class Target:
         not answer)."""
         if tab.dialog is not None and method not in _DIALOG_SAFE:
             raise tab.dialog_error()
-        cdp = await self.connection()
+        timeout_s = timeout_s or self.config.command_timeout_s
+        cdp = await self.connection(timeout_s)
         if tab.session_id is None:  # detached (e.g. after a renderer crash): attach again
             attached = await cdp.send("Target.attachToTarget",
                                       {"targetId": tab.target_id, "flatten": True},
                                       timeout_s=SETUP_TIMEOUT_S)
             self._bind_session(cdp, tab, attached["sessionId"])
             await self._prepare(cdp, tab, attached["sessionId"], waiting=False)
-        return await self._send(cdp, method, params, session or tab.session_id,
-                                timeout_s or self.config.command_timeout_s, timeout_hint)
+        return await self._send(cdp, method, params, session or tab.session_id, timeout_s,
+                                timeout_hint)
 
     async def new_tab(self, url: str) -> Tab:
         """Open a tab; load ``url`` only once its collectors run, so its very first

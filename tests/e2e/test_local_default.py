@@ -109,11 +109,15 @@ async def test_local_default_launches_under_a_long_tmpdir(tmp_path: Path) -> Non
         long_tmpdir.mkdir(mode=0o700)
         assert len(str(long_tmpdir)) >= 49
         env = local_default_env(tmp_path / "home") | {"TMPDIR": str(long_tmpdir)}
+        before = set(Path("/tmp").glob("csgw-chrome-*"))
         async with open_gateway(env) as gw:
             targets = await wait_for_targets(gw)
             assert (targets["local"]["state"], targets["local"]["error"]) == ("up", None)
             nav = await call_ok(gw, "navigate", {"url": data_url("long-tmpdir")})
             assert nav["title"] == "long-tmpdir"
         assert list(long_tmpdir.iterdir()) == [], "the launched profile was left behind"
+        # The profile went to /tmp instead (short enough for Chrome's socket path) and
+        # was removed from there too.
+        assert set(Path("/tmp").glob("csgw-chrome-*")) == before
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 import time
-import uuid
 from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -53,6 +51,15 @@ from tests.e2e.helpers import (
     wait_for_targets,
     write_targets,
 )
+from tests.e2e.load_mix import (
+    KINDS,
+    TOOL_OF,
+    Caller,
+    flood_js,
+    open_callers,
+    run_callers,
+    shared_browser_targets,
+)
 from tests.topology import Topology
 
 pytestmark = pytest.mark.anyio
@@ -61,10 +68,8 @@ TARGETS = 8
 CALLERS_PER_TARGET = 4
 WARMUP_CALLS = 10            # per caller, before the first memory sample
 HALF_CALLS = 45              # per caller, in each measured half: 2 x 45 x 32 = 2,880 calls
-# The mix each caller cycles through (shifted per caller, so all kinds run at once).
-KINDS = ("evaluate", "cdp_tab", "evaluate", "cdp_browser", "browse_view",
-         "evaluate", "cdp_tab", "list_tabs", "evaluate", "cdp_browser")
 RUN_BOUND_S = 600.0          # the whole mixed run: only "finishes at all"
+
 # Memory. Keeping each tool's result object (a leak injected once, to try this test)
 # grew each half by ~2.5 KB per call, 3.5 MB. Without a leak, trial runs grew by
 # 64-230 KB over a whole half (1,440 calls): the allocator settling.
@@ -82,78 +87,6 @@ MIN_CALLS_DURING_FLOOD = 2
 
 
 @dataclass
-class Caller:
-    """One simulated agent: a target, a tab of its own showing a page with its token."""
-
-    number: int
-    target: str
-    tab: int
-    token: str
-    target_id: str = ""
-    last_written: str = "none"   # what the caller's last evaluate wrote into the page
-
-
-def _page(token: str) -> str:
-    return data_url(token, "<p id=last>none</p>")
-
-
-def _targets_file(tmp: Path, hosts: list[str]) -> tuple[Path, list[str]]:
-    per_host = math.ceil(TARGETS / len(hosts))
-    names = [f"{host}-{j + 1}" for host in hosts for j in range(per_host)][:TARGETS]
-    path = write_targets(tmp / "targets.toml",
-                         {name: {"ssh": name.rsplit("-", 1)[0]} for name in names})
-    return path, names
-
-
-async def _call_checked(client: Client, caller: Caller, kind: str) -> str:
-    """One call of ``kind`` by ``caller``; asserts the reply is this call's. Returns the
-    tool's name (for the call-log count)."""
-    token = uuid.uuid4().hex[:12]
-    echo = f"{caller.token} {token}"
-    where = f"caller {caller.number} (tab {caller.tab} on {caller.target})"
-    if kind == "evaluate":
-        expression = (f"document.getElementById('last').textContent = '{token}', "
-                      f"document.title + ' {token}'")
-        reply = await call_ok(client, "evaluate", {"tab": caller.tab, "expression": expression})
-        assert (reply["tab"], reply["target"], reply["value"]) == (
-            caller.tab, caller.target, echo), f"{where}: evaluate got {reply}"
-        caller.last_written = token
-        return "evaluate"
-    if kind == "cdp_tab":
-        reply = await call_ok(client, "cdp_command", {
-            "tab": caller.tab, "method": "Runtime.evaluate",
-            "params": {"expression": f"document.title + ' {token}'", "returnByValue": True}})
-        assert (reply["tab"], reply["target"], reply["result"]["result"].get("value")) == (
-            caller.tab, caller.target, echo), f"{where}: cdp_command got {reply}"
-        return "cdp_command"
-    if kind == "cdp_browser":
-        # Browser level has nothing to echo a token with; the caller asks about its own
-        # page, which no other caller does.
-        reply = await call_ok(client, "cdp_command", {
-            "target": caller.target, "method": "Target.getTargetInfo",
-            "params": {"targetId": caller.target_id}})
-        info = reply["result"]["targetInfo"]
-        assert (reply["tab"], reply["target"], info["targetId"], info["title"]) == (
-            None, caller.target, caller.target_id, caller.token), f"{where}: got {reply}"
-        return "cdp_command"
-    if kind == "list_tabs":
-        reply = await call_ok(client, "list_tabs", {"target": caller.target})
-        assert {t["target"] for t in reply["tabs"]} == {caller.target}, f"{where}: {reply}"
-        mine = [t for t in reply["tabs"] if t["tab"] == caller.tab]
-        assert mine == [{"tab": caller.tab, "target": caller.target, "title": caller.token,
-                         "url": _page(caller.token)}], f"{where}: list_tabs got {reply}"
-        return "list_tabs"
-    assert kind == "browse_view", kind
-    reply = await call_ok(client, "browse_view", {"tab": caller.tab})
-    lines = reply["view"].splitlines()
-    assert (reply["tab"], reply["target"]) == (caller.tab, caller.target), f"{where}: {reply}"
-    assert f"title: {caller.token}" in lines and caller.last_written in lines, (
-        f"{where}: browse_view shows another page or an old text (expected title "
-        f"{caller.token} and text {caller.last_written}): {reply['view']!r}")
-    return "browse_view"
-
-
-@dataclass
 class LoadGateway:
     client: Client
     pid: int
@@ -166,43 +99,21 @@ async def loaded(topology: Topology, tmp_path_factory: pytest.TempPathFactory
                  ) -> AsyncIterator[LoadGateway]:
     """A gateway with 8 targets and 32 callers' tabs (closed again afterwards)."""
     tmp = tmp_path_factory.mktemp("load")
-    config, names = _targets_file(tmp, [h.name for h in topology.hosts[:2]])
+    targets = shared_browser_targets([h.name for h in topology.hosts[:2]], TARGETS)
+    config = write_targets(tmp / "targets.toml", targets)
     call_log = tmp / "calls.jsonl"
     env, marker = marked_env(topology.client_env() | {"MCP_DEBUG_LOG": str(call_log)})
     with open(tmp / "gateway.stderr", "w") as errlog:
         async with open_gateway(env, ["--config", str(config)], errlog=errlog) as client:
-            await wait_for_targets(client, dict.fromkeys(names, "up"), timeout=60)
+            await wait_for_targets(client, dict.fromkeys(targets, "up"), timeout=60)
             callers: list[Caller] = []
             try:
-                for target in names:
-                    for _ in range(CALLERS_PER_TARGET):
-                        token = f"load{len(callers)}x{uuid.uuid4().hex[:8]}"
-                        nav = await call_ok(client, "navigate",
-                                            {"url": _page(token), "target": target})
-                        caller = Caller(len(callers), target, nav["tab"], token)
-                        callers.append(caller)
-                        info = await call_ok(client, "cdp_command", {
-                            "tab": caller.tab, "method": "Target.getTargetInfo"})
-                        caller.target_id = info["result"]["targetInfo"]["targetId"]
+                await open_callers(client, list(targets), CALLERS_PER_TARGET, callers)
                 yield LoadGateway(client, gateway_pid(marker), call_log, callers)
             finally:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(60):
                     for caller in callers:
                         await client.call_tool("close_tab", {"tab": caller.tab})
-
-
-async def _run_callers(gw: LoadGateway, calls_each: int, start: int,
-                       made: Counter[str]) -> None:
-    """Every caller makes ``calls_each`` calls, one after the other, all callers at once."""
-
-    async def work(caller: Caller) -> None:
-        for i in range(start, start + calls_each):
-            kind = KINDS[(i + caller.number) % len(KINDS)]
-            made[await _call_checked(gw.client, caller, kind)] += 1
-
-    async with anyio.create_task_group() as tg:
-        for caller in gw.callers:
-            tg.start_soon(work, caller)
 
 
 def _logged_calls(call_log: Path) -> tuple[Counter[str], Counter[str], int]:
@@ -226,11 +137,16 @@ async def test_mixed_load_answers_every_call_with_its_own_reply_and_memory_stays
     assert callers == TARGETS * CALLERS_PER_TARGET
     before, _, _ = _logged_calls(gw.call_log)
     made: Counter[str] = Counter()
+
+    def answered(kind: str, _seconds: float) -> None:
+        made[TOOL_OF[kind]] += 1
+
     with anyio.fail_after(RUN_BOUND_S):
-        await _run_callers(gw, WARMUP_CALLS, 0, made)
+        await run_callers(gw.client, gw.callers, WARMUP_CALLS, 0, answered)
         rss = [proc_status_kb(gw.pid, "VmRSS")]
         for half in range(2):
-            await _run_callers(gw, HALF_CALLS, WARMUP_CALLS + half * HALF_CALLS, made)
+            await run_callers(gw.client, gw.callers, HALF_CALLS,
+                              WARMUP_CALLS + half * HALF_CALLS, answered)
             rss.append(proc_status_kb(gw.pid, "VmRSS"))
 
     total = callers * (WARMUP_CALLS + 2 * HALF_CALLS)
@@ -239,7 +155,7 @@ async def test_mixed_load_answers_every_call_with_its_own_reply_and_memory_stays
     for caller in gw.callers:
         for i in range(WARMUP_CALLS + 2 * HALF_CALLS):
             kind = KINDS[(i + caller.number) % len(KINDS)]
-            expected[{"cdp_tab": "cdp_command", "cdp_browser": "cdp_command"}.get(kind, kind)] += 1
+            expected[TOOL_OF[kind]] += 1
     assert made == expected
     # The gateway's own count: one call-log line per call, each ok, no id twice.
     logged, outcomes, distinct_ids = _logged_calls(gw.call_log)
@@ -258,25 +174,6 @@ async def test_mixed_load_answers_every_call_with_its_own_reply_and_memory_stays
 
 
 # ------------------------------------------------------------------------ event flood
-
-# Logs on a schedule of FLOOD_RATE messages a second (catching up on every 10 ms tick,
-# at most 1,000 per tick) for FLOOD_S seconds, then stops by itself; window.floodLogged
-# counts them and window.floodDone says it is over. Chrome itself manages 8-10k a second
-# here with one DevTools session attached, less on a busy machine.
-FLOOD_JS = f"""
-window.floodLogged = 0; window.floodDone = false;
-const floodStart = performance.now();
-const floodTimer = setInterval(() => {{
-  const elapsed = performance.now() - floodStart;
-  if (elapsed >= {FLOOD_S * 1000:.0f}) {{
-    clearInterval(floodTimer); window.floodDone = true; return;
-  }}
-  const due = Math.min(Math.floor(elapsed * {FLOOD_RATE / 1000:g}), window.floodLogged + 1000);
-  while (window.floodLogged < due) console.log('flood', ++window.floodLogged);
-}}, 10);
-'started'
-"""
-
 
 async def test_a_console_flood_does_not_starve_other_tabs(
     topology: Topology, tmp_path: Path
@@ -309,7 +206,8 @@ async def test_a_console_flood_does_not_starve_other_tabs(
 
 
 async def _flood_and_probe(gw: Client, flooded: int, probes: dict[str, int]) -> None:
-    started = await call_ok(gw, "evaluate", {"tab": flooded, "expression": FLOOD_JS})
+    started = await call_ok(gw, "evaluate", {"tab": flooded,
+                                             "expression": flood_js(FLOOD_S, FLOOD_RATE)})
     assert started["value"] == "started", started
     flood_ends = time.monotonic() + FLOOD_S
     answered: dict[str, list[float]] = {name: [] for name in probes}

@@ -173,6 +173,23 @@ async def test_mixed_load_answers_every_call_with_its_own_reply_and_memory_stays
     assert rss[2] - rss[0] <= MAX_TOTAL_GROWTH_MB * 1024, report
 
 
+# ------------------------------------------------------------------------ the SSH link
+
+
+async def test_the_ssh_link_uses_aes_gcm(topology: Topology, tmp_path: Path) -> None:
+    """Every CDP message is an SSH packet; asyncssh's default chacha20-poly1305 costs
+    ~5x the CPU of AES-GCM per packet, so the gateway asks for AES-GCM first (the client
+    HOME's ssh config names no Ciphers)."""
+    stderr = tmp_path / "gateway.stderr"
+    with open(stderr, "w") as errlog:
+        async with open_gateway(topology.client_env() | {"SSH_PROXY_TO": "h1"},
+                                errlog=errlog) as gw:
+            await wait_for_targets(gw, {"default": "up"})
+    connected = [line for line in stderr.read_text().splitlines() if "ssh connected" in line]
+    assert connected and all("cipher=aes128-gcm@openssh.com" in line for line in connected), (
+        connected)
+
+
 # ------------------------------------------------------------------------ event flood
 
 async def test_a_console_flood_does_not_starve_other_tabs(

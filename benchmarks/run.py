@@ -60,9 +60,11 @@ from typing import Any
 import anyio
 import asyncssh
 from anyio.abc import Process
+from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
+from gateway.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
     TOOL_OF,
@@ -330,9 +332,11 @@ class RawCdp:
 
     def connect_options(self) -> dict[str, Any]:
         # The client HOME's ssh config (alias h1 → address, user, key) and known_hosts,
-        # given explicitly so this process's own HOME is not involved; no agent.
+        # given explicitly so this process's own HOME is not involved; no agent; the
+        # cipher order the gateway asks for (AES-GCM first).
         return {"config": [str(self.topo.ssh_config)], "known_hosts": str(self.topo.known_hosts),
-                "agent_path": None}
+                "agent_path": None,
+                "encryption_algs": cipher_preference(get_default_encryption_algs()) or ()}
 
     async def ssh_connect(self) -> asyncssh.SSHClientConnection:
         return await asyncssh.connect(self.host.name, **self.connect_options())

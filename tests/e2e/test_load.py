@@ -18,10 +18,12 @@
   on another host's browser keep being answered meanwhile, and afterwards the flooded
   tab's console holds exactly its ring's capacity, with the rest counted as dropped —
   every message accounted for.
+* **The SSH link's cipher** is AES-GCM (the cheap one per packet), unless ssh_config
+  chooses.
 
 There are no speed assertions here, only generous "finishes at all" bounds: the
 numbers (calls/s, latency, the flood's effect) are measured by
-``python -m benchmarks.run --phases load``.
+``python -m benchmarks.run --phases load,flood``.
 """
 
 from __future__ import annotations

@@ -944,12 +944,7 @@ class Bench:
                     raise RuntimeError("could not find the gateway process")
                 # 6. memory with every target up.
                 with anyio.fail_after(60):
-                    while True:
-                        listed = await call(gw, "list_targets", {})
-                        states = {t["name"]: t["state"] for t in listed["targets"]}
-                        if all(s == "up" for s in states.values()):
-                            break
-                        await anyio.sleep(0.05)
+                    await self._all_up(gw)
                 await call(gw, "list_tabs", {})
                 rss_mb = proc_status_kb(pid, "VmRSS") / 1024
                 r.rows["rss"].samples.append(rss_mb)
@@ -1171,7 +1166,9 @@ class Bench:
         progress(f"mixed load: {len(every)} calls, {len(every) / wall:.0f} calls/s, VmRSS "
                  f"{rss} KB")
 
-    async def _all_up(self, gw: Client) -> None:
+    @staticmethod
+    async def _all_up(gw: Client) -> None:
+        """Until list_targets shows every target up (callers bound it in time)."""
         while True:
             listed = await call(gw, "list_targets", {})
             if all(t["state"] == "up" for t in listed["targets"]):

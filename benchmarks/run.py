@@ -60,9 +60,20 @@ from typing import Any
 import anyio
 import asyncssh
 from anyio.abc import Process
+from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
+from gateway.ssh import cipher_preference
+from tests.e2e.helpers import data_url, proc_status_kb, write_targets
+from tests.e2e.load_mix import (
+    TOOL_OF,
+    Caller,
+    flood_js,
+    open_callers,
+    run_callers,
+    shared_browser_targets,
+)
 from tests.topology import RemoteHost, Topology, load, up
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,7 +83,7 @@ PAGES = REPO / "fixtures" / "pages"
 # Chromium gives our pages a renderer process of their own, not the one running the
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
-PHASES = ("sequential", "startup", "targets", "screenshot", "logs", "view")
+PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -87,6 +98,12 @@ LOG_ENTRIES = 1000             # = the default console_buffer / network_buffer
 # Issue 3, "Speed and size".
 TARGET_VIEW_MS = 40.0
 TARGET_VIEW_CHARS = 12_000
+# Issue 5, "Load".
+LOAD_CALLERS_PER_TARGET = 4
+LOAD_BUDGET_S = 300.0          # the mixed-load phase, set-up included (a bound, not a target)
+FLOOD_S = 3.0                  # one flood (and one quiet window)
+FLOOD_RATE = 10_000            # console messages a second
+FLOOD_ROUNDS = 3
 VIEWPORT = {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False}
 
 CALL_TIMEOUT_S = 60.0          # one MCP request (the SDK enforces it)
@@ -188,6 +205,10 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:.0f} calls/s"
     if unit == "%":
         return f"{value:.0f} %"
+    if unit == "x":
+        return f"{value:.1f}x"
+    if unit in ("msg/s", "B/call"):
+        return f"{value:,.0f} {unit}"
     if unit in ("chars", "refs"):
         return f"{value:,.0f} {unit}"
     return f"{value:g} {unit}"
@@ -272,13 +293,6 @@ def child_pid_with(marker: str) -> int | None:
     return None
 
 
-def vm_kb(pid: int, field_name: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field_name + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no {field_name} for pid {pid}")
-
-
 def describe(exc: BaseException) -> str:
     """The leaf exceptions of a (possibly nested) exception group, one line."""
     if isinstance(exc, BaseExceptionGroup):
@@ -318,9 +332,11 @@ class RawCdp:
 
     def connect_options(self) -> dict[str, Any]:
         # The client HOME's ssh config (alias h1 → address, user, key) and known_hosts,
-        # given explicitly so this process's own HOME is not involved; no agent.
+        # given explicitly so this process's own HOME is not involved; no agent; the
+        # cipher order the gateway asks for (AES-GCM first).
         return {"config": [str(self.topo.ssh_config)], "known_hosts": str(self.topo.known_hosts),
-                "agent_path": None}
+                "agent_path": None,
+                "encryption_algs": cipher_preference(get_default_encryption_algs()) or ()}
 
     async def ssh_connect(self) -> asyncssh.SSHClientConnection:
         return await asyncssh.connect(self.host.name, **self.connect_options())
@@ -525,6 +541,31 @@ class Bench:
               unit="calls/s")
         r.row("tp_ratio", "throughput ratio gateway / no-op", unit="%",
               target=f"≥ {TARGET_THROUGHPUT_RATIO:.0%}".replace("%", " %"))
+        # Issue 5: many agents at once, and a console flood.
+        r.row("load_rate", "mixed load: 32 callers on 8 targets (4 each), `evaluate` / "
+              "`cdp_command` / `list_tabs` / `browse_view`, every reply checked",
+              unit="calls/s", show_p90=False)
+        r.row("load_lat", "↳ latency of one call under that load, all kinds")
+        r.row("load_p95", "↳ p95 of the same", show_p90=False)
+        r.row("load_eval", "↳ `evaluate` under that load")
+        r.row("load_view", "↳ `browse_view` under that load")
+        r.row("load_rss0", "↳ gateway VmRSS after the warm-up", unit="MB", show_p90=False)
+        r.row("load_rss1", "↳ gateway VmRSS at the end", unit="MB", show_p90=False)
+        r.row("load_growth", "↳ VmRSS growth per call, second half of the run",
+              unit="B/call", show_p90=False, target="flat: no growth per call")
+        r.row("flood_raw_quiet", "raw CDP `Runtime.evaluate 1+1` on a tab of h1's browser, "
+              "quiet", target="floor")
+        r.row("flood_raw", "↳ same, while another tab of that browser logs 10,000 console "
+              "messages/s", target="floor under the flood")
+        r.row("flood_quiet", "gateway `evaluate 1+1` on another tab of the same browser, quiet")
+        r.row("flood_same", "↳ same, during the flood (same websocket and SSH connection)")
+        r.row("flood_other", "↳ `evaluate` on another host's browser during the flood")
+        r.row("flood_other_quiet", "gateway `evaluate` on another host's browser, quiet",
+              hidden=True)
+        r.row("flood_ratio", "↳ flood / quiet, same browser (median)", unit="x",
+              show_p90=False)
+        r.row("flood_rate", "↳ console messages the page logged per second", unit="msg/s",
+              show_p90=False, target=f"{FLOOD_RATE:,} planned")
         # Issue 4: screenshots, and long console / network lists (live pages on h1).
         r.row("raw_shot", "raw CDP `Page.captureScreenshot` PNG, 1280x720 viewport of the news "
               "page, same forward", target="floor")
@@ -582,6 +623,12 @@ class Bench:
             ("targets", self.many_targets,
              ("rss", "conc", "conc_bg", "conc_nowait", "conc_floor",
               "tp_mcp", "tp_gw", "tp_ratio")),
+            ("load", self.mixed_load,
+             ("load_rate", "load_lat", "load_p95", "load_eval", "load_view", "load_rss0",
+              "load_rss1", "load_growth")),
+            ("flood", self.flood,
+             ("flood_raw_quiet", "flood_raw", "flood_quiet", "flood_same", "flood_other",
+              "flood_other_quiet", "flood_ratio", "flood_rate")),
             ("screenshot", self.screenshots, ("raw_shot", "gw_shot", "ovh_shot")),
             ("logs", self.long_lists,
              ("mcp_list", "gw_console", "gw_network", "in_console", "in_network")),
@@ -897,24 +944,19 @@ class Bench:
                     raise RuntimeError("could not find the gateway process")
                 # 6. memory with every target up.
                 with anyio.fail_after(60):
-                    while True:
-                        listed = await call(gw, "list_targets", {})
-                        states = {t["name"]: t["state"] for t in listed["targets"]}
-                        if all(s == "up" for s in states.values()):
-                            break
-                        await anyio.sleep(0.05)
+                    await self._all_up(gw)
                 await call(gw, "list_tabs", {})
-                rss_mb = vm_kb(pid, "VmRSS") / 1024
+                rss_mb = proc_status_kb(pid, "VmRSS") / 1024
                 r.rows["rss"].samples.append(rss_mb)
                 r.rows["rss"].ok = rss_mb <= TARGET_RSS_MB
-                r.meta["rss_hwm_mb_after_up"] = round(vm_kb(pid, "VmHWM") / 1024, 1)
+                r.meta["rss_hwm_mb_after_up"] = round(proc_status_kb(pid, "VmHWM") / 1024, 1)
                 progress(f"memory: {rss_mb:.1f} MB with {len(names)} targets up")
                 try:
                     tabs = await self._open_tabs(gw, names)
                     await self._check_promise_awaited(gw, tabs[0][1])
                     await self._concurrency(gw, noop, tabs)
                     await self._throughput(gw, noop, tabs)
-                    r.meta["rss_mb_after_load"] = round(vm_kb(pid, "VmRSS") / 1024, 1)
+                    r.meta["rss_mb_after_load"] = round(proc_status_kb(pid, "VmRSS") / 1024, 1)
                 finally:
                     with anyio.CancelScope(shield=True), anyio.move_on_after(30):
                         for _target, tab in tabs:
@@ -1063,6 +1105,176 @@ class Bench:
         r.meta["throughput_calls_per_round"] = callers * per_caller
         progress(f"throughput: gateway {fmt(r.rows['tp_gw'].median, 'calls/s')}, no-op "
                  f"{fmt(r.rows['tp_mcp'].median, 'calls/s')}")
+
+    # ------------------------------------------------ issue 5: many agents, a flood
+
+    async def mixed_load(self) -> None:
+        """The load test's mix (tests/e2e/load_mix.py) as a measurement.
+
+        32 callers (4 per target, 8 targets sharing the hosts' browsers), each on a tab of
+        its own, every reply checked against its call. A warm-up of 5 calls per caller,
+        then two halves of --calls/40 calls per caller; VmRSS after the warm-up and after
+        each half; the growth row is the second half's, per call.
+        """
+        assert self.topo is not None
+        r = self.r
+        per_half = max(10, self.opts.calls // 40)
+        workdir = Path(tempfile.mkdtemp(prefix="csgw-bench-"))
+        targets = shared_browser_targets([h.name for h in self._hosts()])
+        config = write_targets(workdir / "load-targets.toml", targets)
+        callers: list[Caller] = []
+        latencies: dict[str, list[float]] = {}
+
+        def answered(kind: str, seconds: float) -> None:
+            latencies.setdefault(TOOL_OF[kind], []).append(seconds * 1000)
+
+        try:
+            async with mcp_client(gateway_params(self.topo.client_env(),
+                                                 ["--config", str(config)])) as gw:
+                pid = child_pid_with(str(config))
+                if pid is None:
+                    raise RuntimeError("could not find the gateway process")
+                try:
+                    with anyio.fail_after(LOAD_BUDGET_S):
+                        await self._all_up(gw)
+                        await open_callers(gw, list(targets), LOAD_CALLERS_PER_TARGET,
+                                           callers)
+                        await run_callers(gw, callers, 5, 0, lambda _k, _s: None)
+                        rss = [proc_status_kb(pid, "VmRSS")]
+                        t0 = time.perf_counter()
+                        for half in range(2):
+                            await run_callers(gw, callers, per_half, 5 + half * per_half,
+                                              answered)
+                            rss.append(proc_status_kb(pid, "VmRSS"))
+                        wall = time.perf_counter() - t0
+                finally:
+                    await self._close_tabs([(gw, c.tab) for c in callers])
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        every = [ms for values in latencies.values() for ms in values]
+        r.rows["load_rate"].samples.append(len(every) / wall)
+        r.rows["load_lat"].samples = every
+        r.rows["load_p95"].samples = [percentile(every, 0.95)]
+        r.rows["load_eval"].samples = latencies.get("evaluate", [])
+        r.rows["load_view"].samples = latencies.get("browse_view", [])
+        r.rows["load_rss0"].samples = [rss[0] / 1024]
+        r.rows["load_rss1"].samples = [rss[-1] / 1024]
+        growth = (rss[2] - rss[1]) * 1024 / (per_half * len(callers))
+        r.rows["load_growth"].samples = [growth]
+        r.meta["load"] = {"calls": len(every), "callers": len(callers), "vmrss_kb": rss,
+                          "per_tool": {k: len(v) for k, v in latencies.items()}}
+        progress(f"mixed load: {len(every)} calls, {len(every) / wall:.0f} calls/s, VmRSS "
+                 f"{rss} KB")
+
+    @staticmethod
+    async def _all_up(gw: Client) -> None:
+        """Until list_targets shows every target up (callers bound it in time)."""
+        while True:
+            listed = await call(gw, "list_targets", {})
+            if all(t["state"] == "up" for t in listed["targets"]):
+                return
+            await anyio.sleep(0.05)
+
+    async def flood(self) -> None:
+        """Latency of `evaluate` on other tabs while one tab logs FLOOD_RATE messages/s.
+
+        One gateway with a target per host (h1 and the last host). Probes: a second tab
+        of h1's browser (its events and replies share the flooded tab's websocket and SSH
+        connection), a tab of the other host's browser, and a raw CDP client with a tab
+        of its own in h1's browser over the same kind of forward (Chrome's own share).
+        Rounds alternate a quiet window and a flood of FLOOD_S seconds each; each probe
+        calls one after the other, all probes at once.
+        """
+        assert self.topo is not None
+        r = self.r
+        hosts = self._hosts()
+        near, far = hosts[0], hosts[-1]
+        workdir = Path(tempfile.mkdtemp(prefix="csgw-bench-"))
+        config = write_targets(workdir / "flood-targets.toml",
+                               {h.name: {"ssh": h.name} for h in (near, far)})
+        raw = RawCdp(self.topo, near)
+        tabs: list[tuple[Client, int]] = []
+        rates: list[float] = []
+        try:
+            await raw.open()
+            async with mcp_client(gateway_params(self.topo.client_env(),
+                                                 ["--config", str(config)])) as gw:
+                try:
+                    with anyio.fail_after(60):
+                        await self._all_up(gw)
+
+                    async def page(target: str, title: str) -> int:
+                        nav = await call(gw, "navigate", {"url": data_url(title),
+                                                          "target": target})
+                        tabs.append((gw, int(nav["tab"])))
+                        return int(nav["tab"])
+
+                    flooded = await page(near.name, "flooded")
+                    same, other = await page(near.name, "quiet"), await page(far.name, "other")
+                    for _ in range(FLOOD_ROUNDS):
+                        await self._probe_window(gw, raw, same, other, flooded=None)
+                        rates.append(await self._probe_window(gw, raw, same, other, flooded))
+                finally:
+                    await self._close_tabs(tabs)
+        finally:
+            await raw.aclose()
+            shutil.rmtree(workdir, ignore_errors=True)
+        rows = r.rows
+        rows["flood_rate"].samples = rates
+        quiet, flooded_row = rows["flood_quiet"].median, rows["flood_same"].median
+        if quiet and flooded_row is not None:
+            rows["flood_ratio"].samples = [flooded_row / quiet]
+        progress(f"flood: {fmt(rows['flood_rate'].median, 'msg/s')}; evaluate same browser "
+                 f"{fmt(quiet, 'ms')} quiet, {fmt(flooded_row, 'ms')} flooded; other host "
+                 f"{fmt(rows['flood_other'].median, 'ms')}; raw "
+                 f"{fmt(rows['flood_raw_quiet'].median, 'ms')} → "
+                 f"{fmt(rows['flood_raw'].median, 'ms')}")
+
+    async def _probe_window(self, gw: Client, raw: RawCdp, same: int, other: int,
+                            flooded: int | None) -> float:
+        """FLOOD_S seconds of probe calls, with a flood on tab ``flooded`` if given; then
+        wait for the flood to end and the gateway to hold all of it. The flood's
+        messages per second (0 for a quiet window)."""
+        rows = self.r.rows
+        keys = ("flood_same", "flood_other", "flood_raw") if flooded else (
+            "flood_quiet", "flood_other_quiet", "flood_raw_quiet")
+        if flooded is not None:
+            started = await call(gw, "evaluate", {"tab": flooded,
+                                                  "expression": flood_js(FLOOD_S, FLOOD_RATE)})
+            assert started["value"] == "started", started
+        end = time.perf_counter() + FLOOD_S
+
+        async def gw_probe(tab: int, samples: list[float]) -> None:
+            while time.perf_counter() < end:
+                t0 = time.perf_counter()
+                content = await call(gw, "evaluate", {"expression": "1+1", "tab": tab})
+                samples.append((time.perf_counter() - t0) * 1000)
+                assert content["value"] == 2, content
+
+        async def raw_probe(samples: list[float]) -> None:
+            while time.perf_counter() < end:
+                t0 = time.perf_counter()
+                result = await raw.send("Runtime.evaluate", RAW_PARAMS)
+                samples.append((time.perf_counter() - t0) * 1000)
+                assert result["result"]["value"] == 2, result
+
+        with anyio.fail_after(FLOOD_S + CALL_TIMEOUT_S):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(gw_probe, same, rows[keys[0]].samples)
+                tg.start_soon(gw_probe, other, rows[keys[1]].samples)
+                tg.start_soon(raw_probe, rows[keys[2]].samples)
+        if flooded is None:
+            return 0.0
+        with anyio.fail_after(60):
+            while True:
+                state = await call(gw, "evaluate", {
+                    "tab": flooded, "expression": "[window.floodDone, window.floodLogged]"})
+                done, logged = state["value"]
+                if done:
+                    listing = await call(gw, "console_messages", {"tab": flooded, "limit": 1})
+                    if listing["last_id"] >= logged:
+                        return float(logged) / FLOOD_S
+                await anyio.sleep(0.1)
 
     # ------------------------------------- 8-10: live pages on h1 (issues 3 and 4)
 

@@ -17,17 +17,19 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import structlog
+from pydantic_core import from_json
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from .errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError, GatewayError
 
-__all__ = ["CdpConnection", "EventListener", "open_websocket"]
+__all__ = ["CdpConnection", "EventListener", "open_websocket", "parse_message"]
 
 log = structlog.get_logger("gateway.cdp")
 
@@ -37,6 +39,38 @@ EventListener = Callable[[str, dict[str, Any]], None]
 # Chrome sends whole messages; a 5 MB evaluate result is one frame. The cap is
 # only a guard against a runaway page filling our memory.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+
+def parse_message(raw: str | bytes) -> Any:
+    """One CDP message from its JSON text.
+
+    pydantic_core's parser takes about a third of the time ``json.loads`` does on
+    CDP messages, which counts when a page floods the socket with events (every
+    one is parsed on the gateway's event loop). It refuses lone UTF-16 surrogates
+    (``"\\ud800"``), which JavaScript strings may hold and Chrome sends escaped as
+    such. Those messages go through ``json.loads`` instead, and each lone surrogate
+    becomes U+FFFD: no tool result could carry it (the MCP channel is UTF-8), so
+    left in, one ``console.log`` of such a string would break every later
+    ``console_messages`` of the tab. Text that is not JSON raises ``ValueError``.
+    """
+    try:
+        return from_json(raw)
+    except ValueError:
+        return _without_lone_surrogates(json.loads(raw))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads has joined the valid pairs
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    return value
 
 
 async def open_websocket(
@@ -147,7 +181,7 @@ class CdpConnection:
         """Read frames until the socket closes; run this in the supervisor's task group."""
         try:
             async for raw in self._ws:
-                self._dispatch(json.loads(raw))
+                self._dispatch(parse_message(raw))
             reason = "the browser closed the DevTools connection"
         except ConnectionClosed as exc:
             reason = f"DevTools connection lost ({exc})"

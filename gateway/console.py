@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
+import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["LEVELS", "ConsoleEntry", "ConsoleLog"]
@@ -47,8 +48,26 @@ class ConsoleEntry:
 
 
 def _iso(ms: float | None) -> str:
-    when = datetime.fromtimestamp((ms or 0) / 1000, UTC) if ms else datetime.now(UTC)
-    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """A CDP timestamp (ms since the epoch; none: now) as ISO 8601 UTC with milliseconds.
+
+    Same text as ``datetime.isoformat(timespec="milliseconds")``, but the date and time
+    of day are formatted once per second and reused: a page logging thousands of
+    messages a second would otherwise spend most of the per-entry work here.
+    """
+    global _second_text
+    # Split and rounded as datetime.fromtimestamp does, so the text is the same to the ms.
+    fraction, whole = math.modf((ms if ms else time.time() * 1000) / 1000)
+    seconds, micros = int(whole), round(fraction * 1e6)
+    if micros >= 1_000_000:
+        seconds, micros = seconds + 1, micros - 1_000_000
+    cached_second, text = _second_text
+    if seconds != cached_second:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        _second_text = (seconds, text)
+    return f"{text}.{micros // 1000:03d}Z"
+
+
+_second_text: tuple[int, str] = (-1, "")
 
 
 def _location(url: str | None, line: int | None, column: int | None) -> str | None:
@@ -65,7 +84,11 @@ def _location(url: str | None, line: int | None, column: int | None) -> str | No
 def _remote_text(arg: dict[str, Any]) -> str:
     if "value" in arg:
         value = arg["value"]
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if isinstance(value, str):
+            return value
+        if type(value) is int:  # the common number; json.dumps would give the same text
+            return str(value)
+        return json.dumps(value, ensure_ascii=False)
     if "unserializableValue" in arg:
         return str(arg["unserializableValue"])
     return str(arg.get("description") or arg.get("className") or arg.get("type", ""))

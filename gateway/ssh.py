@@ -14,6 +14,10 @@ channel costs no fork.
   can use the tunnel. A TCP port opens only when ``expose_port`` asks for one,
   and then on 127.0.0.1 only.
 
+Ciphers: unless ssh_config names them (``Ciphers``), AES-GCM comes first. asyncssh's
+own first choice, chacha20-poly1305, is computed per packet in Python around
+``cryptography`` primitives, and every CDP message is at least one packet.
+
 Host keys are checked against the known_hosts files ssh_config names for the
 host (``UserKnownHostsFile``, else ``~/.ssh/known_hosts``). ``accept-new``
 records the key of a host that has *no* entry yet; a host whose key differs
@@ -51,9 +55,27 @@ from .discovery import (
 from .errors import DiscoveryError, HostKeyError, TunnelError
 from .transport import http_get_over
 
-__all__ = ["ConnectProgress", "HostKeyVerdict", "SshLink", "SshTransport"]
+__all__ = ["ConnectProgress", "HostKeyVerdict", "SshLink", "SshTransport", "cipher_preference"]
 
 log = structlog.get_logger("gateway.ssh")
+
+_AES_GCM = (b"aes128-gcm@openssh.com", b"aes256-gcm@openssh.com")
+
+
+def cipher_preference(configured: Sequence[bytes]) -> list[str] | None:
+    """The cipher order to ask for, or None to keep ``configured`` as it is.
+
+    ``configured`` is what asyncssh settled on from ssh_config and its defaults. When
+    that is its default list, AES-GCM moves to the front: encrypting and decrypting a
+    300-byte packet takes ~8.5 us with AES-GCM (one call each way, AES-NI) against
+    ~46 us with chacha20-poly1305 as asyncssh does it, measured here. A list the user
+    chose in ssh_config is left alone.
+    """
+    if list(configured) != asyncssh.encryption.get_default_encryption_algs():
+        return None
+    order = [*[alg for alg in _AES_GCM if alg in configured],
+             *[alg for alg in configured if alg not in _AES_GCM]]
+    return [alg.decode("ascii") for alg in order]
 
 
 @dataclass(frozen=True)
@@ -196,7 +218,8 @@ class SshLink:
 
     async def connect_options(self) -> asyncssh.SSHClientConnectionOptions:
         """The options a connect uses: ~/.ssh/config applied (HostName, Port, User,
-        ProxyJump, IdentityFile, …) and ``known_hosts_files`` set from it.
+        ProxyJump, IdentityFile, …), AES-GCM preferred unless ``Ciphers`` is
+        set there (see ``cipher_preference``), and ``known_hosts_files`` set.
 
         Raises ``ValueError``/``OSError`` for an unreadable ssh config or key file.
         """
@@ -211,6 +234,10 @@ class SshLink:
         options: asyncssh.SSHClientConnectionOptions = (
             await asyncssh.SSHClientConnectionOptions.construct(
                 None, config=(), host=dest.host, **kwargs))
+        ciphers = cipher_preference(options.encryption_algs)
+        if ciphers is not None:
+            options = await asyncssh.SSHClientConnectionOptions.construct(
+                None, config=(), host=dest.host, encryption_algs=ciphers, **kwargs)
         known = options.known_hosts
         self.known_hosts_files = ([str(k) for k in known] if isinstance(known, list)
                                   else [str(Path.home() / ".ssh/known_hosts")])
@@ -243,7 +270,8 @@ class SshLink:
             text = getattr(exc, "reason", "") or str(exc) or type(exc).__name__
             raise TunnelError(target, f"SSH connect to {dest} failed: {text}") from None
         self._client = client
-        log.info("ssh connected", host=str(dest), peer=conn.get_extra_info("peername"))
+        log.info("ssh connected", host=str(dest), peer=conn.get_extra_info("peername"),
+                 cipher=conn.get_extra_info("send_cipher"))
         return conn
 
     @property

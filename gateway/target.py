@@ -159,8 +159,13 @@ class Target:
             self._set_state("connecting", self.error)
             try:
                 endpoint, cdp = await self._open()
-            except GatewayError as exc:
-                reason = exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
+            except Exception as exc:  # a bug must cost this attempt, not the process
+                if isinstance(exc, GatewayError):
+                    reason = exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
+                else:
+                    self._log.exception("connect attempt crashed")
+                    reason = (f"internal gateway error while connecting ({type(exc).__name__}: "
+                              f"{exc}); retrying — report this if it repeats")
                 self._set_state("down", reason)
                 self._wake = anyio.Event()
                 with anyio.move_on_after(delay):

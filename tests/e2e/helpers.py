@@ -53,6 +53,7 @@ __all__ = [
     "open_raw_stdio",
     "open_stdio",
     "pages_agree",
+    "proc_status_kb",
     "remote_active_port",
     "remote_pages",
     "targets_by_name",
@@ -443,6 +444,14 @@ def gateway_pid(marker: str) -> int:
              if {"gateway", "serve"} <= set(_cmdline_of(pid))]
     assert len(found) == 1, f"expected one gateway process with marker {marker}, found {found}"
     return found[0]
+
+
+def proc_status_kb(pid: int, field: str = "VmRSS") -> int:
+    """A memory figure of ``pid`` from ``/proc/PID/status`` (VmRSS, VmHWM, …), in KB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"/proc/{pid}/status has no {field}")
 
 
 def _socket_inodes(pid: int) -> set[str]:

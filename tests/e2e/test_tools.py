@@ -184,6 +184,17 @@ async def test_cdp_command_result_is_cut_too(gw: Client, tab: int) -> None:
     assert result["omitted_chars"] > 300_000 - DEFAULT_MAX_CHARS
 
 
+async def test_lone_surrogates_come_back_as_replacement_characters(gw: Client, tab: int) -> None:
+    """A JavaScript string may hold half a UTF-16 pair; the UTF-8 MCP channel cannot.
+    Neither the value nor the console line may break the tool (or later calls)."""
+    result = await call_ok(gw, "evaluate", {
+        "tab": tab, "expression": "console.log('half \\ud800 logged'); 'half \\udc00 returned'"})
+    assert result["value"] == "half \ufffd returned"
+    console = await call_ok(gw, "console_messages", {"tab": tab})
+    assert [m["text"] for m in console["messages"]][-1] == "half \ufffd logged"
+    assert (await call_ok(gw, "evaluate", {"tab": tab, "expression": "1+1"}))["value"] == 2
+
+
 # --------------------------------------------------------------------- promises
 
 

@@ -35,6 +35,7 @@ SETTLE_START_S = 0.15   # how long an action gets to start a navigation
 SETTLE_LOAD_S = 10.0    # how long a navigation it started gets to load
 QUIET_S = 0.1           # network-quiet window after an action…
 QUIET_MAX_S = 1.0       # …waited for at most this long (pages that poll never go quiet)
+CHECK_SETTLE_S = 1.0    # how long a check/uncheck click gets to change the state
 
 # Shared by the scripts below: carry a point in an element's document up through
 # same-origin frames to the top, checking at every level that nothing of the
@@ -371,9 +372,14 @@ async def _run_one(page: _Page, action: BaseModel) -> None:
         want = action.do == "check"
         if (await page.on(target, _STATE_JS))["checked"] != want:
             await page.click(action.ref)
-            if (await page.on(target, _STATE_JS))["checked"] != want:
-                raise ActionFailed(f'{target.role} #{action.ref} "{target.name}": clicking did '
-                                   f"not {action.do} it")
+            # A click routed into a cross-site frame lands asynchronously: on a busy
+            # machine the state may change a moment after the input call returned.
+            deadline = time.monotonic() + CHECK_SETTLE_S
+            while (await page.on(target, _STATE_JS))["checked"] != want:
+                if time.monotonic() > deadline:
+                    raise ActionFailed(f'{target.role} #{action.ref} "{target.name}": '
+                                       f"clicking did not {action.do} it")
+                await asyncio.sleep(0.05)
     elif isinstance(action, Hover):
         x, y = await page.point(action.ref)
         await page.mouse("mouseMoved", x, y)

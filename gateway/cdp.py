@@ -223,8 +223,9 @@ class CdpConnection:
     def fail_session(self, session_id: str, error: GatewayError, keep: frozenset[str]) -> None:
         """Fail the commands in flight on one session (except ``keep`` methods) at once.
 
-        Used when a JavaScript dialog opens: the page is blocked, so whatever
-        was waiting on it would only run into its timeout.
+        Used when a JavaScript dialog opens (the page is blocked) and when Chrome
+        detaches the session (it answers nothing more there): whatever was waiting
+        would only run into its timeout.
         """
         for future, method, sid in self._pending.values():
             if sid == session_id and method not in keep and not future.done():

@@ -37,10 +37,10 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="PATH",
                         help="targets file (TOML); default $CHROME_SSH_GATEWAY_CONFIG")
-    common.add_argument("--log-level", default=os.environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL",
-                                                              "INFO"),
+    common.add_argument("--log-level", default=None,
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                        help="stderr log level (default INFO)")
+                        help="stderr log level (default $CHROME_SSH_GATEWAY_LOG_LEVEL, "
+                             "else INFO; WARNING for doctor)")
     serving = argparse.ArgumentParser(add_help=False, parents=[common])
     serving.add_argument("--read-only", action="store_true",
                          help="offer only tools that change nothing in the browsers "
@@ -59,9 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--target", action="append", default=[], metavar="NAME",
                         help="check only this target (repeatable)")
     doctor.add_argument("--json", action="store_true", help="print one JSON document")
-    # Diagnosis output is the table; the gateway's own INFO lines would only clutter it.
-    doctor.set_defaults(log_level=os.environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL", "WARNING"))
-    parser.set_defaults(config=None, log_level="INFO", read_only=False)
+    parser.set_defaults(config=None, log_level=None, read_only=False)
     return parser
 
 
@@ -100,7 +98,11 @@ async def _doctor(config_path: str | None, names: list[str], as_json: bool) -> i
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    configure_logging(args.log_level)
+    # Not per-subparser set_defaults: the subcommands share --log-level's action
+    # (parents=), so a default set for one would change it for all.
+    # Diagnosis output is the doctor's table; INFO lines would only clutter it.
+    configure_logging(args.log_level or os.environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL")
+                      or ("WARNING" if args.command == "doctor" else "INFO"))
     try:
         if args.command == "call":
             try:

@@ -40,7 +40,7 @@ import structlog
 from .cdp import CdpConnection
 from .config import TargetConfig
 from .discovery import Endpoint, discover
-from .errors import CdpTimeout, GatewayError, TargetUnavailable
+from .errors import CdpTimeout, GatewayError, TabNotFound, TargetUnavailable
 from .launcher import ChromeLauncher
 from .tab import Tab, TabRegistry
 from .transport import Transport
@@ -256,8 +256,14 @@ class Target:
                 tasks.start_soon(self._prepare, cdp, tab, params["sessionId"],
                                  bool(params.get("waitingForDebugger")))
         elif method == "Target.detachedFromTarget":
-            tab = self._sessions.pop(params.get("sessionId", ""), None)
+            session = params.get("sessionId", "")
+            tab = self._sessions.pop(session, None)
             if tab is not None:
+                # Chrome answers nothing more on a detached session: what is in flight
+                # there would only run into its timeout.
+                gone = TabNotFound(tab.id, "went away mid-call (closed or crashed)")
+                for sid in (session, *tab.frame_sessions.values()):
+                    cdp.fail_session(sid, gone, frozenset())
                 tab.detach()
         elif method == "Target.targetCrashed":
             tab = self.tabs.get(params.get("targetId", ""))

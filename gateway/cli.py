@@ -16,7 +16,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -26,7 +26,7 @@ from .config import GatewayConfig, load_config
 from .errors import ConfigError
 from .log import configure_logging
 
-__all__ = ["main"]
+__all__ = ["log_level", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -96,13 +96,20 @@ async def _doctor(config_path: str | None, names: list[str], as_json: bool) -> i
     return 0 if report.up else 1
 
 
+def log_level(command: str | None, flag: str | None, environ: Mapping[str, str]) -> str:
+    """``--log-level``, else ``$CHROME_SSH_GATEWAY_LOG_LEVEL``, else INFO — WARNING for
+    ``doctor``, whose output is its table.
+
+    Resolved here rather than with per-subparser ``set_defaults``: the subcommands
+    share the ``--log-level`` action (``parents=``), so a default set for one changes
+    it for all (``serve`` once logged nothing because of that)."""
+    return (flag or environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL")
+            or ("WARNING" if command == "doctor" else "INFO"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    # Not per-subparser set_defaults: the subcommands share --log-level's action
-    # (parents=), so a default set for one would change it for all.
-    # Diagnosis output is the doctor's table; INFO lines would only clutter it.
-    configure_logging(args.log_level or os.environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL")
-                      or ("WARNING" if args.command == "doctor" else "INFO"))
+    configure_logging(log_level(args.command, args.log_level, os.environ))
     try:
         if args.command == "call":
             try:

@@ -55,8 +55,8 @@ def find_chrome() -> str | None:
 
 
 # Chrome keeps its SingletonSocket under TMPDIR (set to <profile>/tmp below), and a
-# Unix socket path must fit in 107 bytes: "<tmp>/csgw-chrome-XXXXXXXX/tmp/
-# org.chromium.Chromium.XXXXXX/SingletonSocket" leaves 38 for the temp dir.
+# Unix socket path must fit in 107 bytes: "<tmp>/csgw-chrome-<8 random>/tmp/
+# org.chromium.Chromium.<6 random>/SingletonSocket" leaves 38 for the temp dir.
 _MAX_TMP_CHARS = 38
 
 

@@ -90,12 +90,14 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
                 return TargetProblem(target=t.name, error=str(exc))
             return None
 
-        targets = list(gateway.targets.values())
-        problems = await gather(*(problem(t) for t in targets))
-        tabs = [_info(tab) for t, bad in zip(targets, problems, strict=True) if bad is None
+        # Only targets that are not up need a (concurrent, bounded) wait: the common
+        # case — all up — stays a read from memory, with no task per target.
+        waiting = [t for t in gateway.targets.values() if t.state != "up"]
+        problems = [p for p in await gather(*(problem(t) for t in waiting)) if p is not None]
+        failed = {p.target for p in problems}
+        tabs = [_info(tab) for t in gateway.targets.values() if t.name not in failed
                 for tab in t.tabs.values()]
-        return TabList(tabs=sorted(tabs, key=lambda i: i.tab),
-                       unavailable=[p for p in problems if p is not None])
+        return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=problems)
 
     @mcp.tool()
     async def new_tab(url: UrlArg = "about:blank", target: TargetArg = None) -> NewTabResult:

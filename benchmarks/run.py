@@ -64,7 +64,7 @@ from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
-from gateway.ssh import cipher_preference
+from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
     TOOL_OF,

@@ -21,10 +21,10 @@ from typing import Any
 
 import anyio
 
-from . import __version__
-from .config import GatewayConfig, load_config
-from .errors import ConfigError
-from .log import configure_logging
+from gateway import __version__
+from gateway.config.model import GatewayConfig, load_config
+from gateway.errors import ConfigError
+from gateway.server.call_log import configure_logging
 
 __all__ = ["log_level", "main"]
 
@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
 async def _call(config: GatewayConfig, tool: str, arguments: dict[str, Any]) -> int:
     from mcp import Client
 
-    from .server import running_server
+    from gateway.server.app import running_server
 
     async with running_server(config) as (server, gateway), Client(server) as client:
         # A one-shot call should see the targets as they are, not mid-connect.
@@ -86,7 +86,7 @@ async def _call(config: GatewayConfig, tool: str, arguments: dict[str, Any]) -> 
 
 
 async def _doctor(config_path: str | None, names: list[str], as_json: bool) -> int:
-    from .doctor import render_text, run_doctor
+    from gateway.doctor.checks import render_text, run_doctor
 
     report = await run_doctor(os.environ, config_path, names)
     if as_json:
@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return anyio.run(_call, config, args.tool, arguments)
         if args.command == "doctor":
             return anyio.run(_doctor, args.config, args.target, args.json)
-        from .server import serve_stdio
+        from gateway.server.app import serve_stdio
 
         anyio.run(serve_stdio, load_config(os.environ, args.config, read_only=args.read_only))
         return 0

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from . import cdp, console, dialogs, network, runtime, screenshot, tabs, targets, view
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
+    from gateway.browsers.registry import Gateway
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register_all"]
 

@@ -7,15 +7,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import CdpError, InvalidArgument
-from ..policy import check_cdp_command
-from ..redact import redact
-from ..sizing import DEFAULT_MAX_CHARS, fit
+from gateway.config.policy import check_cdp_command
+from gateway.errors import CdpError, InvalidArgument
+from gateway.output.redact import redact
+from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
+
 from .args import MaxChars, TargetArg, TimeoutArg
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
+    from gateway.browsers.registry import Gateway
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["METHOD_RE", "register"]
 

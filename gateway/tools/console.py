@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 from .args import TabArg, TargetArg
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
+    from gateway.browsers.registry import Gateway
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

@@ -6,12 +6,13 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
-from ..errors import InvalidArgument
+from gateway.errors import InvalidArgument
+
 from .args import TabArg, TargetArg
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
+    from gateway.browsers.registry import Gateway
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

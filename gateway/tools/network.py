@@ -9,21 +9,22 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from ..errors import CdpError, InvalidArgument
-from ..files import write_private
-from ..network import NetworkEntry, url_matcher
-from ..redact import redact
-from ..sizing import DEFAULT_MAX_CHARS, fit
+from gateway.browsers.network_log import NetworkEntry, url_matcher
+from gateway.errors import CdpError, InvalidArgument
+from gateway.output.files import write_private
+from gateway.output.redact import redact
+from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
+
 from .args import MaxChars, TabArg, TargetArg
 from .saving import save_path
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
-    from ..tab import Tab
-    from ..target import Target
+    from gateway.browsers.browser import Target
+    from gateway.browsers.registry import Gateway
+    from gateway.browsers.tab import Tab
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

@@ -6,16 +6,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from ..errors import JavaScriptError
-from ..policy import check_evaluate
-from ..sizing import DEFAULT_MAX_CHARS, fit
+from gateway.config.policy import check_evaluate
+from gateway.errors import JavaScriptError
+from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
+
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
-    from ..tab import Tab
-    from ..target import Target
+    from gateway.browsers.browser import Target
+    from gateway.browsers.registry import Gateway
+    from gateway.browsers.tab import Tab
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

@@ -11,12 +11,12 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import structlog
 
-from ..files import default_allowed_dirs, resolve_save_path
+from gateway.output.files import default_allowed_dirs, resolve_save_path
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-    from ..gateway import Gateway
+    from gateway.browsers.registry import Gateway
 
 __all__ = ["save_path"]
 

@@ -9,18 +9,19 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
-from ..actions import element_box
-from ..errors import InvalidArgument
-from ..files import write_private
-from ..images import image_size
+from gateway.errors import InvalidArgument
+from gateway.output.files import write_private
+from gateway.output.images import image_size
+from gateway.page.actions import element_box
+
 from .args import TabArg, TargetArg, TimeoutArg
 from .saving import save_path
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
-    from ..tab import Tab
-    from ..target import Target
+    from gateway.browsers.browser import Target
+    from gateway.browsers.registry import Gateway
+    from gateway.browsers.tab import Tab
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

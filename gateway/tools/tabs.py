@@ -6,17 +6,18 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from ..concurrency import gather
-from ..errors import InvalidArgument, TargetUnavailable
-from ..navigation import navigate_tab, page_state
-from ..urls import check_url
+from gateway.concurrency import gather
+from gateway.config.urls import check_url
+from gateway.errors import InvalidArgument, TargetUnavailable
+from gateway.page.navigation import navigate_tab, page_state
+
 from .args import TabArg, TargetArg, TimeoutArg
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
-    from ..tab import Tab
-    from ..target import Target
+    from gateway.browsers.browser import Target
+    from gateway.browsers.registry import Gateway
+    from gateway.browsers.tab import Tab
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

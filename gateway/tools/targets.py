@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from ..errors import TargetUnavailable
+from gateway.errors import TargetUnavailable
+
 from .args import TargetArg
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
-    from ..target import Target
+    from gateway.browsers.browser import Target
+    from gateway.browsers.registry import Gateway
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

@@ -6,20 +6,21 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
-from ..actions import Action, StepResult, run_actions
-from ..navigation import navigate_tab
-from ..sizing import DEFAULT_MAX_CHARS, fit
-from ..snapshot import fetch_snapshot
-from ..tab import ViewState
-from ..view import render_view
+from gateway.browsers.tab import ViewState
+from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
+from gateway.page.actions import Action, StepResult, run_actions
+from gateway.page.navigation import navigate_tab
+from gateway.page.render import render_view
+from gateway.page.snapshot import fetch_snapshot
+
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 from .tabs import UrlArg, WaitArg
 
 if TYPE_CHECKING:
-    from ..gateway import Gateway
-    from ..server import ToolRegistrar
-    from ..tab import Tab
-    from ..target import Target
+    from gateway.browsers.browser import Target
+    from gateway.browsers.registry import Gateway
+    from gateway.browsers.tab import Tab
+    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 

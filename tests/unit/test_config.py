@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import (
+from gateway.config.model import (
     TARGET_KEYS,
     CdpAddress,
     GatewayConfig,

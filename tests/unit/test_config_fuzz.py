@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.config import (
+from gateway.config.model import (
     ENV_CALL_LOG,
     ENV_CDP_URL,
     ENV_CONFIG,

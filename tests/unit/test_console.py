@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from gateway.console import KEEP_NAVIGATIONS, LEVELS, MAX_TEXT, ConsoleEntry, ConsoleLog
+from gateway.browsers.console_log import (
+    KEEP_NAVIGATIONS,
+    LEVELS,
+    MAX_TEXT,
+    ConsoleEntry,
+    ConsoleLog,
+)
 from tests.unit.cdp_events import load, manifest, replay
 
 ORIGIN = manifest()["origin_a"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.discovery import (
+from gateway.browsers.discovery import (
     DEFAULT_PROFILE_DIRS,
     active_port_command,
     http_response_complete,

@@ -11,8 +11,8 @@ import time
 import anyio
 import pytest
 
-from gateway.config import GatewayConfig, TargetConfig
-from gateway.doctor import (
+from gateway.config.model import GatewayConfig, TargetConfig
+from gateway.doctor.checks import (
     Report,
     TargetReport,
     _resolve,
@@ -24,7 +24,7 @@ from gateway.doctor import (
     tcp_failure,
 )
 from gateway.errors import ConfigError
-from gateway.ssh import HostKeyVerdict
+from gateway.hosts.ssh import HostKeyVerdict
 
 
 def _report() -> Report:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import InvalidArgument
-from gateway.files import default_allowed_dirs, resolve_save_path, write_private
+from gateway.output.files import default_allowed_dirs, resolve_save_path, write_private
 
 
 @pytest.fixture

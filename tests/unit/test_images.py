@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.images import image_size
+from gateway.output.images import image_size
 
 IMAGES = Path(__file__).parents[2] / "fixtures" / "images"
 SIZES: dict[str, list[object]] = json.loads((IMAGES / "sizes.json").read_text())

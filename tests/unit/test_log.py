@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gateway.log import MAX_LOGGED_CHARS, CallLog, bounded
-from gateway.server import MAX_ERROR_CHARS, error_text
+from gateway.server.app import MAX_ERROR_CHARS, error_text
+from gateway.server.call_log import MAX_LOGGED_CHARS, CallLog, bounded
 
 
 def _written(tmp_path: Path, record: dict[str, object]) -> tuple[str, dict[str, object]]:

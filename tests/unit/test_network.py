@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gateway.network import (
+from gateway.browsers.network_log import (
     KEEP_NAVIGATIONS,
     MAX_PENDING_EXTRA,
     NetworkEntry,

@@ -10,7 +10,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.redact import MAX_DEPTH, REDACTED, SECRET_HEADERS, TEXT_SCAN_LIMIT, TOO_DEEP, redact
+from gateway.output.redact import (
+    MAX_DEPTH,
+    REDACTED,
+    SECRET_HEADERS,
+    TEXT_SCAN_LIMIT,
+    TOO_DEEP,
+    redact,
+)
 
 SECRET = "s3cr3t-T0KEN"
 

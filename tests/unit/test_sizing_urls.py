@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument
-from gateway.sizing import fit
-from gateway.urls import check_url
+from gateway.output.sizing import fit
 
 
 def test_small_values_pass_untouched() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asyncssh.encryption import get_default_encryption_algs
 
-from gateway.ssh import cipher_preference
+from gateway.hosts.ssh import cipher_preference
 
 
 def test_aes_gcm_goes_first_when_nothing_was_configured() -> None:

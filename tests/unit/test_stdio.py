@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.stdio import request_id_of
+from gateway.server.stdio import request_id_of
 
 DEEP = "[" * 300 + "]" * 300
 

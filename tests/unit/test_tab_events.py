@@ -6,7 +6,7 @@ the navigation-pruning behaviour a user sees depends on it as much as on the log
 
 from __future__ import annotations
 
-from gateway.tab import Tab
+from gateway.browsers.tab import Tab
 from tests.unit.cdp_events import load, manifest
 
 

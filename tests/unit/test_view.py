@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.view import (
+from gateway.page.render import (
     URL_MAX,
     FrameSnapshot,
     PageSnapshot,

@@ -13,14 +13,14 @@ from contextlib import asynccontextmanager
 import anyio
 import structlog
 
-from .config import GatewayConfig, TargetConfig
-from .errors import InvalidArgument, TabNotFound, TargetAmbiguous, TargetNotFound
-from .launcher import ChromeLauncher
-from .ssh import SshLink, SshTransport
-from .tab import Tab, TabRegistry
-from .target import Target
-from .transport import LocalTransport, Transport
-from .urls import check_url
+from gateway.browsers.browser import Target
+from gateway.browsers.launcher import ChromeLauncher
+from gateway.browsers.tab import Tab, TabRegistry
+from gateway.config.model import GatewayConfig, TargetConfig
+from gateway.config.urls import check_url
+from gateway.errors import InvalidArgument, TabNotFound, TargetAmbiguous, TargetNotFound
+from gateway.hosts.local import LocalTransport, Transport
+from gateway.hosts.ssh import SshLink, SshTransport
 
 __all__ = ["Gateway", "open_gateway"]
 

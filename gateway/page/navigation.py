@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .errors import CdpTimeout, NavigationError
-from .tab import Tab
-from .target import Target
+from gateway.browsers.browser import Target
+from gateway.browsers.tab import Tab
+from gateway.errors import CdpTimeout, NavigationError
 
 __all__ = ["LOAD_EVENTS", "navigate_tab", "page_state"]
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import TargetConfig
-from .errors import NotAllowed
-from .urls import check_url
+from gateway.config.model import TargetConfig
+from gateway.config.urls import check_url
+from gateway.errors import NotAllowed
 
 __all__ = ["JS_METHODS", "NAVIGATION_METHODS", "check_cdp_command", "check_evaluate"]
 

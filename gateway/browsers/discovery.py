@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection
 
-from .config import CdpAddress, TargetConfig
-from .errors import DiscoveryError, GatewayError, TargetUnavailable
+from gateway.config.model import CdpAddress, TargetConfig
+from gateway.errors import DiscoveryError, GatewayError, TargetUnavailable
 
 if TYPE_CHECKING:
-    from .transport import Transport
+    from gateway.hosts.local import Transport
 
 __all__ = [
     "DEFAULT_PROFILE_DIRS",

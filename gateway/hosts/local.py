@@ -14,16 +14,16 @@ from typing import Protocol
 
 from websockets.asyncio.client import ClientConnection
 
-from .cdp import open_websocket
-from .config import CdpAddress
-from .discovery import (
+from gateway.browsers.cdp import open_websocket
+from gateway.browsers.discovery import (
     DEFAULT_PROFILE_DIRS,
     Endpoint,
     http_response_complete,
     parse_active_port,
     parse_http_response,
 )
-from .errors import DiscoveryError
+from gateway.config.model import CdpAddress
+from gateway.errors import DiscoveryError
 
 __all__ = ["LocalTransport", "Transport", "http_get_over"]
 

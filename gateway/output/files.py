@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import InvalidArgument
+from gateway.errors import InvalidArgument
 
 __all__ = ["default_allowed_dirs", "resolve_save_path", "write_private"]
 

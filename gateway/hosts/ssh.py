@@ -44,16 +44,16 @@ import asyncssh
 import structlog
 from websockets.asyncio.client import ClientConnection
 
-from .cdp import open_websocket
-from .config import CdpAddress, HostKeyPolicy, ReconnectPolicy, SshDestination
-from .discovery import (
+from gateway.browsers.cdp import open_websocket
+from gateway.browsers.discovery import (
     DEFAULT_PROFILE_DIRS,
     Endpoint,
     active_port_command,
     parse_active_port_listing,
 )
-from .errors import DiscoveryError, HostKeyError, TunnelError
-from .transport import http_get_over
+from gateway.config.model import CdpAddress, HostKeyPolicy, ReconnectPolicy, SshDestination
+from gateway.errors import DiscoveryError, HostKeyError, TunnelError
+from gateway.hosts.local import http_get_over
 
 __all__ = ["ConnectProgress", "HostKeyVerdict", "SshLink", "SshTransport", "cipher_preference"]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import anyio
 import structlog
 
-from .discovery import parse_active_port
-from .errors import DiscoveryError
+from gateway.browsers.discovery import parse_active_port
+from gateway.errors import DiscoveryError
 
 __all__ = ["ChromeLauncher", "find_chrome"]
 

@@ -22,11 +22,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .errors import ActionFailed, CdpError, GatewayError, StaleRef
-from .keys import chord_events, parse_chord
-from .tab import Tab, ViewState
-from .target import Target
-from .view import RefTarget
+from gateway.browsers.browser import Target
+from gateway.browsers.tab import Tab, ViewState
+from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
+from gateway.page.keys import chord_events, parse_chord
+from gateway.page.render import RefTarget
 
 __all__ = ["Action", "StepResult", "element_box", "run_actions"]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import structlog
 
-from .redact import redact
+from gateway.output.redact import redact
 
 __all__ = ["MAX_LOGGED_CHARS", "CallLog", "bounded", "configure_logging"]
 

@@ -37,13 +37,13 @@ from typing import Any, Literal
 import anyio
 import structlog
 
-from .cdp import CdpConnection
-from .config import TargetConfig
-from .discovery import Endpoint, discover
-from .errors import CdpTimeout, GatewayError, TabNotFound, TargetUnavailable
-from .launcher import ChromeLauncher
-from .tab import Tab, TabRegistry
-from .transport import Transport
+from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.discovery import Endpoint, discover
+from gateway.browsers.launcher import ChromeLauncher
+from gateway.browsers.tab import Tab, TabRegistry
+from gateway.config.model import TargetConfig
+from gateway.errors import CdpTimeout, GatewayError, TabNotFound, TargetUnavailable
+from gateway.hosts.local import Transport
 
 __all__ = ["Target", "TargetState"]
 

@@ -27,7 +27,7 @@ from pydantic_core import from_json
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from .errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError, GatewayError
+from gateway.errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError, GatewayError
 
 __all__ = ["CdpConnection", "EventListener", "open_websocket", "parse_message"]
 

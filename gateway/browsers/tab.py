@@ -22,10 +22,10 @@ from typing import Any
 
 import anyio
 
-from .console import ConsoleLog
-from .errors import DialogOpen, TabNotFound
-from .network import NetworkLog
-from .view import FrameSnapshot, RefTarget
+from gateway.browsers.console_log import ConsoleLog
+from gateway.browsers.network_log import NetworkLog
+from gateway.errors import DialogOpen, TabNotFound
+from gateway.page.render import FrameSnapshot, RefTarget
 
 __all__ = ["Tab", "TabGone", "TabRegistry", "ViewState"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .config import OPT_IN_SCHEMES
-from .errors import InvalidArgument, NotAllowed
+from gateway.config.model import OPT_IN_SCHEMES
+from gateway.errors import InvalidArgument, NotAllowed
 
 __all__ = ["ALLOWED_SCHEMES", "check_url"]
 

@@ -27,12 +27,12 @@ from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
-from . import __version__
-from .config import GatewayConfig
-from .errors import GatewayError
-from .gateway import Gateway, open_gateway
-from .log import CallLog
-from .stdio import AnsweringReadStream
+from gateway import __version__
+from gateway.browsers.registry import Gateway, open_gateway
+from gateway.config.model import GatewayConfig
+from gateway.errors import GatewayError
+from gateway.server.call_log import CallLog
+from gateway.server.stdio import AnsweringReadStream
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -227,7 +227,7 @@ def error_text(exc: BaseException) -> str:
 
 def build_server(gateway: Gateway, call_log: CallLog) -> MCPServer:
     """An MCP server whose tools act on ``gateway`` (already running)."""
-    from .tools import register_all
+    from gateway.tools import register_all
 
     read_only = gateway.config.read_only
     server = GatewayServer(name="chrome-ssh-gateway", version=__version__,

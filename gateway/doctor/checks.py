@@ -46,13 +46,19 @@ import asyncssh
 from asyncssh.public_key import decode_ssh_public_key
 from websockets.asyncio.client import ClientConnection
 
-from .cdp import CdpConnection
-from .config import CdpAddress, GatewayConfig, TargetConfig, load_config
-from .discovery import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, DiscoveryTrace, Endpoint, discover
-from .errors import ConfigError, GatewayError, HostKeyError, TargetUnavailable
-from .launcher import find_chrome
-from .ssh import HostKeyVerdict, SshLink, SshTransport
-from .transport import LocalTransport, Transport
+from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.discovery import (
+    DEFAULT_PROFILE_DIRS,
+    FALLBACK_ADDRESS,
+    DiscoveryTrace,
+    Endpoint,
+    discover,
+)
+from gateway.browsers.launcher import find_chrome
+from gateway.config.model import CdpAddress, GatewayConfig, TargetConfig, load_config
+from gateway.errors import ConfigError, GatewayError, HostKeyError, TargetUnavailable
+from gateway.hosts.local import LocalTransport, Transport
+from gateway.hosts.ssh import HostKeyVerdict, SshLink, SshTransport
 
 __all__ = [
     "STEPS",

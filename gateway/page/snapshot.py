@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .concurrency import gather
-from .tab import Tab
-from .target import Target
-from .view import FrameSnapshot, PageSnapshot, attribute_requests
+from gateway.browsers.browser import Target
+from gateway.browsers.tab import Tab
+from gateway.concurrency import gather
+from gateway.page.render import FrameSnapshot, PageSnapshot, attribute_requests
 
 __all__ = ["fetch_snapshot", "order_frames"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidArgument
+from gateway.errors import InvalidArgument
 
 __all__ = ["MODIFIERS", "Key", "chord_events", "parse_chord"]
 

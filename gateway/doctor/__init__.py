@@ -1,0 +1,1 @@
+"""``chrome-ssh-gateway doctor``: each target checked step by step, with a fix per failure."""

@@ -1,0 +1,1 @@
+"""How to reach a machine: this one, or one over SSH (asyncssh, in process)."""

@@ -1,0 +1,1 @@
+"""The MCP side: the server and its one error boundary, stdio, the call log."""

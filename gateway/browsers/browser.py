@@ -45,9 +45,9 @@ from gateway.config.model import TargetConfig
 from gateway.errors import CdpTimeout, GatewayError, TabNotFound, TargetUnavailable
 from gateway.hosts.local import Transport
 
-__all__ = ["Target", "TargetState"]
+__all__ = ["Browser", "BrowserState"]
 
-TargetState = Literal["connecting", "up", "down"]
+BrowserState = Literal["connecting", "up", "down"]
 log = structlog.get_logger("gateway.target")
 
 SETUP_TIMEOUT_S = 10.0
@@ -68,7 +68,7 @@ _DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getResponseBod
                           "Target.getTargetInfo"})
 
 
-class Target:
+class Browser:
     def __init__(
         self,
         config: TargetConfig,
@@ -81,7 +81,7 @@ class Target:
         self.transport = transport
         self._registry = registry
         self._launcher = launcher
-        self.state: TargetState = "connecting"
+        self.state: BrowserState = "connecting"
         self.error: str | None = None
         self.browser: str | None = None
         self.protocol: str | None = None
@@ -97,7 +97,7 @@ class Target:
 
     # ----------------------------------------------------------------- state
 
-    def _set_state(self, state: TargetState, error: str | None = None) -> None:
+    def _set_state(self, state: BrowserState, error: str | None = None) -> None:
         if state != self.state or error != self.error:
             self._log.info("target state", state=state, error=error)
         self.state = state

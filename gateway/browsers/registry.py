@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 import anyio
 import structlog
 
-from gateway.browsers.browser import Target
+from gateway.browsers.browser import Browser
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.config.model import GatewayConfig, TargetConfig
@@ -22,18 +22,18 @@ from gateway.errors import InvalidArgument, TabNotFound, TargetAmbiguous, Target
 from gateway.hosts.local import LocalTransport, Transport
 from gateway.hosts.ssh import SshLink, SshTransport
 
-__all__ = ["Gateway", "open_gateway"]
+__all__ = ["Registry", "open_registry"]
 
 log = structlog.get_logger("gateway")
 
 
-class Gateway:
+class Registry:
     def __init__(self, config: GatewayConfig) -> None:
         self.config = config
         self.tabs = TabRegistry()
         self._links: dict[tuple[object, ...], SshLink] = {}
-        self.targets: dict[str, Target] = {
-            t.name: Target(t, self._transport_for(t), self.tabs,
+        self.targets: dict[str, Browser] = {
+            t.name: Browser(t, self._transport_for(t), self.tabs,
                            ChromeLauncher(t.name) if t.launch else None)
             for t in config.targets
         }
@@ -52,7 +52,7 @@ class Gateway:
             self._links[key] = link
         return SshTransport(target.name, link, target.expose_port)
 
-    def target(self, name: str | None) -> Target:
+    def target(self, name: str | None) -> Browser:
         """The target a call means: the named one, or the only one there is."""
         if name is None:
             if len(self.targets) == 1:
@@ -63,7 +63,7 @@ class Gateway:
             raise TargetNotFound(name, sorted(self.targets))
         return found
 
-    async def tab(self, tab_id: int, target: str | None = None) -> tuple[Target, Tab]:
+    async def tab(self, tab_id: int, target: str | None = None) -> tuple[Browser, Tab]:
         """The tab behind an id; ``target``, if given, must be the tab's own.
 
         An id nobody knows yet may belong to a target still connecting (the
@@ -87,7 +87,7 @@ class Gateway:
 
     async def tab_for_url(
         self, tab_id: int | None, target: str | None, url: str
-    ) -> tuple[Target, Tab, str]:
+    ) -> tuple[Browser, Tab, str]:
         """The tab that is to load ``url`` (navigate, browse): the given one, or a fresh
         blank one — opened only once the URL passed the target's checks."""
         if tab_id is not None:
@@ -106,9 +106,9 @@ class Gateway:
 
 
 @asynccontextmanager
-async def open_gateway(config: GatewayConfig) -> AsyncIterator[Gateway]:
+async def open_registry(config: GatewayConfig) -> AsyncIterator[Registry]:
     """Start every target's supervisor; on exit stop them and close every link."""
-    gateway = Gateway(config)
+    gateway = Registry(config)
     log.info("gateway starting", targets=sorted(gateway.targets), config=config.source)
     try:
         async with anyio.create_task_group() as tg:

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gateway.browsers.browser import Target
+from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab, ViewState
 from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
 from gateway.page.keys import chord_events, parse_chord
@@ -231,7 +231,7 @@ class StepResult(BaseModel):
 class _Page:
     """One batch's view of the tab: the state refs are checked against, and input."""
 
-    def __init__(self, target: Target, tab: Tab) -> None:
+    def __init__(self, target: Browser, tab: Tab) -> None:
         self.target = target
         self.tab = tab
 
@@ -461,14 +461,14 @@ async def _wait_for(page: _Page, action: WaitFor) -> None:
         await asyncio.sleep(0.1)
 
 
-async def element_box(target: Target, tab: Tab, ref: int) -> tuple[float, float, float, float]:
+async def element_box(target: Browser, tab: Tab, ref: int) -> tuple[float, float, float, float]:
     """A ref's element scrolled into view: (left, top, width, height) in the top-level
     viewport's CSS pixels. Hold ``tab.lock``."""
     x, y, width, height = await _Page(target, tab).locate(ref, hit_test=False)
     return x - width / 2, y - height / 2, width, height
 
 
-async def run_actions(target: Target, tab: Tab, actions: list[Any],
+async def run_actions(target: Browser, tab: Tab, actions: list[Any],
                       budget_s: float) -> list[StepResult]:
     """Run the batch in order, stopping at the first failure. Hold ``tab.lock``."""
     page = _Page(target, tab)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from gateway.browsers.browser import Target
+from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.errors import CdpTimeout, NavigationError
 
@@ -14,7 +14,7 @@ __all__ = ["LOAD_EVENTS", "navigate_tab", "page_state"]
 LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 
 
-async def navigate_tab(target: Target, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
+async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
     """Page.navigate, then wait for the chosen load event. Hold ``tab.lock``.
 
     Only the load of the document this navigation commits counts: a page still
@@ -52,7 +52,7 @@ async def navigate_tab(target: Target, tab: Tab, url: str, wait: str, timeout_s:
             loaded.cancel()
 
 
-async def page_state(target: Target, tab: Tab) -> tuple[str, str]:
+async def page_state(target: Browser, tab: Tab) -> tuple[str, str]:
     result = await target.tab_call(tab, "Runtime.evaluate", {
         "expression": "[location.href, document.title]", "returnByValue": True})
     value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]

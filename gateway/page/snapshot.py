@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.browsers.browser import Target
+from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.concurrency import gather
 from gateway.page.render import FrameSnapshot, PageSnapshot, attribute_requests
@@ -47,7 +47,7 @@ def order_frames(frames: dict[str, Json]) -> list[Json]:
     return ordered
 
 
-async def fetch_snapshot(target: Target, tab: Tab) -> tuple[PageSnapshot, str]:
+async def fetch_snapshot(target: Browser, tab: Tab) -> tuple[PageSnapshot, str]:
     """The tab's snapshot and its main frame's loaderId (which identifies the document)."""
     main = tab.session_id
     if main is None:  # first use after a detach: let tab_call attach

@@ -28,7 +28,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 from gateway import __version__
-from gateway.browsers.registry import Gateway, open_gateway
+from gateway.browsers.registry import Registry, open_registry
 from gateway.config.model import GatewayConfig
 from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
@@ -225,7 +225,7 @@ def error_text(exc: BaseException) -> str:
             "characters]")
 
 
-def build_server(gateway: Gateway, call_log: CallLog) -> MCPServer:
+def build_server(gateway: Registry, call_log: CallLog) -> MCPServer:
     """An MCP server whose tools act on ``gateway`` (already running)."""
     from gateway.tools import register_all
 
@@ -238,11 +238,11 @@ def build_server(gateway: Gateway, call_log: CallLog) -> MCPServer:
 
 
 @asynccontextmanager
-async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer, Gateway]]:
-    """Gateway started, call log open, server built; all closed again on exit."""
+async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer, Registry]]:
+    """Registry started, call log open, server built; all closed again on exit."""
     call_log = CallLog.open(config.call_log)
     try:
-        async with open_gateway(config) as gateway:
+        async with open_registry(config) as gateway:
             yield build_server(gateway, call_log), gateway
     finally:
         call_log.close()

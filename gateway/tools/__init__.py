@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 from . import cdp, console, dialogs, network, runtime, screenshot, tabs, targets, view
 
 if TYPE_CHECKING:
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.registry import Registry
     from gateway.server.app import ToolRegistrar
 
 __all__ = ["register_all"]
 
 
-def register_all(registrar: ToolRegistrar, gateway: Gateway) -> None:
+def register_all(registrar: ToolRegistrar, gateway: Registry) -> None:
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs):
         family.register(registrar, gateway)

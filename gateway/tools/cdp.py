@@ -15,7 +15,7 @@ from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from .args import MaxChars, TargetArg, TimeoutArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.registry import Registry
     from gateway.server.app import ToolRegistrar
 
 __all__ = ["METHOD_RE", "register"]
@@ -33,7 +33,7 @@ class CdpResult(BaseModel):
     omitted_chars: int = 0
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool(destructive=True)
     async def cdp_command(
         method: Annotated[str, Field(description="CDP method as Domain.method, e.g. "

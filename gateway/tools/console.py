@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from .args import TabArg, TargetArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.registry import Registry
     from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
@@ -38,7 +38,7 @@ class ConsoleMessages(BaseModel):
     note: str | None = None
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool(read_only=True)
     async def console_messages(
         tab: TabArg,

@@ -11,7 +11,7 @@ from gateway.errors import InvalidArgument
 from .args import TabArg, TargetArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.registry import Registry
     from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
@@ -27,7 +27,7 @@ class DialogResult(BaseModel):
     closed: bool
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool()
     async def handle_dialog(
         tab: TabArg,

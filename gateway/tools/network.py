@@ -21,8 +21,8 @@ from .saving import save_path
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from gateway.browsers.browser import Target
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
     from gateway.server.app import ToolRegistrar
 
@@ -95,7 +95,7 @@ def _summary(e: NetworkEntry) -> RequestSummary:
                           navigation=e.navigation)
 
 
-async def _body(t: Target, page: Tab, entry: NetworkEntry, side: Literal["request", "response"],
+async def _body(t: Browser, page: Tab, entry: NetworkEntry, side: Literal["request", "response"],
                 save_to: Path | None, max_chars: int) -> Body:
     try:
         if side == "response":
@@ -133,7 +133,7 @@ async def _body(t: Target, page: Tab, entry: NetworkEntry, side: Literal["reques
                 truncated=fitted.truncated, omitted_chars=fitted.omitted_chars, path=path)
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool(read_only=True)
     async def network_requests(
         tab: TabArg,

@@ -13,8 +13,8 @@ from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Target
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
     from gateway.server.app import ToolRegistrar
 
@@ -99,7 +99,7 @@ def _exception_text(details: dict[str, Any]) -> str:
     return f"JavaScript error: {text}{where}"
 
 
-async def _by_value(target: Target, tab: Tab, remote: dict[str, Any]) -> Any:
+async def _by_value(target: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
     """The JSON-safe value of a remote object, then release it."""
     object_id = remote["objectId"]
     try:
@@ -114,7 +114,7 @@ async def _by_value(target: Target, tab: Tab, remote: dict[str, Any]) -> Any:
     return result.get("result", {}).get("value")
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool()
     async def evaluate(
         expression: Annotated[str, Field(description="JavaScript to run in the page; the "

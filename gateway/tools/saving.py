@@ -16,7 +16,7 @@ from gateway.output.files import default_allowed_dirs, resolve_save_path
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.registry import Registry
 
 __all__ = ["save_path"]
 
@@ -44,7 +44,7 @@ async def _client_roots(ctx: Context[Any, Any]) -> list[Path]:
     return roots
 
 
-async def save_path(ctx: Context[Any, Any], gateway: Gateway, requested: str | None
+async def save_path(ctx: Context[Any, Any], gateway: Registry, requested: str | None
                     ) -> Path | None:
     """The real path to write to for ``save_to`` (None when not given), or ``InvalidArgument``.
 

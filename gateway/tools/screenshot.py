@@ -18,8 +18,8 @@ from .args import TabArg, TargetArg, TimeoutArg
 from .saving import save_path
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Target
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
     from gateway.server.app import ToolRegistrar
 
@@ -44,7 +44,7 @@ _VIEWPORT_JS = ("[visualViewport.pageLeft, visualViewport.pageTop, innerWidth, i
                 "devicePixelRatio]")
 
 
-async def _clip(target: Target, tab: Tab, full_page: bool, ref: int | None,
+async def _clip(target: Browser, tab: Tab, full_page: bool, ref: int | None,
                 max_width: int | None) -> tuple[dict[str, Any] | None, bool]:
     """The capture region, or None for the plain viewport (one round trip, fastest).
 
@@ -79,7 +79,7 @@ async def _clip(target: Target, tab: Tab, full_page: bool, ref: int | None,
     return {"x": x, "y": y, "width": width, "height": height, "scale": scale}, clipped
 
 
-async def _capture(target: Target, tab: Tab, params: dict[str, Any], full_page: bool,
+async def _capture(target: Browser, tab: Tab, params: dict[str, Any], full_page: bool,
                    timeout_s: float | None) -> dict[str, Any]:
     """Capture; for a full page, through a temporary window as tall as the page.
 
@@ -104,7 +104,7 @@ async def _capture(target: Target, tab: Tab, params: dict[str, Any], full_page: 
         await target.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool(read_only=True)
     async def screenshot(
         tab: TabArg,

@@ -14,8 +14,8 @@ from gateway.page.navigation import navigate_tab, page_state
 from .args import TabArg, TargetArg, TimeoutArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Target
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
     from gateway.server.app import ToolRegistrar
 
@@ -69,7 +69,7 @@ def _info(tab: Tab) -> TabInfo:
     return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url)
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool(read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
         """List open tabs (pages) with their ids, titles and URLs.
@@ -84,7 +84,7 @@ def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
             return TabList(tabs=[_info(tab) for tab in sorted(named.tabs.values(),
                                                               key=lambda tab: tab.id)])
 
-        async def problem(t: Target) -> TargetProblem | None:
+        async def problem(t: Browser) -> TargetProblem | None:
             try:
                 await t.connection()  # waits (bounded, concurrently) for reconnecting ones
             except TargetUnavailable as exc:

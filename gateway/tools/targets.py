@@ -11,8 +11,8 @@ from gateway.errors import TargetUnavailable
 from .args import TargetArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Target
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
     from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
@@ -43,12 +43,12 @@ class PingResult(BaseModel):
     error: str | None = None
 
 
-def _endpoint(target: Target) -> str | None:
+def _endpoint(target: Browser) -> str | None:
     e = target.endpoint
     return f"{e.address}{e.browser_path} ({e.found_by})" if e is not None else None
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool(read_only=True)
     async def list_targets() -> TargetList:
         """List the configured browsers (targets) with their connection state.

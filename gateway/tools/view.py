@@ -17,8 +17,8 @@ from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 from .tabs import UrlArg, WaitArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Target
-    from gateway.browsers.registry import Gateway
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
     from gateway.server.app import ToolRegistrar
 
@@ -38,7 +38,7 @@ class ActResult(PageView):
     steps: list[StepResult]
 
 
-async def _view(t: Target, page: Tab, max_chars: int) -> PageView:
+async def _view(t: Browser, page: Tab, max_chars: int) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
     Refs count on across views of a tab, so a ref from an older view can never
@@ -55,7 +55,7 @@ async def _view(t: Target, page: Tab, max_chars: int) -> PageView:
                     refs=len(rendered.refs), truncated=fitted.truncated)
 
 
-def register(mcp: ToolRegistrar, gateway: Gateway) -> None:
+def register(mcp: ToolRegistrar, gateway: Registry) -> None:
     @mcp.tool()
     async def browse(
         url: UrlArg,

@@ -86,7 +86,7 @@ async def _call(config: GatewayConfig, tool: str, arguments: dict[str, Any]) -> 
 
 
 async def _doctor(config_path: str | None, names: list[str], as_json: bool) -> int:
-    from gateway.doctor.checks import render_text, run_doctor
+    from gateway.doctor import render_text, run_doctor
 
     report = await run_doctor(os.environ, config_path, names)
     if as_json:

@@ -12,17 +12,9 @@ import anyio
 import pytest
 
 from gateway.config.model import GatewayConfig, TargetConfig
-from gateway.doctor.checks import (
-    Report,
-    TargetReport,
-    _resolve,
-    auth_fix,
-    dns_failure,
-    host_key_fix,
-    render_text,
-    select_targets,
-    tcp_failure,
-)
+from gateway.doctor import Report, TargetReport, render_text, select_targets
+from gateway.doctor.fixes import auth_fix, dns_failure, host_key_fix, tcp_failure
+from gateway.doctor.probes import resolve
 from gateway.errors import ConfigError
 from gateway.hosts.ssh import HostKeyVerdict
 
@@ -158,9 +150,9 @@ async def test_resolve_passes_addresses_and_errors() -> None:
                  (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("fd00::2", port, 0, 0))]
         return infos
 
-    assert await _resolve(resolver, "good", 22, 5) == ["10.0.0.2", "fd00::2"]
+    assert await resolve(resolver, "good", 22, 5) == ["10.0.0.2", "fd00::2"]
     with pytest.raises(socket.gaierror):
-        await _resolve(resolver, "bad", 22, 5)
+        await resolve(resolver, "bad", 22, 5)
 
 
 @pytest.mark.anyio
@@ -173,7 +165,7 @@ async def test_a_hanging_resolver_is_abandoned_after_the_timeout() -> None:
 
     started = time.monotonic()
     with pytest.raises(TimeoutError):
-        await _resolve(stuck, "slow", 22, 0.2)
+        await resolve(stuck, "slow", 22, 0.2)
     assert time.monotonic() - started < 5
     release.set()
     await anyio.sleep(0.05)  # the abandoned thread ends without a loop to report to

@@ -1,0 +1,143 @@
+"""The browser steps of one target: DevTools endpoint → websocket handshake →
+browser version → tab count.
+
+DevTools discovery is the gateway's own ``discover``, watched through a
+``DiscoveryTrace``; the browser is asked through ``CdpConnection``. One thing
+differs from ``serve`` on purpose: a target that may launch (the embedded
+``local`` default) never launches here — finding no browser is reported as what
+``serve`` would do (launch a headless one), not as a failure, as long as a
+Chromium/Chrome binary is there to launch.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NoReturn
+
+import anyio
+from websockets.asyncio.client import ClientConnection
+
+from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.discovery import DiscoveryTrace, Endpoint, discover
+from gateway.browsers.launcher import find_chrome
+from gateway.config.model import CdpAddress, TargetConfig
+from gateway.doctor import fixes
+from gateway.doctor.report import Recorder, StepFailed
+from gateway.errors import GatewayError, TargetUnavailable
+from gateway.hosts.local import Transport
+
+__all__ = ["BrowserSteps"]
+
+
+class _Trace(DiscoveryTrace):
+    """Records discovery's progress with timestamps (see ``discover``)."""
+
+    def __init__(self) -> None:
+        self.dirs: list[str] = []
+        self.found: list[tuple[str, int, str]] = []
+        self.stale: list[tuple[Endpoint, str]] = []   # DevToolsActivePort said, nobody there
+        self.refused: tuple[Endpoint, str] | None = None  # other endpoints whose socket failed
+        self.unanswered_at: list[tuple[CdpAddress, str]] = []
+        self.last: str = ""
+        self.trying_since: float | None = None
+
+    def listed(self, dirs: list[str], found: list[tuple[str, int, str]]) -> None:
+        self.dirs, self.found, self.last = dirs, found, "listed"
+
+    def trying(self, endpoint: Endpoint) -> None:
+        self.trying_since, self.last = time.monotonic(), "trying"
+
+    def rejected(self, endpoint: Endpoint, reason: str) -> None:
+        self.last = "rejected"
+        if endpoint.found_by.startswith("DevToolsActivePort"):
+            self.stale.append((endpoint, reason))
+        else:
+            self.refused = (endpoint, reason)
+
+    def unanswered(self, address: CdpAddress, reason: str) -> None:
+        self.last = "unanswered"
+        self.unanswered_at.append((address, reason))
+
+
+class BrowserSteps:
+    """Runs the four browser steps over a transport into a ``Recorder``."""
+
+    def __init__(self, config: TargetConfig, record: Recorder) -> None:
+        self.config = config
+        self.record = record
+        self.timeout_s = config.reconnect.connect_timeout_s
+
+    @property
+    def _discovery_bound_s(self) -> float:
+        # Every read, request and websocket open inside discovery is bounded by
+        # timeout_s; this outer bound only caps the sum over the candidates tried.
+        return self.timeout_s * 4 + 1
+
+    async def run(self, transport: Transport) -> None:
+        trace = _Trace()
+        start = time.monotonic()
+        try:
+            with anyio.fail_after(self._discovery_bound_s):
+                endpoint, ws = await discover(transport, self.config, self.timeout_s, trace)
+        except (TargetUnavailable, TimeoutError) as exc:
+            self._discovery_failed(transport, trace, start, exc)
+        notes = fixes.stale_notes(trace.stale)
+        self.record.ok("endpoint", Recorder.since(start, trace.trying_since),
+                       f"{endpoint.found_by}: port {endpoint.port}"
+                       + (f" ({notes})" if notes else ""))
+        self.record.ok("websocket", Recorder.since(trace.trying_since or start),
+                       f"ws://{endpoint.address}{endpoint.browser_path}")
+        await self._ask_browser(ws)
+
+    def _discovery_failed(self, transport: Transport, trace: _Trace, start: float,
+                          exc: BaseException) -> NoReturn:
+        record, since = self.record, Recorder.since
+        reason = exc.reason if isinstance(exc, TargetUnavailable) else (
+            f"discovery took longer than {self._discovery_bound_s:g} s")
+        host = transport.host_label
+        refused = trace.refused
+        if trace.last == "rejected" and refused is not None and trace.trying_since is not None:
+            # Found (by /json/version or the configured ws:// URL), but the socket refused.
+            endpoint, why = refused
+            record.ok("endpoint", since(start, trace.trying_since),
+                      f"{endpoint.found_by}: port {endpoint.port}")
+            record.fail("websocket", since(trace.trying_since), why,
+                        fixes.websocket_fix(endpoint.address, host))
+        if self.config.launch and not trace.found and not trace.stale:
+            binary = find_chrome()
+            if binary is None:
+                record.fail("endpoint", since(start),
+                            "no running Chrome found, and no Chrome/Chromium binary to launch",
+                            fixes.NO_BINARY_FIX)
+            record.ok("endpoint", since(start), "no running Chrome found; `serve` would "
+                      f"launch a headless one ({binary})")
+            record.note(("websocket", "browser", "tabs"), "no browser running to check")
+            raise StepFailed  # nothing failed, but there is nothing more to check
+        record.fail("endpoint", since(start), *fixes.endpoint_failure(
+            self.config, host, reason, listed=bool(trace.dirs), stale=trace.stale,
+            unanswered=trace.unanswered_at))
+
+    async def _ask_browser(self, ws: ClientConnection) -> None:
+        record, since = self.record, Recorder.since
+        cdp = CdpConnection(ws, name=self.config.name)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cdp.run)
+            try:
+                start = time.monotonic()
+                try:
+                    version = await cdp.send("Browser.getVersion", timeout_s=self.timeout_s)
+                except GatewayError as exc:
+                    record.fail("browser", since(start), str(exc), fixes.BROWSER_HUNG_FIX)
+                record.ok("browser", since(start), f"{version.get('product', '?')} (protocol "
+                          f"{version.get('protocolVersion', '?')})")
+                start = time.monotonic()
+                try:
+                    infos = (await cdp.send("Target.getTargets",
+                                            timeout_s=self.timeout_s))["targetInfos"]
+                except GatewayError as exc:
+                    record.fail("tabs", since(start), str(exc), fixes.TABS_FIX)
+                pages = sum(1 for info in infos if info.get("type") == "page")
+                record.ok("tabs", since(start), f"{pages} tab{'s' if pages != 1 else ''}")
+            finally:
+                await cdp.aclose()
+                tg.cancel_scope.cancel()

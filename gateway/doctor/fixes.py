@@ -1,0 +1,211 @@
+"""What failed → what to do: the texts of ``doctor``'s failed steps.
+
+Pure functions of what the checks saw (an errno, a host key verdict, what
+discovery tried), so that every wording is in one place and can be tested
+without a network. Each returns the ``fix`` (and, where the wording of the
+failure depends on the same facts, the ``detail`` with it).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from collections.abc import Sequence
+
+from gateway.browsers.discovery import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
+from gateway.config.model import CdpAddress, TargetConfig
+from gateway.hosts.ssh import HostKeyVerdict
+
+__all__ = [
+    "BROWSER_HUNG_FIX",
+    "DNS_TIMEOUT_FIX",
+    "NO_BINARY_FIX",
+    "TABS_FIX",
+    "auth_fix",
+    "dns_failure",
+    "endpoint_failure",
+    "handshake_fix",
+    "host_key_fix",
+    "host_port",
+    "login_fix",
+    "not_sshd_fix",
+    "proxy_jump_fix",
+    "ssh_config_fix",
+    "stale_notes",
+    "start_chrome_hint",
+    "tcp_failure",
+    "websocket_fix",
+]
+
+DNS_TIMEOUT_FIX = "the DNS server does not answer — check the network connection or VPN"
+NO_BINARY_FIX = "install chromium (or Google Chrome), or set CHROME_PATH to its binary"
+BROWSER_HUNG_FIX = ("the browser accepted the websocket but does not answer commands: it may "
+                    "be hung — restart it")
+TABS_FIX = "the browser does not list its tabs: restart it"
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 literal in brackets so its colons do not eat the port."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+# -- SSH
+
+
+def ssh_config_fix(alias: str) -> str:
+    return f"fix ~/.ssh/config (`ssh -G {alias}` shows how OpenSSH reads it)"
+
+
+def proxy_jump_fix(host: str) -> str:
+    return f"fix ProxyJump / the {host} entry in ~/.ssh/config"
+
+
+def dns_failure(name: str, alias: str, exc: OSError) -> tuple[str, str]:
+    """(detail, fix) for a name that did not resolve."""
+    code = exc.errno if isinstance(exc, socket.gaierror) else None
+    reason = exc.strerror or str(exc)
+    named = name if name == alias else f"{name} (HostName of {alias} in ~/.ssh/config)"
+    if code == socket.EAI_AGAIN:
+        return (f"cannot resolve {named}: {reason}",
+                "temporary DNS failure: the DNS server did not answer — check the network "
+                "connection or VPN, then retry")
+    return (f"cannot resolve {named}: {reason}",
+            f"{name} is not a known host name: check its spelling (HostName for {alias} in "
+            "~/.ssh/config, or the targets file), /etc/hosts, or whether it is only known "
+            "inside a VPN that is not connected")
+
+
+def tcp_failure(host: str, port: int, exc: BaseException, timeout_s: float) -> tuple[str, str]:
+    """(detail, fix) for a TCP connect to the SSH port that failed."""
+    where = host_port(host, port)
+    code = exc.errno if isinstance(exc, OSError) else None
+    if isinstance(exc, TimeoutError) or code == errno.ETIMEDOUT:
+        return (f"no answer from {where} within {timeout_s:g} s",
+                f"host unreachable (no answer from {where}) — is the host up? check the VPN "
+                "and any firewall between here and there")
+    if code == errno.ECONNREFUSED:
+        return (f"connection to {where} refused",
+                f"sshd not listening on {where} — start it there (e.g. `sudo systemctl start "
+                "ssh`), or check the Port for this host in ~/.ssh/config")
+    if code in (errno.EHOSTUNREACH, errno.ENETUNREACH, errno.EHOSTDOWN):
+        return (f"no route to {host} ({os.strerror(code or 0)})",
+                "host unreachable (no route) — check VPN / network connection, and that "
+                f"{host} is up")
+    return (f"connect to {where} failed: {exc}",
+            f"check that {host} is up and sshd listens on port {port}")
+
+
+def not_sshd_fix(host: str, port: int) -> str:
+    return f"port {port} on {host} is not sshd: check the Port for this host in ~/.ssh/config"
+
+
+def host_key_fix(verdict: HostKeyVerdict, jump: str | None) -> str:
+    """The commands that repair an unknown or changed host key."""
+    scan = (f"`ssh-keyscan -p {verdict.port} {verdict.host} >> {verdict.known_hosts}`"
+            if jump is None else f"`ssh {verdict.alias}` once (it goes through {jump})")
+    if verdict.kind == "changed":
+        return (f"if {verdict.host} was reinstalled (and only then — a changed key can be an "
+                f"attack): `ssh-keygen -R {verdict.host} -f {verdict.known_hosts}`, then "
+                f"record the new key with {scan} after checking that its fingerprint is "
+                f"{verdict.fingerprint}")
+    return (f"check that the host's key fingerprint is {verdict.fingerprint} (on the host: "
+            f"`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`), then record it with {scan}; "
+            'or set host_key_policy = "accept-new" for this target')
+
+
+def handshake_fix(alias: str) -> str:
+    return (f"the SSH server at {alias} broke off before keys were exchanged: check its "
+            "sshd log")
+
+
+def auth_fix(user: str, alias: str, offered: Sequence[str]) -> str:
+    """What to do when the server accepted none of the keys offered."""
+    if not offered:
+        return ("no key to offer: no ssh-agent (SSH_AUTH_SOCK unset) and no IdentityFile / "
+                "default key (~/.ssh/id_ed25519, id_ecdsa, id_rsa) — create one with "
+                f"`ssh-keygen -t ed25519` and install it with `ssh-copy-id {user}@{alias}`")
+    return (f"check that {user} is the right login on {alias}, then add one of these public "
+            f"keys to ~{user}/.ssh/authorized_keys there (e.g. `ssh-copy-id {user}@{alias}`); "
+            f"or name the right key with IdentityFile and the login with User for {alias} in "
+            "~/.ssh/config")
+
+
+def login_fix(user: str, alias: str) -> str:
+    return f"check the sshd log on {alias} for why the login of {user} failed"
+
+
+# -- the browser
+
+
+def start_chrome_hint(user_data_dir: str = "<dir>", port: int = 0) -> str:
+    return (f"start one with --remote-debugging-port={port} --user-data-dir={user_data_dir} "
+            "(Chrome ≥136 needs --user-data-dir for remote debugging)")
+
+
+def websocket_fix(address: str, host: str) -> str:
+    return (f"the browser at {address} on {host} was found but refused its DevTools "
+            "websocket: restart it, and check that no proxy or other program holds that port")
+
+
+def _profile_dir(endpoint: Endpoint) -> str:
+    """The profile directory of an endpoint found by its DevToolsActivePort."""
+    return endpoint.found_by.removeprefix("DevToolsActivePort in ")
+
+
+def _home_relative(directory: str) -> str:
+    return directory if directory.startswith(("/", "~")) else f"~/{directory}"
+
+
+def stale_notes(stale: Sequence[tuple[Endpoint, str]]) -> str:
+    """The stale DevToolsActivePort files discovery passed over on its way to a browser."""
+    return "; ".join(f"ignored stale DevToolsActivePort in {_profile_dir(e)} (port {e.port})"
+                     for e, _ in stale)
+
+
+def endpoint_failure(
+    config: TargetConfig, host: str, reason: str, *, listed: bool,
+    stale: Sequence[tuple[Endpoint, str]], unanswered: Sequence[tuple[CdpAddress, str]],
+) -> tuple[str, str]:
+    """(detail, fix) when discovery found no browser on ``host``.
+
+    ``listed``: the profile directories could be read at all; ``stale``: the
+    DevToolsActivePort files whose port nobody answered; ``unanswered``: the
+    addresses whose ``/json/version`` gave nothing; ``reason``: discovery's own.
+    """
+    if config.cdp is not None:
+        address = config.cdp
+        where = f"{address.host}:{address.port}"
+        if any("answered HTTP 404" in why for _, why in unanswered):
+            fix = (f"the browser at {where} serves no /json (Chrome's chrome://inspect "
+                   f"remote debugging, 144+): set cdp = \"ws://{where}/devtools/browser/"
+                   "<id>\" with the id from the second line of its DevToolsActivePort")
+        else:
+            fix = (f"no Chrome DevTools at {where} on {host}: "
+                   + start_chrome_hint(port=address.port) + ", or fix `cdp`")
+        return reason, fix
+    if not listed:  # reading the profiles failed (SSH exec error or timeout)
+        return reason, f"check that commands can run over SSH on {host}"
+    fallback = (f"{FALLBACK_ADDRESS.host}:{FALLBACK_ADDRESS.port}: "
+                + ("; ".join(why.split(": ", 1)[-1] for _, why in unanswered) or "not tried"))
+    if stale:
+        parts = [f"stale DevToolsActivePort in {_profile_dir(e)} (port {e.port}: {why})"
+                 for e, why in stale]
+        # Default profile directories are relative to the (remote) home.
+        first = _home_relative(_profile_dir(stale[0][0]))
+        detail = "; ".join(parts) + f"; nothing at {fallback}"
+        fix = (f"the Chrome that wrote DevToolsActivePort in {first} is gone "
+               "(it crashed or was killed and left the file behind): start Chrome again "
+               f"on {host} with --remote-debugging-port=0 --user-data-dir={first}")
+        return detail, fix
+    if config.profile:
+        detail = f"no DevToolsActivePort in {config.profile}; nothing at {fallback}"
+        fix = (f"no Chrome runs with --user-data-dir={config.profile} on {host}: "
+               + start_chrome_hint(config.profile) + ", or fix `profile`")
+        return detail, fix
+    shown = ", ".join(f"~/{d}" for d in DEFAULT_PROFILE_DIRS[:4] if "beta" not in d
+                      and "unstable" not in d)
+    detail = (f"no DevToolsActivePort in the usual profile directories ({shown}, …); "
+              f"nothing at {fallback}")
+    fix = f"no Chrome found in {shown} on {host}; {start_chrome_hint()}"
+    return detail, fix

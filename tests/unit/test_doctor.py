@@ -1,5 +1,6 @@
-"""The pure parts of ``doctor``: the report's JSON and table, the fix texts, target
-selection, and the bounded name lookup (with injected resolvers — no DNS traffic)."""
+"""The pure parts of ``doctor``: the report's JSON and table, the step recorder, the fix
+texts, target selection, ProxyJump hop parsing, and the bounded name lookup (with
+injected resolvers — no DNS traffic)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,19 @@ import time
 import anyio
 import pytest
 
-from gateway.config.model import GatewayConfig, TargetConfig
+from gateway.browsers.discovery import Endpoint
+from gateway.config.model import CdpAddress, GatewayConfig, TargetConfig
 from gateway.doctor import Report, TargetReport, render_text, select_targets
-from gateway.doctor.fixes import auth_fix, dns_failure, host_key_fix, tcp_failure
-from gateway.doctor.probes import resolve
+from gateway.doctor.fixes import (
+    auth_fix,
+    dns_failure,
+    endpoint_failure,
+    host_key_fix,
+    stale_notes,
+    tcp_failure,
+)
+from gateway.doctor.probes import parse_hop, resolve
+from gateway.doctor.report import Recorder, StepFailed
 from gateway.errors import ConfigError
 from gateway.hosts.ssh import HostKeyVerdict
 
@@ -98,6 +108,78 @@ def test_dns_failures() -> None:
     detail, fix = dns_failure("devvm", "devvm", again)
     assert detail == "cannot resolve devvm: Temporary failure in name resolution"
     assert fix.startswith("temporary DNS failure")
+
+
+def test_recorder_marks_steps_and_a_failure_ends_the_check() -> None:
+    report = TargetReport("one", "local")
+    record = Recorder(report)
+    record.ok("config", 0.25, "parsed")
+    record.note(("dns", "tcp"), "local target: no SSH")
+    with pytest.raises(StepFailed):
+        record.fail("endpoint", 3.0, "nothing there", "start Chrome")
+    assert (report.step("config").status, report.step("config").detail) == ("ok", "parsed")
+    assert (report.step("dns").status, report.step("dns").detail) == (
+        "skipped", "local target: no SSH")
+    endpoint = report.step("endpoint")
+    assert (endpoint.status, endpoint.ms, endpoint.fix) == ("failed", 3.0, "start Chrome")
+    assert not report.up
+    assert Recorder.since(10.0, 10.5) == 500.0
+
+
+@pytest.mark.parametrize(("hop", "parsed"), [
+    ("bastion", ("", "bastion", None)),
+    ("ops@bastion", ("ops", "bastion", None)),
+    ("ops@bastion:2222", ("ops", "bastion", 2222)),
+    ("bastion:ssh", ("", "bastion:ssh", None)),  # not a port: asyncssh sees the whole name
+])
+def test_parse_hop(hop: str, parsed: tuple[str, str, int | None]) -> None:
+    assert parse_hop(hop) == parsed
+
+
+def _stale(directory: str, port: int) -> tuple[Endpoint, str]:
+    endpoint = Endpoint("127.0.0.1", port, "/devtools/browser/x",
+                        f"DevToolsActivePort in {directory}")
+    return endpoint, "connection refused"
+
+
+def test_endpoint_failure_stale_active_port() -> None:
+    config = TargetConfig(name="t", ssh=None, cdp=None)
+    unanswered = [(CdpAddress("127.0.0.1", 9222), "/json/version at 127.0.0.1:9222: refused")]
+    detail, fix = endpoint_failure(config, "h1", "r", listed=True,
+                                   stale=[_stale(".config/chromium", 40001)],
+                                   unanswered=unanswered)
+    assert detail == ("stale DevToolsActivePort in .config/chromium (port 40001: connection "
+                      "refused); nothing at 127.0.0.1:9222: refused")
+    assert fix.startswith("the Chrome that wrote DevToolsActivePort in ~/.config/chromium is "
+                          "gone")
+    assert fix.endswith("on h1 with --remote-debugging-port=0 --user-data-dir=~/.config/chromium")
+    assert stale_notes([_stale("/p", 1), _stale("/q", 2)]) == (
+        "ignored stale DevToolsActivePort in /p (port 1); "
+        "ignored stale DevToolsActivePort in /q (port 2)")
+
+
+def test_endpoint_failure_cdp_and_profile_and_default() -> None:
+    cdp = TargetConfig(name="t", ssh=None, cdp=CdpAddress("127.0.0.1", 9333))
+    served_no_json = [(CdpAddress("127.0.0.1", 9333),
+                       "/json/version at 127.0.0.1:9333 answered HTTP 404")]
+    detail, fix = endpoint_failure(cdp, "h1", "why", listed=False, stale=[],
+                                   unanswered=served_no_json)
+    assert detail == "why"
+    assert fix.startswith("the browser at 127.0.0.1:9333 serves no /json")
+    _, fix = endpoint_failure(cdp, "h1", "why", listed=False, stale=[], unanswered=[])
+    assert fix.startswith("no Chrome DevTools at 127.0.0.1:9333 on h1: start one with "
+                          "--remote-debugging-port=9333 ")
+    profile = TargetConfig(name="t", ssh=None, cdp=None, profile="/p")
+    assert endpoint_failure(profile, "h1", "why", listed=False, stale=[], unanswered=[]) == (
+        "why", "check that commands can run over SSH on h1")
+    detail, fix = endpoint_failure(profile, "h1", "why", listed=True, stale=[], unanswered=[])
+    assert detail == "no DevToolsActivePort in /p; nothing at 127.0.0.1:9222: not tried"
+    assert fix.startswith("no Chrome runs with --user-data-dir=/p on h1: start one with "
+                          "--remote-debugging-port=0 --user-data-dir=/p ")
+    default = TargetConfig(name="t", ssh=None, cdp=None)
+    detail, fix = endpoint_failure(default, "h1", "why", listed=True, stale=[], unanswered=[])
+    assert detail.startswith("no DevToolsActivePort in the usual profile directories (~/")
+    assert fix.startswith("no Chrome found in ~/") and " on h1; start one with " in fix
 
 
 def _verdict(kind: str) -> HostKeyVerdict:

@@ -17,12 +17,12 @@ from typing import NoReturn
 import anyio
 from websockets.asyncio.client import ClientConnection
 
+import gateway.doctor.fixes as fixes
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import DiscoveryTrace, Endpoint, discover
 from gateway.browsers.launcher import find_chrome
 from gateway.config.model import CdpAddress, TargetConfig
-from gateway.doctor import fixes
-from gateway.doctor.report import Recorder, StepFailed
+from gateway.doctor.report import Recorder, StopCheck
 from gateway.errors import GatewayError, TargetUnavailable
 from gateway.hosts.local import Transport
 
@@ -112,7 +112,7 @@ class BrowserSteps:
             record.ok("endpoint", since(start), "no running Chrome found; `serve` would "
                       f"launch a headless one ({binary})")
             record.note(("websocket", "browser", "tabs"), "no browser running to check")
-            raise StepFailed  # nothing failed, but there is nothing more to check
+            raise StopCheck  # up: nothing failed, and no browser to check further
         record.fail("endpoint", since(start), *fixes.endpoint_failure(
             self.config, host, reason, listed=bool(trace.dirs), stale=trace.stale,
             unanswered=trace.unanswered_at))

@@ -23,7 +23,7 @@ import anyio
 from gateway.config.model import GatewayConfig, TargetConfig, load_config
 from gateway.doctor.browser_steps import BrowserSteps
 from gateway.doctor.probes import Resolver, system_resolver
-from gateway.doctor.report import SSH_STEPS, Recorder, Report, StepFailed, TargetReport
+from gateway.doctor.report import SSH_STEPS, Recorder, Report, StopCheck, TargetReport
 from gateway.doctor.ssh_steps import SshSteps
 from gateway.errors import ConfigError
 from gateway.hosts.local import LocalTransport, Transport
@@ -49,7 +49,7 @@ async def check_target(config: TargetConfig, source: str, config_ms: float,
         else:
             transport = LocalTransport(config.name)
         await BrowserSteps(config, record).run(transport)
-    except StepFailed:
+    except StopCheck:
         pass
     finally:
         with anyio.CancelScope(shield=True):

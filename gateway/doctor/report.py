@@ -1,7 +1,7 @@
 """What ``doctor`` found: the steps of each target, the JSON document and the text table.
 
 Pure: nothing here does I/O. ``Recorder`` is how the checks fill a target's
-report; a failed step raises ``StepFailed``, which ends that target's check
+report; a failed step raises ``StopCheck``, which ends that target's check
 (the steps after it stay ``skipped``).
 """
 
@@ -17,8 +17,8 @@ __all__ = [
     "Recorder",
     "Report",
     "Step",
-    "StepFailed",
     "StepStatus",
+    "StopCheck",
     "TargetReport",
     "render_text",
 ]
@@ -95,8 +95,8 @@ class Report:
                 "targets": [t.to_json() for t in self.targets]}
 
 
-class StepFailed(Exception):
-    """A step failed: the target's check ends here."""
+class StopCheck(Exception):
+    """The target's check ends here: a step failed, or there is nothing left to check."""
 
 
 class Recorder:
@@ -113,7 +113,7 @@ class Recorder:
     def fail(self, name: str, ms: float, detail: str, fix: str) -> NoReturn:
         step = self.report.step(name)
         step.status, step.ms, step.detail, step.fix = "failed", ms, detail, fix
-        raise StepFailed
+        raise StopCheck
 
     def note(self, names: tuple[str, ...] | frozenset[str], detail: str) -> None:
         """Say why steps that will not run are skipped."""

@@ -16,8 +16,8 @@ import time
 import anyio
 import asyncssh
 
+import gateway.doctor.fixes as fixes
 from gateway.config.model import TargetConfig
-from gateway.doctor import fixes
 from gateway.doctor.probes import (
     Resolver,
     first_hop,

@@ -24,7 +24,7 @@ from gateway.doctor.fixes import (
     tcp_failure,
 )
 from gateway.doctor.probes import parse_hop, resolve
-from gateway.doctor.report import Recorder, StepFailed
+from gateway.doctor.report import Recorder, StopCheck
 from gateway.errors import ConfigError
 from gateway.hosts.ssh import HostKeyVerdict
 
@@ -115,7 +115,7 @@ def test_recorder_marks_steps_and_a_failure_ends_the_check() -> None:
     record = Recorder(report)
     record.ok("config", 0.25, "parsed")
     record.note(("dns", "tcp"), "local target: no SSH")
-    with pytest.raises(StepFailed):
+    with pytest.raises(StopCheck):
         record.fail("endpoint", 3.0, "nothing there", "start Chrome")
     assert (report.step("config").status, report.step("config").detail) == ("ok", "parsed")
     assert (report.step("dns").status, report.step("dns").detail) == (

@@ -140,11 +140,25 @@ def shell_lines(text: str, *, prompt: bool = False) -> list[tuple[int, str]]:
         if line.endswith("\\"):
             pending = (offset, line[:-1].rstrip())
             continue
-        if line.strip() and not line.lstrip().startswith("#"):
-            found.append((offset, line.strip()))
+        line = _without_comment(line).strip()
+        if line:
+            found.append((offset, line))
     if pending is not None:
         raise DocError(f"line {pending[0] + 1}: continuation at the end of the snippet")
     return found
+
+
+def _without_comment(line: str) -> str:
+    """``line`` up to a ``#`` that starts a shell comment (unquoted, after a blank)."""
+    quote = ""
+    for index, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1].isspace()):
+            return line[:index]
+    return line
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

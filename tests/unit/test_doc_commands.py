@@ -54,8 +54,10 @@ def test_an_unclosed_fence_is_an_error() -> None:
 
 
 def test_shell_lines_skip_comments_and_join_continuations() -> None:
-    text = "#!/bin/sh\n# a comment\n\nfirst --a \\\n   --b\n  second\n"
-    assert shell_lines(text) == [(3, "first --a --b"), (5, "second")]
+    text = ("#!/bin/sh\n# a comment\n\nfirst --a \\\n   --b\n  second  # why\n"
+            "third '# quoted' x#y \"#\"  # end\n")
+    assert shell_lines(text) == [(3, "first --a --b"), (5, "second"),
+                                 (6, "third '# quoted' x#y \"#\"")]
 
 
 def test_shell_lines_of_a_transcript_are_the_prompted_ones() -> None:
@@ -71,7 +73,7 @@ def test_a_trailing_continuation_is_an_error() -> None:
 def test_markdown_items_come_from_sh_and_prompted_text_blocks_only() -> None:
     items = documented("X.md", MARKDOWN)
     assert [(i.kind, i.where, i.text) for i in items] == [
-        ("shell", "X.md:4", "chrome-ssh-gateway serve   # the server"),
+        ("shell", "X.md:4", "chrome-ssh-gateway serve"),
         ("shell", "X.md:14", "chrome-ssh-gateway doctor"),
     ]
     assert items[0].run == Invocation("chrome-ssh-gateway", ("serve",), {})

@@ -83,6 +83,9 @@ NOT_RUN = {
 ALIASES = {"devvm": "h1", "staging-vm.internal": "h2", "ci-42": "h2", "bastion": "h2"}
 """Documented SSH host names → the topology host that plays them."""
 
+JUMPS = {"ci-42": "bastion"}
+"""``ProxyJump`` of a documented host, as examples/ci-runner.toml describes it."""
+
 PAGE_HOST = "h2"
 """Where ``https://example.com`` is served: the host behind the documented ``navigate``."""
 
@@ -199,7 +202,7 @@ def _ssh_config(topology: Topology, home: Path, ssh_ports: set[tuple[str, int]])
     for alias, name in ALIASES.items():
         host = topology.host(name)
         address = host.gateway_address if alias in relayed else host.address
-        jump = "    ProxyJump bastion\n" if alias == "ci-42" else ""
+        jump = f"    ProxyJump {JUMPS[alias]}\n" if alias in JUMPS else ""
         blocks.append(
             f"Host {alias}\n    HostName {address}\n    User {host.user}\n{jump}"
             f"    IdentityFile {home / '.ssh' / 'id_ed25519'}\n    IdentitiesOnly yes\n"

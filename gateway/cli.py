@@ -26,41 +26,71 @@ from gateway.config.model import GatewayConfig, load_config
 from gateway.errors import ConfigError
 from gateway.server.call_log import configure_logging
 
-__all__ = ["log_level", "main"]
+__all__ = ["log_level", "main", "parse_args"]
+
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _add_options(parser: argparse.ArgumentParser, *, top: bool, serving: bool) -> None:
+    """The options every subcommand shares, on the top-level parser (``top``) or a
+    subcommand's, so that ``--config F call TOOL``, ``call --config F TOOL`` and
+    ``--config F`` (no subcommand: ``serve``) all work.
+
+    A subcommand's copies default to ``SUPPRESS``: argparse lets a subparser's
+    defaults overwrite what the top-level parser already stored, so a real default
+    there would erase an option given before the subcommand."""
+    unset: Any = None if top else argparse.SUPPRESS
+    parser.add_argument("--config", metavar="PATH", default=unset,
+                        help="targets file (TOML); default $CHROME_SSH_GATEWAY_CONFIG")
+    parser.add_argument("--log-level", default=unset, choices=_LOG_LEVELS,
+                        help="stderr log level (default $CHROME_SSH_GATEWAY_LOG_LEVEL, "
+                             "else INFO; WARNING for doctor)")
+    if serving:
+        parser.add_argument("--read-only", action="store_true",
+                            default=False if top else argparse.SUPPRESS,
+                            help="offer only tools that change nothing in the browsers "
+                                 "(also $CHROME_SSH_GATEWAY_READ_ONLY=1; serve and call)")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chrome-ssh-gateway",
-        description="MCP server that drives Chrome browsers on other machines over SSH.")
+        description="MCP server that drives Chrome browsers on other machines over SSH. "
+                    "Without a subcommand: serve. Options go before or after the subcommand.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="PATH",
-                        help="targets file (TOML); default $CHROME_SSH_GATEWAY_CONFIG")
-    common.add_argument("--log-level", default=None,
-                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-                        help="stderr log level (default $CHROME_SSH_GATEWAY_LOG_LEVEL, "
-                             "else INFO; WARNING for doctor)")
-    serving = argparse.ArgumentParser(add_help=False, parents=[common])
-    serving.add_argument("--read-only", action="store_true",
-                         help="offer only tools that change nothing in the browsers "
-                              "(also $CHROME_SSH_GATEWAY_READ_ONLY=1)")
+    _add_options(parser, top=True, serving=True)
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("serve", parents=[serving], help="serve MCP on stdin/stdout (default)")
-    call = sub.add_parser("call", parents=[serving], help="run one tool and print its result")
+    serve = sub.add_parser("serve", help="serve MCP on stdin/stdout (default)")
+    _add_options(serve, top=False, serving=True)
+    call = sub.add_parser("call", help="run one tool and print its result")
+    _add_options(call, top=False, serving=True)
     call.add_argument("tool", help="tool name, e.g. list_tabs")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as JSON")
     doctor = sub.add_parser(
-        "doctor", parents=[common],
+        "doctor",
         help="check every target step by step and say what to fix",
         description="Check each target: config, DNS, TCP, host key, SSH login, DevTools "
                     "endpoint, websocket, browser version, tabs. Exit 0 when every target "
                     "is up, 1 when one is down, 2 for a configuration error.")
+    _add_options(doctor, top=False, serving=False)
     doctor.add_argument("--target", action="append", default=[], metavar="NAME",
                         help="check only this target (repeatable)")
     doctor.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.set_defaults(config=None, log_level=None, read_only=False)
     return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line as a namespace with ``command`` (None: serve), ``config``,
+    ``log_level``, ``read_only`` and the subcommand's own options; a wrong command line
+    exits 2 with argparse's message."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "doctor" and args.read_only:
+        # Given before the subcommand: the top-level parser took it. doctor changes
+        # nothing anyway, so the flag would silently mean nothing.
+        parser.error("--read-only applies to serve and call, not doctor")
+    return args
 
 
 async def _call(config: GatewayConfig, tool: str, arguments: dict[str, Any]) -> int:
@@ -100,15 +130,15 @@ def log_level(command: str | None, flag: str | None, environ: Mapping[str, str])
     """``--log-level``, else ``$CHROME_SSH_GATEWAY_LOG_LEVEL``, else INFO — WARNING for
     ``doctor``, whose output is its table.
 
-    Resolved here rather than with per-subparser ``set_defaults``: the subcommands
-    share the ``--log-level`` action (``parents=``), so a default set for one changes
-    it for all (``serve`` once logged nothing because of that)."""
+    Resolved here rather than with a per-subparser default: a subparser's default
+    overwrites a ``--log-level`` given before the subcommand, and one shared action's
+    default set for one subcommand once changed it for all (``serve`` logged nothing)."""
     return (flag or environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL")
             or ("WARNING" if command == "doctor" else "INFO"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parse_args(argv)
     configure_logging(log_level(args.command, args.log_level, os.environ))
     try:
         if args.command == "call":

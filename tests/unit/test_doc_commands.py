@@ -1,0 +1,190 @@
+"""tests/doc_commands.py: reading command lines and client configs out of the docs —
+and the targets files the docs show are valid configurations (was test_examples.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.config.model import load_config
+from tests.doc_commands import (
+    DocError,
+    Invocation,
+    documented,
+    expand_vars,
+    fenced_blocks,
+    invocation,
+    shell_lines,
+    subcommand,
+)
+
+ROOT = Path(__file__).parents[2]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").iterdir())]
+
+MARKDOWN = """# Title
+
+```sh
+chrome-ssh-gateway serve   # the server
+```
+
+Prose with `inline --code` that is not a command.
+
+~~~python
+print("not a command")
+~~~
+
+```text
+$ chrome-ssh-gateway doctor
+devvm: UP
+```
+"""
+
+
+def test_fenced_blocks_with_language_and_first_line() -> None:
+    blocks = fenced_blocks(MARKDOWN)
+    assert [(b.lang, b.line) for b in blocks] == [("sh", 4), ("python", 10), ("text", 14)]
+    assert blocks[0].text == "chrome-ssh-gateway serve   # the server"
+    assert blocks[2].text == "$ chrome-ssh-gateway doctor\ndevvm: UP"
+
+
+def test_an_unclosed_fence_is_an_error() -> None:
+    with pytest.raises(DocError, match="never closed"):
+        fenced_blocks("```sh\nchrome-ssh-gateway\n")
+
+
+def test_shell_lines_skip_comments_and_join_continuations() -> None:
+    text = ("#!/bin/sh\n# a comment\n\nfirst --a \\\n   --b\n  second  # why\n"
+            "third '# quoted' x#y \"#\"  # end\n")
+    assert shell_lines(text) == [(3, "first --a --b"), (5, "second"),
+                                 (6, "third '# quoted' x#y \"#\"")]
+
+
+def test_shell_lines_of_a_transcript_are_the_prompted_ones() -> None:
+    text = "$ one --x\noutput line\n$ two\n# not a prompt\n"
+    assert shell_lines(text, prompt=True) == [(0, "one --x"), (2, "two")]
+
+
+def test_a_trailing_continuation_is_an_error() -> None:
+    with pytest.raises(DocError, match="continuation"):
+        shell_lines("cmd \\\n")
+
+
+def test_markdown_items_come_from_sh_and_prompted_text_blocks_only() -> None:
+    items = documented("X.md", MARKDOWN)
+    assert [(i.kind, i.where, i.text) for i in items] == [
+        ("shell", "X.md:4", "chrome-ssh-gateway serve"),
+        ("shell", "X.md:14", "chrome-ssh-gateway doctor"),
+    ]
+    assert items[0].run == Invocation("chrome-ssh-gateway", ("serve",), {})
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("chrome-ssh-gateway --config t.toml",
+     Invocation("chrome-ssh-gateway", ("--config", "t.toml"), {})),
+    ("A=1 B='x y' chrome-ssh-gateway call list_tabs",
+     Invocation("chrome-ssh-gateway", ("call", "list_tabs"), {"A": "1", "B": "x y"})),
+    ("uvx chrome-ssh-gateway doctor", Invocation("chrome-ssh-gateway", ("doctor",), {})),
+    ("uvx --from . chrome-ssh-gateway", Invocation("chrome-ssh-gateway", (), {})),
+    ("claude mcp add n --env K=V -e L=W -- uvx chrome-ssh-gateway --read-only",
+     Invocation("chrome-ssh-gateway", ("--read-only",), {"K": "V", "L": "W"})),
+    ("claude mcp add --scope user n -- uvx --from /src chrome-ssh-gateway",
+     Invocation("chrome-ssh-gateway", (), {})),
+    ("chrome-ssh-gateway call navigate '{\"url\": \"about:blank\"}'  # opens a tab",
+     Invocation("chrome-ssh-gateway", ("call", "navigate", '{"url": "about:blank"}'), {})),
+    ("sudo scripts/test", Invocation("sudo", ("scripts/test",), {})),
+])
+def test_invocation(line: str, expected: Invocation) -> None:
+    [item] = documented("x.sh", line)
+    assert item.run == expected
+
+
+@pytest.mark.parametrize(("words", "message"), [
+    (["claude", "mcp", "add", "n", "uvx", "chrome-ssh-gateway"], "without '--'"),
+    (["claude", "mcp", "add", "n", "--"], "no server command"),
+    (["claude", "mcp", "add", "--", "x"], "exactly one server name"),
+    (["claude", "mcp", "add", "n", "--env", "NOEQUALS", "--", "x"], "KEY=VALUE"),
+    (["claude", "mcp", "add", "n", "--bogus", "--", "x"], "--bogus"),
+    (["claude", "mcp", "list"], "unknown claude command"),
+    (["uvx", "--python", "3.12", "chrome-ssh-gateway"], "uvx form"),
+    (["K=V"], "without a command"),
+])
+def test_forms_it_cannot_read_are_errors(words: list[str], message: str) -> None:
+    with pytest.raises(DocError, match=message):
+        invocation(words)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ((), "serve"),
+    (("--config", "t.toml"), "serve"),
+    (("--config", "call.toml", "--read-only"), "serve"),
+    (("--log-level", "DEBUG", "doctor", "--json"), "doctor"),
+    (("--config=t.toml", "call", "list_tabs"), "call"),
+])
+def test_subcommand(args: tuple[str, ...], expected: str) -> None:
+    assert subcommand(args) == expected
+
+
+def test_expand_vars() -> None:
+    env = {"HOME": "/h", "X": "1"}
+    assert expand_vars("$HOME/a/${X}b", env) == "/h/a/1b"
+    with pytest.raises(DocError, match=r"\$NOPE is not set"):
+        expand_vars("$NOPE/x", env)
+
+
+def test_json_client_config() -> None:
+    text = ('{"mcpServers": {"s": {"command": "uvx", "args": ["chrome-ssh-gateway"],'
+            ' "env": {"SSH_PROXY_TO": "h"}}}}')
+    [item] = documented("c.json", text)
+    assert (item.kind, item.name) == ("client", "s")
+    assert item.run == Invocation("chrome-ssh-gateway", (), {"SSH_PROXY_TO": "h"})
+
+
+def test_toml_client_config_and_targets_file() -> None:
+    [client] = documented("c.toml", '[mcp_servers.s]\ncommand = "chrome-ssh-gateway"\n'
+                                    'args = ["--config", "t.toml"]\n')
+    assert client.run == Invocation("chrome-ssh-gateway", ("--config", "t.toml"), {})
+    [targets] = documented("t.toml", '[targets.a]\nssh = "h"\n')
+    assert (targets.kind, targets.run) == ("targets", None)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("c.json", '{"servers": {}}', "no mcpServers"),
+    ("c.json", '{"mcpServers": {"s": {"args": []}}}', "has no command"),
+    ("c.json", '{"mcpServers": {"s": {"command": "x", "args": "a b"}}}', "list of strings"),
+    ("c.json", "{not json", "not JSON"),
+    ("c.toml", "[other]\nx = 1\n", "neither a client config nor a targets file"),
+    ("c.txt", "", "not a documentation file"),
+])
+def test_unreadable_configs_are_errors(name: str, text: str, message: str) -> None:
+    with pytest.raises(DocError, match=message):
+        documented(name, text)
+
+
+# ------------------------------------------------------------------ the real docs
+
+
+def _items(kind: str) -> list[tuple[str, str]]:
+    return [(item.where, item.text) for path in DOC_FILES
+            for item in documented(str(path.relative_to(ROOT)), path.read_text())
+            if item.kind == kind]
+
+
+def test_every_doc_file_reads() -> None:
+    """README.md and every file in examples/ parse (a DocError names the snippet)."""
+    kinds = {item.kind for path in DOC_FILES
+             for item in documented(str(path.relative_to(ROOT)), path.read_text())}
+    assert kinds == {"shell", "client", "targets"}
+
+
+@pytest.mark.parametrize(("where", "text"), _items("targets"), ids=lambda v: str(v)[:40])
+def test_documented_targets_file_loads(where: str, text: str, tmp_path: Path) -> None:
+    path = tmp_path / "targets.toml"
+    path.write_text(text)
+    config = load_config({"HOME": "/home/alice"}, str(path))
+    assert config.targets, where
+
+
+def test_the_targets_files_include_the_examples() -> None:
+    assert {where for where, _ in _items("targets")} >= {
+        "examples/devvms.toml", "examples/ci-runner.toml"}

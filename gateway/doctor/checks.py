@@ -55,7 +55,7 @@ from gateway.browsers.discovery import (
     discover,
 )
 from gateway.browsers.launcher import find_chrome
-from gateway.config.model import CdpAddress, GatewayConfig, TargetConfig, load_config
+from gateway.config import CdpAddress, GatewayConfig, TargetConfig, load_config
 from gateway.errors import ConfigError, GatewayError, HostKeyError, TargetUnavailable
 from gateway.hosts.local import LocalTransport, Transport
 from gateway.hosts.ssh import HostKeyVerdict, SshLink, SshTransport

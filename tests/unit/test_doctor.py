@@ -11,7 +11,7 @@ import time
 import anyio
 import pytest
 
-from gateway.config.model import GatewayConfig, TargetConfig
+from gateway.config import GatewayConfig, TargetConfig
 from gateway.doctor.checks import (
     Report,
     TargetReport,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config.model import load_config
+from gateway.config import load_config
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.toml"))
 TARGET_FILES = [p for p in EXAMPLES if not p.name.startswith("codex")]

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 
 from gateway import __version__
-from gateway.config.model import GatewayConfig, load_config
+from gateway.config import GatewayConfig, load_config
 from gateway.errors import ConfigError
 from gateway.server.call_log import configure_logging
 

@@ -31,7 +31,6 @@ reason that says whether the browser restarted.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
@@ -41,7 +40,7 @@ from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import Endpoint, discover
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.tab import Tab, TabRegistry
-from gateway.config.model import TargetConfig
+from gateway.config import TargetConfig
 from gateway.errors import CdpTimeout, GatewayError, TabNotFound, TargetUnavailable
 from gateway.hosts.local import Transport
 
@@ -184,8 +183,8 @@ class Browser:
             if self._launcher is None:
                 raise
             profile = await self._launcher.start()
-            endpoint, ws = await discover(self.transport, replace(self.config, profile=profile),
-                                          timeout_s)
+            launched = self.config.model_copy(update={"profile": profile})
+            endpoint, ws = await discover(self.transport, launched, timeout_s)
         return endpoint, CdpConnection(ws, name=self.name)
 
     async def _serve(self, endpoint: Endpoint, cdp: CdpConnection) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.client import ClientConnection
 
-from gateway.config.model import CdpAddress, TargetConfig
+from gateway.config import CdpAddress, TargetConfig
 from gateway.errors import DiscoveryError, GatewayError, TargetUnavailable
 
 if TYPE_CHECKING:

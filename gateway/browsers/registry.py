@@ -16,7 +16,7 @@ import structlog
 from gateway.browsers.browser import Browser
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.tab import Tab, TabRegistry
-from gateway.config.model import GatewayConfig, TargetConfig
+from gateway.config import GatewayConfig, TargetConfig
 from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument, TabNotFound, TargetAmbiguous, TargetNotFound
 from gateway.hosts.local import LocalTransport, Transport

@@ -21,7 +21,7 @@ import gateway.doctor.fixes as fixes
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import DiscoveryTrace, Endpoint, discover
 from gateway.browsers.launcher import find_chrome
-from gateway.config.model import CdpAddress, TargetConfig
+from gateway.config import CdpAddress, TargetConfig
 from gateway.doctor.report import Recorder, StopCheck
 from gateway.errors import GatewayError, TargetUnavailable
 from gateway.hosts.local import Transport

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import anyio
 
-from gateway.config.model import GatewayConfig, TargetConfig, load_config
+from gateway.config import GatewayConfig, TargetConfig, load_config
 from gateway.doctor.browser_steps import BrowserSteps
 from gateway.doctor.probes import Resolver, system_resolver
 from gateway.doctor.report import SSH_STEPS, Recorder, Report, StopCheck, TargetReport

@@ -14,7 +14,7 @@ import socket
 from collections.abc import Sequence
 
 from gateway.browsers.discovery import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
-from gateway.config.model import CdpAddress, TargetConfig
+from gateway.config import CdpAddress, TargetConfig
 from gateway.hosts.ssh import HostKeyVerdict
 
 __all__ = [

@@ -17,7 +17,7 @@ import anyio
 import asyncssh
 
 import gateway.doctor.fixes as fixes
-from gateway.config.model import TargetConfig
+from gateway.config import TargetConfig
 from gateway.doctor.probes import (
     Resolver,
     first_hop,

@@ -22,7 +22,7 @@ from gateway.browsers.discovery import (
     parse_active_port,
     parse_http_response,
 )
-from gateway.config.model import CdpAddress
+from gateway.config import CdpAddress
 from gateway.errors import DiscoveryError
 
 __all__ = ["LocalTransport", "Transport", "http_get_over"]

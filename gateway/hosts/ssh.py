@@ -51,7 +51,7 @@ from gateway.browsers.discovery import (
     active_port_command,
     parse_active_port_listing,
 )
-from gateway.config.model import CdpAddress, HostKeyPolicy, ReconnectPolicy, SshDestination
+from gateway.config import CdpAddress, HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import DiscoveryError, HostKeyError, TunnelError
 from gateway.hosts.local import http_get_over
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from gateway import __version__
 from gateway.browsers.registry import Registry, open_registry
-from gateway.config.model import GatewayConfig
+from gateway.config import GatewayConfig
 from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
 from gateway.server.stdio import AnsweringReadStream

@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from gateway.config.model import (
+from gateway.config import (
     TARGET_KEYS,
     CdpAddress,
     GatewayConfig,
@@ -540,6 +541,9 @@ def test_pathological_toml_is_a_config_error(tmp_path: Path) -> None:
         ("[targets]\na = 1\n", "targets.a", ["expected a table", "integer"]),
         # unknown keys list the allowed ones
         ("[targets.a]\nhost = 'x'\n", "targets.a.host", ["unknown key", ", ".join(TARGET_KEYS)]),
+        # the file spells it expose; the Python name is not a second spelling
+        ("[targets.a]\nexpose_port = 1\n", "targets.a.expose_port", ["unknown key", "expose,"]),
+        ("[targets.a]\nname = 'a'\n", "targets.a.name", ["unknown key"]),
         (
             "[targets.a.reconnect]\nretries = 1\n",
             "targets.a.reconnect.retries",
@@ -577,6 +581,7 @@ def test_pathological_toml_is_a_config_error(tmp_path: Path) -> None:
         # values
         ("[targets.a]\nhost_key_policy = 'off'\n", "targets.a.host_key_policy", ["'strict'"]),
         ("[targets.a]\nhost_key_policy = 'Strict'\n", "targets.a.host_key_policy", ["accept-new"]),
+        ("[targets.a]\nhost_key_policy = 1\n", "targets.a.host_key_policy", ["got integer"]),
         ("[targets.a]\nexpose = 0\n", "targets.a.expose", ["out of range", "1..65535"]),
         ("[targets.a]\nexpose = 65536\n", "targets.a.expose", ["out of range"]),
         ("[targets.a]\nexpose = -1\n", "targets.a.expose", ["out of range"]),
@@ -696,3 +701,41 @@ def test_seconds_boundaries(tmp_path: Path) -> None:
     assert config.targets[0].command_timeout_s == 3600.0
     config = load_file(tmp_path, "[targets.a]\ncommand_timeout_s = 0.001\n")
     assert math.isclose(config.targets[0].command_timeout_s, 0.001)
+
+
+# --------------------------------------------------------------------------- built from code
+
+
+def test_target_built_from_code_parses_address_strings() -> None:
+    """Runtime targets are built from what a user typed: the same parsers apply."""
+    target = TargetConfig.model_validate(
+        {"name": "ci", "ssh": "me@ci-42:2222", "cdp": "ws://[::1]:9/devtools/browser/x"})
+    assert target == TargetConfig(name="ci", ssh=SshDestination("ci-42", "me", 2222),
+                                  cdp=CdpAddress("::1", 9, "/devtools/browser/x"))
+    assert (target.profile, target.launch, target.reconnect) == (None, False, ReconnectPolicy())
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"name": "Bad"}, "target name 'Bad' is invalid"),
+        ({"name": "a", "ssh": "-oProxyCommand=x"}, "must not start with '-'"),
+        ({"name": "a", "cdp": "devvm:9222"}, "IP address or 'localhost'"),
+        ({"name": "a", "expose_port": 0}, "out of range"),
+        ({"name": "a", "redact": 1}, "bool"),
+        ({"name": "a", "ssh": "h", "launch": True}, "only to local"),
+        ({"name": "a", "reconnect": ReconnectPolicy(), "command_timeout_s": math.inf}, "sane"),
+    ],
+)
+def test_target_built_from_code_is_validated(fields: dict[str, object], reason: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        TargetConfig(**fields)  # type: ignore[arg-type]
+    assert reason in str(info.value)
+
+
+def test_configs_are_frozen_and_copied_with_changes() -> None:
+    target = TargetConfig(name="a")
+    with pytest.raises(ValidationError):
+        target.profile = "/tmp/p"  # type: ignore[misc]
+    copy = target.model_copy(update={"profile": "/tmp/p"})
+    assert (copy.profile, copy.name, target.profile) == ("/tmp/p", "a", None)

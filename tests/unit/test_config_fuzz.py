@@ -5,7 +5,7 @@ never another exception, never a hang.
 The invariants (``assert_sane``) are what the rest of the gateway relies on without
 checking again: target names safe in paths and log lines, ports in range, durations
 finite and positive, SSH destinations that cannot be read as options or split into
-words, profile paths absolute without ``..``. They are derived from the dataclasses
+words, profile paths absolute without ``..``. They are derived from the models
 where possible, so a key added to ``TargetConfig`` / ``ReconnectPolicy`` is fuzzed
 and checked without touching this file.
 
@@ -15,7 +15,6 @@ example counts; a hang would show as a test that never ends.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -24,8 +23,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
-from gateway.config.model import (
+from gateway.config import (
     ENV_CALL_LOG,
     ENV_CDP_URL,
     ENV_CONFIG,
@@ -73,12 +73,14 @@ def assert_cdp_sane(cdp: CdpAddress) -> None:
                                         and _clean(cdp.browser_path)), cdp
 
 
-def _assert_durations(policy: object) -> None:
-    """Every float field of a config dataclass is a sane number of seconds."""
-    for field in dataclasses.fields(policy):  # type: ignore[arg-type]
-        value = getattr(policy, field.name)
+def _assert_durations(policy: BaseModel) -> None:
+    """Every float field of a config model is a sane number of seconds; only
+    ``call_wait_s`` may be 0 (fail at once)."""
+    for name in type(policy).model_fields:
+        value = getattr(policy, name)
         if isinstance(value, float):
-            assert math.isfinite(value) and 0 < value <= MAX_SECONDS, (field.name, value)
+            low_ok = value >= 0 if name == "call_wait_s" else value > 0
+            assert math.isfinite(value) and low_ok and value <= MAX_SECONDS, (name, value)
 
 
 def assert_target_sane(target: TargetConfig) -> None:
@@ -269,7 +271,7 @@ def _value_for(key: str) -> st.SearchStrategy[str]:
     return st.one_of(good, good, good, TOML_VALUE) if good is not None else TOML_VALUE
 
 
-RECONNECT_KEYS = [f.name for f in dataclasses.fields(ReconnectPolicy)]
+RECONNECT_KEYS = list(ReconnectPolicy.model_fields)
 GATEWAY_KEYS = ["call_log", "allow_any_path"]
 TARGET_NAMES = ["a", "b", "c"] * 4 + ["Z", '"../x"', '"a;b"', '"-o"', '""', "x" * 33]
 

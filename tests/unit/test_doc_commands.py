@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config.model import load_config
+from gateway.config import load_config
 from tests.doc_commands import (
     DocError,
     Invocation,

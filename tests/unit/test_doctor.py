@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from gateway.browsers.discovery import Endpoint
-from gateway.config.model import CdpAddress, GatewayConfig, TargetConfig
+from gateway.config import CdpAddress, GatewayConfig, TargetConfig
 from gateway.doctor import Report, TargetReport, render_text, select_targets
 from gateway.doctor.fixes import (
     auth_fix,

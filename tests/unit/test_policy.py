@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway.config.model import OPT_IN_SCHEMES, TargetConfig
+from gateway.config import OPT_IN_SCHEMES, TargetConfig
 from gateway.config.policy import JS_METHODS, check_cdp_command, check_evaluate
 from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument, NotAllowed

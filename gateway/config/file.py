@@ -1,0 +1,202 @@
+"""The targets file: TOML read into pydantic models, every refusal a ``ConfigError``.
+
+The schema is the models themselves: ``TargetsFile`` holds a ``[gateway]`` table
+and ``[targets.<name>]`` tables, each a ``TargetSettings`` (``gateway.config.model``),
+so a key means in the file exactly what the field means in code. Unknown keys,
+wrong types and out-of-range values are refused by pydantic; ``_config_error`` is
+the one place its errors become a message naming the file, the dotted key and the
+reason, e.g. ``targets.toml: targets.ci.expose: expected an integer, got string``.
+
+What the file says about the call log is returned as written (a path or a switch):
+turning it into a path needs the environment, which is ``sources``' business.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    Field,
+    PlainValidator,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
+
+from gateway.config.model import (
+    FieldProblem,
+    StrictModel,
+    TargetConfig,
+    TargetName,
+    TargetSettings,
+    table_keys,
+)
+from gateway.config.text import dotted, show, type_name
+from gateway.errors import ConfigError
+
+__all__ = ["GatewaySection", "TargetsFile", "read_targets_file"]
+
+
+def _call_log(value: object) -> bool | str:
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"expected a path string or true/false, got {type_name(value)}")
+    if not value.strip():
+        raise ValueError("empty path; use false to turn the call log off")
+    if "\x00" in value or "\n" in value or "\r" in value:
+        raise ValueError("path must not contain NUL or newline characters")
+    return value
+
+
+def _some_targets(targets: dict[str, TargetSettings]) -> dict[str, TargetSettings]:
+    if not targets:
+        raise ValueError("no targets defined; add at least one [targets.<name>] table")
+    return targets
+
+
+class GatewaySection(StrictModel):
+    """The ``[gateway]`` table: settings of the gateway rather than of one target."""
+
+    call_log: Annotated[bool | str | None, PlainValidator(_call_log)] = None
+    allow_any_path: bool = False
+    read_only: bool = False
+
+
+class TargetsFile(StrictModel):
+    """A whole targets file: one ``[gateway]`` table and at least one target."""
+
+    gateway: GatewaySection = Field(default_factory=GatewaySection)
+    targets: Annotated[dict[TargetName, TargetSettings], AfterValidator(_some_targets)] = Field(
+        default_factory=dict, validate_default=True)
+
+    @model_validator(mode="after")
+    def _one_target_per_port(self) -> TargetsFile:
+        exposed: dict[int, str] = {}
+        for name, target in self.targets.items():
+            port = target.expose_port
+            if port is None:
+                continue
+            if port in exposed:
+                raise FieldProblem(f"port {port} is already exposed by target {exposed[port]!r}",
+                                   "targets", name, "expose")
+            exposed[port] = name
+        return self
+
+    def target_configs(self) -> tuple[TargetConfig, ...]:
+        """The targets, in file order, each under its table's name."""
+        return tuple(TargetConfig(name=name, **dict(settings))
+                     for name, settings in self.targets.items())
+
+
+def read_targets_file(path: str) -> TargetsFile:
+    """Read, parse and validate the targets file at ``path``; raises only ``ConfigError``."""
+    data = _read_toml(path)
+    try:
+        return TargetsFile.model_validate(data, by_alias=True, by_name=False)
+    except ValidationError as err:
+        raise _config_error(path, err) from None
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    """Read and parse the targets file, translating every failure to ConfigError."""
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(path, "", "targets file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(path, "", "is a directory, expected a TOML targets file") from None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read targets file: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            path, "", f"not UTF-8 text (byte {exc.start}); TOML files are UTF-8"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message already carries "(at line L, column C)".
+        raise ConfigError(path, "", f"TOML syntax error: {exc}") from None
+    except ValueError as exc:  # an integer beyond Python's 4300-digit conversion limit
+        raise ConfigError(path, "", f"TOML value rejected: {exc}") from None
+    except RecursionError:  # tomllib recurses on nested arrays / inline tables
+        raise ConfigError(path, "", "TOML arrays or inline tables nested too deeply") from None
+
+
+# --------------------------------------------------------------------------- messages
+
+# What a pydantic type error expected, in TOML's words. Every float in the schema
+# is a duration and every array holds strings, so the words can be that precise.
+_EXPECTED = {
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "int_type": "an integer",
+    "float_type": "a number of seconds",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "tuple_type": "an array of strings",
+    "frozen_set_type": "an array of strings",
+}
+_ITEMS = {"string_type": "strings"}
+
+
+def _config_error(path: str, error: ValidationError) -> ConfigError:
+    """The one translation of pydantic's errors into a ``ConfigError``.
+
+    Pydantic reports every problem; the user gets one, to fix and retry. An unknown
+    key goes first: it is most often a typo (``target`` for ``targets``) that
+    explains the others.
+    """
+    problems = error.errors()
+    problem = next((p for p in problems if p["type"] == "extra_forbidden"), problems[0])
+    loc = [part for part in problem["loc"] if part != "[key]"]  # a bad target name
+    in_array = bool(loc) and isinstance(loc[-1], int)
+    names = [str(part) for part in loc if not isinstance(part, int)]
+    reason = _reason(problem, names, in_array=in_array)
+    cause = problem.get("ctx", {}).get("error")
+    if isinstance(cause, FieldProblem):
+        names += cause.key
+    key = ""
+    for name in names:
+        key = dotted(key, name)
+    return ConfigError(path, key, reason)
+
+
+def _reason(problem: ErrorDetails, names: list[str], *, in_array: bool) -> str:
+    kind, value = problem["type"], problem["input"]
+    if kind == "extra_forbidden":
+        if len(names) == 1:
+            return "unknown top-level key; expected only [gateway] and [targets.<name>]"
+        return f"unknown key; allowed keys: {', '.join(table_keys(_table_at(names[:-1])))}"
+    if kind == "value_error":
+        return str(problem.get("ctx", {}).get("error", problem["msg"]))
+    if kind == "literal_error":
+        expected = problem.get("ctx", {}).get("expected", "")
+        if isinstance(value, str):
+            return f"{show(value)} is not one of {expected}"
+        return f"expected one of {expected}, got {type_name(value)}"
+    if in_array and kind in _ITEMS:
+        return f"expected an array of {_ITEMS[kind]}, found {type_name(value)}"
+    if kind in _EXPECTED:
+        return f"expected {_EXPECTED[kind]}, got {type_name(value)}"
+    return problem["msg"]
+
+
+def _table_at(names: list[str]) -> type[BaseModel]:
+    """The model of the table at dotted key ``names`` (``targets.ci.reconnect``)."""
+    node: object = TargetsFile
+    for name in names:
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            node = dict(zip(table_keys(node), node.model_fields.values(), strict=True))[
+                name].annotation
+        else:  # dict[TargetName, TargetSettings]: every name holds the same model
+            node = get_args(node)[1]
+    if not (isinstance(node, type) and issubclass(node, BaseModel)):
+        raise TypeError(f"{'.'.join(names)} is not a table in the schema")
+    return node

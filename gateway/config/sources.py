@@ -1,0 +1,180 @@
+"""Where the configuration comes from: env variables, the targets file, precedence.
+
+Pure apart from reading the targets file: the environment is read only through
+the mapping given, so every rule is testable on literals. Everything is validated
+at start-up, so a typo is refused with a message naming the source, the key and
+what is expected, instead of surfacing later as a failed SSH connect mid-session.
+
+Where the targets come from, first match wins:
+
+1. a targets file (``--config`` / ``CHROME_SSH_GATEWAY_CONFIG``) — then the
+   single-target env vars (``SSH_PROXY_TO``, ``CDP_URL``, ``SSH_PROXY_PORT``)
+   are refused rather than silently ignored;
+2. ``SSH_PROXY_TO`` — one SSH target named ``default`` (``CDP_URL`` and
+   ``SSH_PROXY_PORT`` refine it);
+3. ``CDP_URL`` alone — one local target named ``local`` at that address;
+4. nothing — the embedded default: one local target ``local`` that discovers a
+   running Chrome or launches a headless Chromium.
+
+The call log (``MCP_DEBUG_LOG`` or ``[gateway] call_log``) is independent of
+where the targets come from; a non-empty env value wins over the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from gateway.config.addresses import parse_cdp_address, parse_port, parse_ssh_destination
+from gateway.config.file import read_targets_file
+from gateway.config.model import GatewayConfig, TargetConfig
+from gateway.config.text import show
+from gateway.errors import ConfigError
+
+__all__ = [
+    "ENV_CALL_LOG",
+    "ENV_CDP_URL",
+    "ENV_CONFIG",
+    "ENV_READ_ONLY",
+    "ENV_SSH_PROXY_PORT",
+    "ENV_SSH_PROXY_TO",
+    "default_call_log_path",
+    "load_config",
+]
+
+ENV_CONFIG = "CHROME_SSH_GATEWAY_CONFIG"
+ENV_SSH_PROXY_TO = "SSH_PROXY_TO"
+ENV_CDP_URL = "CDP_URL"
+ENV_SSH_PROXY_PORT = "SSH_PROXY_PORT"
+ENV_CALL_LOG = "MCP_DEBUG_LOG"
+ENV_READ_ONLY = "CHROME_SSH_GATEWAY_READ_ONLY"
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+_FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
+
+
+def load_config(
+    environ: Mapping[str, str], config_path: str | None = None, *, read_only: bool = False
+) -> GatewayConfig:
+    """Build the gateway's configuration from ``environ`` and an optional targets file.
+
+    ``config_path`` is the ``--config`` argument; it overrides
+    ``CHROME_SSH_GATEWAY_CONFIG``. ``read_only`` is the ``--read-only`` flag; the
+    env var and ``[gateway] read_only`` can only turn read-only mode on, never off.
+    Raises ``ConfigError`` on anything invalid — the only exception this function raises.
+    """
+    config = _load_targets(environ, config_path)
+    env_read_only = _env(environ, ENV_READ_ONLY)
+    if env_read_only is not None:
+        word = env_read_only.strip().lower()
+        if word not in _TRUE_WORDS | _FALSE_WORDS:
+            raise ConfigError(ENV_READ_ONLY, "", f"{show(env_read_only)} is not a switch; "
+                              "expected 1/0, true/false, yes/no or on/off")
+        read_only = read_only or word in _TRUE_WORDS
+    return config.model_copy(update={"read_only": True}) if read_only else config
+
+
+def default_call_log_path(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CACHE_HOME/chrome-ssh-gateway/calls.jsonl``, falling back to ``~/.cache``.
+
+    A function of ``environ`` rather than a constant so tests and the caller see
+    the same value the process environment would give.
+    """
+    cache = environ.get("XDG_CACHE_HOME", "")
+    if not cache or not os.path.isabs(cache):  # XDG: relative values are ignored
+        cache = os.path.join(_expand_home("~", environ), ".cache")
+    return Path(cache) / "chrome-ssh-gateway" / "calls.jsonl"
+
+
+def _load_targets(environ: Mapping[str, str], config_path: str | None) -> GatewayConfig:
+    """``load_config`` without the read-only switch: where the targets come from."""
+    ssh_text = _env(environ, ENV_SSH_PROXY_TO)
+    cdp_text = _env(environ, ENV_CDP_URL)
+    port_text = _env(environ, ENV_SSH_PROXY_PORT)
+    log_text = _env(environ, ENV_CALL_LOG)
+
+    env_log: Path | None = None
+    if log_text is not None:
+        env_log = _call_log_from_text(log_text, environ, source=ENV_CALL_LOG)
+
+    path = config_path if config_path is not None else _env(environ, ENV_CONFIG)
+    path_source = "--config" if config_path is not None else ENV_CONFIG
+    if path is not None:
+        if not path.strip():
+            raise ConfigError(path_source, "", "empty path; expected a TOML targets file")
+        if "\x00" in path:
+            raise ConfigError(path_source, "", "path contains a NUL character")
+        for name, value in (
+            (ENV_SSH_PROXY_TO, ssh_text),
+            (ENV_CDP_URL, cdp_text),
+            (ENV_SSH_PROXY_PORT, port_text),
+        ):
+            if value is not None:
+                raise ConfigError(
+                    name,
+                    "",
+                    f"set either {name} or a targets file ({path}), not both; "
+                    "move this setting into the file",
+                )
+        path = _expand_home(path, environ)
+        config = _load_file(path, environ)
+        return config.model_copy(update={"call_log": env_log}) if log_text is not None else config
+
+    cdp = parse_cdp_address(cdp_text, source=ENV_CDP_URL, key="") if cdp_text is not None else None
+    if ssh_text is not None:
+        ssh = parse_ssh_destination(ssh_text, source=ENV_SSH_PROXY_TO, key="")
+        expose = None
+        if port_text is not None:
+            expose = parse_port(port_text.strip(), source=ENV_SSH_PROXY_PORT, key="", what="port")
+        target = TargetConfig(name="default", ssh=ssh, cdp=cdp, expose_port=expose)
+        return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_SSH_PROXY_TO}")
+    if port_text is not None:
+        raise ConfigError(
+            ENV_SSH_PROXY_PORT, "", f"only applies together with {ENV_SSH_PROXY_TO}; set that too"
+        )
+    if cdp is not None:
+        target = TargetConfig(name="local", ssh=None, cdp=cdp, launch=False)
+        return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_CDP_URL}")
+    target = TargetConfig(name="local", ssh=None, cdp=None, launch=True)
+    return GatewayConfig(targets=(target,), call_log=env_log, source="embedded default")
+
+
+def _load_file(path: str, environ: Mapping[str, str]) -> GatewayConfig:
+    """Everything a targets file says; ``call_log`` is None when absent or false."""
+    file = read_targets_file(path)
+    gateway = file.gateway
+    call_log: Path | None = None
+    if gateway.call_log is True:
+        call_log = default_call_log_path(environ)
+    elif isinstance(gateway.call_log, str):
+        call_log = Path(_expand_home(gateway.call_log.strip(), environ))
+    return GatewayConfig(targets=file.target_configs(), call_log=call_log, source=path,
+                         allow_any_path=gateway.allow_any_path, read_only=gateway.read_only)
+
+
+def _env(environ: Mapping[str, str], name: str) -> str | None:
+    """An env var's value, with "set but empty" treated as unset (MCP clients emit that)."""
+    value = environ.get(name, "")
+    return value if value != "" else None
+
+
+def _expand_home(text: str, environ: Mapping[str, str]) -> str:
+    """Expand a leading ``~`` with the given environment's HOME (pure, unlike os.path)."""
+    if text == "~" or text.startswith("~/"):
+        home = environ.get("HOME")
+        if home:
+            return home + text[1:]
+    return os.path.expanduser(text) if text.startswith("~") else text
+
+
+def _call_log_from_text(value: str, environ: Mapping[str, str], *, source: str) -> Path | None:
+    """Read ``MCP_DEBUG_LOG``: an on/off word, or a path to log to."""
+    word = value.strip().lower()
+    if word in _TRUE_WORDS:
+        return default_call_log_path(environ)
+    if word in _FALSE_WORDS:
+        return None
+    if "\x00" in value or "\n" in value or "\r" in value:
+        raise ConfigError(source, "", "call log path must not contain NUL or newline characters")
+    return Path(_expand_home(value.strip(), environ))

@@ -1,0 +1,53 @@
+"""How user values appear in configuration error messages (pure).
+
+Every message names the source, the dotted key and the reason; these helpers
+keep the value shown in a reason short, one line and unambiguous, and name TOML
+types the way the user wrote them rather than as Python types.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+__all__ = ["bad_char", "dotted", "show", "type_name"]
+
+_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def show(text: str, limit: int = 80) -> str:
+    """Quote a user value for an error message without flooding it."""
+    shown = text if len(text) <= limit else text[:limit] + "…"
+    return repr(shown)
+
+
+def bad_char(text: str) -> str | None:
+    """Return the first whitespace or control character in ``text``, if any."""
+    for ch in text:
+        if ch.isspace() or ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0:
+            return ch
+    return None
+
+
+def dotted(prefix: str, name: str) -> str:
+    """Join a dotted key the way TOML would write it, quoting odd names so the
+    message stays one readable line (a key may hold dots, spaces or newlines)."""
+    part = name if _BARE_KEY_RE.fullmatch(name) else json.dumps(name)
+    return f"{prefix}.{part}" if prefix else part
+
+
+def type_name(value: object) -> str:
+    """TOML's name for a parsed value's type, for 'expected X, got Y' messages."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "table"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__  # dates and times

@@ -23,10 +23,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from gateway.browsers.browser import Browser
-from gateway.browsers.tab import Tab, ViewState
+from gateway.browsers.tab import Tab
 from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
 from gateway.page.keys import chord_events, parse_chord
-from gateway.page.render import RefTarget
+from gateway.page.view import RefTarget, ViewState, current_view
 
 __all__ = ["Action", "StepResult", "element_box", "run_actions"]
 
@@ -240,7 +240,7 @@ class _Page:
         return await self.target.tab_call(self.tab, method, params, session=session)
 
     def ref(self, ref: int) -> tuple[ViewState, RefTarget]:
-        view = self.tab.view
+        view = current_view(self.tab)
         if view is None:
             raise StaleRef(f"ref #{ref}: this tab has no view yet; call browse_view first")
         if view.loader_id != (self.tab.loader_id or view.loader_id):

@@ -16,7 +16,6 @@ action started a navigation, the load is awaited.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import Annotated, Any, Literal
 
@@ -25,6 +24,7 @@ from pydantic import BaseModel, Field
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
+from gateway.page.js import call, script
 from gateway.page.keys import chord_events, parse_chord
 from gateway.page.view import RefTarget, ViewState, current_view
 
@@ -37,130 +37,12 @@ QUIET_S = 0.1           # network-quiet window after an action…
 QUIET_MAX_S = 1.0       # …waited for at most this long (pages that poll never go quiet)
 CHECK_SETTLE_S = 1.0    # how long a check/uncheck click gets to change the state
 
-# Shared by the scripts below: carry a point in an element's document up through
-# same-origin frames to the top, checking at every level that nothing of the
-# enclosing page lies over the <iframe> at that point.
-_CLIMB_JS = r"""
-  const describe = (n) => {
-    let d = n.localName + (n.id ? "#" + n.id : "");
-    if (typeof n.className === "string" && n.className.trim())
-      d += "." + n.className.trim().split(/\s+/).join(".");
-    return "<" + d + ">";
-  };
-  const climb = (doc, x, y, hitTest) => {
-    let w = doc.defaultView;
-    try {
-      while (w.frameElement) {
-        const f = w.frameElement, fr = f.getBoundingClientRect();
-        x += fr.left + f.clientLeft; y += fr.top + f.clientTop;
-        if (hitTest) {
-          const hit = f.ownerDocument.elementFromPoint(x, y);
-          if (hit && hit !== f) return {error: "is covered by " + describe(hit) +
-                                               " of the page around its frame"};
-        }
-        w = w.parent;
-      }
-    } catch (e) {}  // a cross-site parent: the gateway continues from there
-    return {x, y};
-  };
-"""
-# In the element's own frame: scroll it to the middle, let a frame be drawn (input
-# is routed by what is on screen), check it can take input, hit-test its centre
-# (open shadow roots entered; a closed root's host counts as the element), then
-# carry the point up.
-_PREPARE_JS = r"""
-async function (hitTest) {
-""" + _CLIMB_JS + r"""
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  if (!el || !el.isConnected) return {error: "is no longer in the page"};
-  el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
-  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-  const r = el.getBoundingClientRect();
-  const s = getComputedStyle(el);
-  if (r.width < 1 || r.height < 1 || s.visibility === "hidden" || s.display === "none")
-    return {error: "is not visible"};
-  if (el.disabled || el.closest("fieldset:disabled") ||
-      el.getAttribute("aria-disabled") === "true") return {error: "is disabled"};
-  const x = r.left + r.width / 2, y = r.top + r.height / 2;
-  if (hitTest) {
-    let hit = el.ownerDocument.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    const hosts = new Set();
-    for (let root = el.getRootNode(); root && root.host; root = root.host.getRootNode())
-      hosts.add(root.host);
-    const within = (n) => { for (; n; n = n.parentNode || n.host) if (n === el) return true;
-                            return false; };
-    if (hit && !within(hit) && !hosts.has(hit) &&
-        !(hit.tagName === "LABEL" && hit.contains(el)))
-      return {error: "is covered by " + describe(hit) + " at its centre"};
-  }
-  const top = climb(el.ownerDocument, x, y, hitTest);
-  return top.error ? top : {x: top.x, y: top.y, width: r.width, height: r.height};
-}
-"""
-# On an <iframe> owner in its parent's session: a point of the child frame, in the
-# parent's coordinates — hit-tested there — and then carried on up to the top.
-_FRAME_POINT_JS = r"""
-function (x, y, hitTest) {
-""" + _CLIMB_JS + r"""
-  const r = this.getBoundingClientRect();
-  x += r.left + this.clientLeft; y += r.top + this.clientTop;
-  if (hitTest) {
-    const hit = this.ownerDocument.elementFromPoint(x, y);
-    if (hit && hit !== this) return {error: "is covered by " + describe(hit) +
-                                            " of the page around its frame"};
-  }
-  return climb(this.ownerDocument, x, y, hitTest);
-}
-"""
-_STATE_JS = r"""
-function () {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  const aria = el.getAttribute("aria-checked");
-  return {checked: "checked" in el && (el.type === "checkbox" || el.type === "radio")
-            ? el.checked : aria === "true",
-          editable: el.isContentEditable || ["INPUT", "TEXTAREA"].includes(el.tagName),
-          readOnly: !!el.readOnly};
-}
-"""
-_FOCUS_JS = r"""
-function (clear) {
-  this.focus();
-  if (clear) {
-    if (typeof this.select === "function") this.select();
-    else if (this.isContentEditable) this.ownerDocument.execCommand("selectAll");
-  }
-  return this.getRootNode().activeElement === this ||
-         (this.shadowRoot !== null && this.shadowRoot.activeElement !== null);
-}
-"""
-_SELECT_JS = r"""
-function (value, label) {
-  if (this.tagName !== "SELECT") return {error: "is not a <select>; click its options instead"};
-  const options = Array.from(this.options);
-  const match = options.find(o => value !== null
-    ? o.value === value : o.label.trim() === label || o.text.trim() === label);
-  if (!match) return {error: "has no option " + JSON.stringify(value ?? label) +
-                            "; options: " + options.map(o => o.label.trim()).join(", ")};
-  if (match.disabled) return {error: "option " + JSON.stringify(match.label) + " is disabled"};
-  match.selected = true;
-  this.dispatchEvent(new Event("input", {bubbles: true}));
-  this.dispatchEvent(new Event("change", {bubbles: true}));
-  return {selected: match.label.trim()};
-}
-"""
-_GONE_JS = r"""
-function () {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  if (!el || !el.isConnected) return true;
-  const r = el.getBoundingClientRect();
-  return r.width < 1 || r.height < 1 || getComputedStyle(el).visibility === "hidden";
-}
-"""
+_PREPARE_JS = script("prepare.js")
+_FRAME_POINT_JS = script("frame_point.js")
+_STATE_JS = script("state.js")
+_FOCUS_JS = script("focus.js")
+_SELECT_JS = script("select.js")
+_GONE_JS = script("gone.js")
 
 
 class Click(BaseModel):
@@ -396,8 +278,7 @@ async def _scroll(page: _Page, action: Scroll) -> None:
     if action.ref is not None:
         await page.point(action.ref, hit_test=False)
     elif action.to is not None:
-        y = "0" if action.to == "top" else "document.scrollingElement.scrollHeight"
-        await page.call("Runtime.evaluate", {"expression": f"window.scrollTo(0, {y})"})
+        await page.call("Runtime.evaluate", {"expression": call("scroll_to.js", action.to)})
     else:
         metrics = await page.call("Page.getLayoutMetrics")
         view = metrics["cssLayoutViewport"]
@@ -405,25 +286,9 @@ async def _scroll(page: _Page, action: Scroll) -> None:
                          deltaX=0, deltaY=action.by)
 
 
-# Text of a document and its same-origin frames; cross-site frames are asked
-# through their own sessions.
-_HAS_TEXT_JS = r"""
-((wanted) => {
-  const seen = (w) => {
-    try {
-      if (w.document.body && w.document.body.innerText.includes(wanted)) return true;
-      for (let i = 0; i < w.frames.length; i++) if (seen(w.frames[i])) return true;
-    } catch (e) {}
-    return false;
-  };
-  return seen(window);
-})(%s)
-"""
-
-
 async def _page_has_text(page: _Page, wanted: str) -> bool:
     """Whether any frame of the tab — the ones the view shows — contains ``wanted``."""
-    expression = _HAS_TEXT_JS % json.dumps(wanted)
+    expression = call("has_text.js", wanted)
     for session in (page.tab.session_id, *page.tab.frame_sessions.values()):
         found = await page.call("Runtime.evaluate", {"expression": expression,
                                                      "returnByValue": True}, session)

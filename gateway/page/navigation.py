@@ -8,8 +8,11 @@ from typing import Any
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.errors import CdpTimeout, NavigationError
+from gateway.page.js import script
 
 __all__ = ["LOAD_EVENTS", "navigate_tab", "page_state"]
+
+_PAGE_STATE_JS = script("page_state.js")
 
 LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 
@@ -54,7 +57,7 @@ async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s
 
 async def page_state(target: Browser, tab: Tab) -> tuple[str, str]:
     result = await target.tab_call(tab, "Runtime.evaluate", {
-        "expression": "[location.href, document.title]", "returnByValue": True})
+        "expression": _PAGE_STATE_JS, "returnByValue": True})
     value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
     tab.url, tab.title = str(value[0]), str(value[1])
     return tab.url, tab.title

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from gateway.page.render import attribute_requests, render_view, snapshot_from_json
+from gateway.page.view import attribute_requests, render_view, snapshot_from_json
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "ax"
 PAGES = ("news", "form", "landmarks", "frames", "tables", "shadow")

@@ -25,9 +25,8 @@ import anyio
 from gateway.browsers.console_log import ConsoleLog
 from gateway.browsers.network_log import NetworkLog
 from gateway.errors import DialogOpen, TabNotFound
-from gateway.page.render import FrameSnapshot, RefTarget
 
-__all__ = ["Tab", "TabGone", "TabRegistry", "ViewState"]
+__all__ = ["Tab", "TabGone", "TabRegistry"]
 
 _Waiter = tuple[frozenset[str], "asyncio.Future[tuple[str, dict[str, Any]]]",
                 "Callable[[dict[str, Any]], bool] | None"]
@@ -48,7 +47,7 @@ class Tab:
     network: NetworkLog = field(default_factory=NetworkLog)
     dialog: dict[str, Any] | None = None   # Page.javascriptDialogOpening params while open
     loader_id: str | None = None           # the main frame's current document
-    view: ViewState | None = None          # the last view handed to the agent
+    view: object | None = None             # the page layer's ViewState of the last view
     next_ref: int = 1                      # refs are unique per tab, across views
     closing: bool = False                  # close_tab is under way
     loaded: dict[str, str | None] = field(default_factory=dict)  # load event → its document
@@ -107,15 +106,6 @@ class Tab:
         for _, future, _ in tuple(self._waiters):
             if not future.done():
                 future.cancel()
-
-
-@dataclass(frozen=True)
-class ViewState:
-    """The refs of the view an agent last saw, and the document they belong to."""
-
-    refs: dict[int, RefTarget]
-    loader_id: str
-    frames: dict[str, FrameSnapshot]   # frame id → its snapshot (sessions, iframe owners)
 
 
 @dataclass(frozen=True)

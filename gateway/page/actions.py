@@ -1,346 +1,48 @@
 """Acting on refs from a page view with real input: click, type, press, select, …
 
-Every action goes through the same steps: the ref must belong to the tab's
-current view and document (else ``StaleRef``), the element is resolved in the
-session that owns its frame (object ids are per session), scrolled into view
-and checked for being attached, visible, enabled and not covered at its click
-point (a hit test in its own frame, through open shadow roots). Only then are
-real CDP input events sent on the page's session at the element's position in
-top-level coordinates — through same-origin frames by the page's own geometry,
-through cross-site frames by each ``<iframe>`` owner's box in its parent.
-
-After an action the page is given a short, bounded chance to settle: if the
-action started a navigation, the load is awaited.
+Each step acts on a ref's element through ``gateway.page.element.Page`` (which
+checks the ref and the element first) and the batch stops at the first step
+that fails. After a step the page is given a short, bounded chance to settle
+(``gateway.page.waits.settle``): if it started a navigation, the load is awaited.
+A cancelled batch is cancelled, never reported as a failed step.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import time
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
+import anyio
+from pydantic import BaseModel
 
 from gateway.browsers.browser import Browser
-from gateway.browsers.tab import Tab, ViewState
-from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
-from gateway.page.keys import chord_events, parse_chord
-from gateway.page.render import RefTarget
+from gateway.browsers.tab import Tab
+from gateway.errors import ActionFailed, GatewayError, StaleRef
+from gateway.page.action_models import (
+    Action,
+    Check,
+    Click,
+    Hover,
+    Press,
+    Scroll,
+    Select,
+    StepResult,
+    Type,
+    WaitFor,
+)
+from gateway.page.element import Page
+from gateway.page.js import call, script
+from gateway.page.waits import settle
 
 __all__ = ["Action", "StepResult", "element_box", "run_actions"]
 
-Ref = Annotated[int, Field(description="A ref (#N) from the current view.", ge=1)]
-SETTLE_START_S = 0.15   # how long an action gets to start a navigation
-SETTLE_LOAD_S = 10.0    # how long a navigation it started gets to load
-QUIET_S = 0.1           # network-quiet window after an action…
-QUIET_MAX_S = 1.0       # …waited for at most this long (pages that poll never go quiet)
 CHECK_SETTLE_S = 1.0    # how long a check/uncheck click gets to change the state
-
-# Shared by the scripts below: carry a point in an element's document up through
-# same-origin frames to the top, checking at every level that nothing of the
-# enclosing page lies over the <iframe> at that point.
-_CLIMB_JS = r"""
-  const describe = (n) => {
-    let d = n.localName + (n.id ? "#" + n.id : "");
-    if (typeof n.className === "string" && n.className.trim())
-      d += "." + n.className.trim().split(/\s+/).join(".");
-    return "<" + d + ">";
-  };
-  const climb = (doc, x, y, hitTest) => {
-    let w = doc.defaultView;
-    try {
-      while (w.frameElement) {
-        const f = w.frameElement, fr = f.getBoundingClientRect();
-        x += fr.left + f.clientLeft; y += fr.top + f.clientTop;
-        if (hitTest) {
-          const hit = f.ownerDocument.elementFromPoint(x, y);
-          if (hit && hit !== f) return {error: "is covered by " + describe(hit) +
-                                               " of the page around its frame"};
-        }
-        w = w.parent;
-      }
-    } catch (e) {}  // a cross-site parent: the gateway continues from there
-    return {x, y};
-  };
-"""
-# In the element's own frame: scroll it to the middle, let a frame be drawn (input
-# is routed by what is on screen), check it can take input, hit-test its centre
-# (open shadow roots entered; a closed root's host counts as the element), then
-# carry the point up.
-_PREPARE_JS = r"""
-async function (hitTest) {
-""" + _CLIMB_JS + r"""
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  if (!el || !el.isConnected) return {error: "is no longer in the page"};
-  el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
-  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
-  const r = el.getBoundingClientRect();
-  const s = getComputedStyle(el);
-  if (r.width < 1 || r.height < 1 || s.visibility === "hidden" || s.display === "none")
-    return {error: "is not visible"};
-  if (el.disabled || el.closest("fieldset:disabled") ||
-      el.getAttribute("aria-disabled") === "true") return {error: "is disabled"};
-  const x = r.left + r.width / 2, y = r.top + r.height / 2;
-  if (hitTest) {
-    let hit = el.ownerDocument.elementFromPoint(x, y);
-    while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
-      if (!inner || inner === hit) break;
-      hit = inner;
-    }
-    const hosts = new Set();
-    for (let root = el.getRootNode(); root && root.host; root = root.host.getRootNode())
-      hosts.add(root.host);
-    const within = (n) => { for (; n; n = n.parentNode || n.host) if (n === el) return true;
-                            return false; };
-    if (hit && !within(hit) && !hosts.has(hit) &&
-        !(hit.tagName === "LABEL" && hit.contains(el)))
-      return {error: "is covered by " + describe(hit) + " at its centre"};
-  }
-  const top = climb(el.ownerDocument, x, y, hitTest);
-  return top.error ? top : {x: top.x, y: top.y, width: r.width, height: r.height};
-}
-"""
-# On an <iframe> owner in its parent's session: a point of the child frame, in the
-# parent's coordinates — hit-tested there — and then carried on up to the top.
-_FRAME_POINT_JS = r"""
-function (x, y, hitTest) {
-""" + _CLIMB_JS + r"""
-  const r = this.getBoundingClientRect();
-  x += r.left + this.clientLeft; y += r.top + this.clientTop;
-  if (hitTest) {
-    const hit = this.ownerDocument.elementFromPoint(x, y);
-    if (hit && hit !== this) return {error: "is covered by " + describe(hit) +
-                                            " of the page around its frame"};
-  }
-  return climb(this.ownerDocument, x, y, hitTest);
-}
-"""
-_STATE_JS = r"""
-function () {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  const aria = el.getAttribute("aria-checked");
-  return {checked: "checked" in el && (el.type === "checkbox" || el.type === "radio")
-            ? el.checked : aria === "true",
-          editable: el.isContentEditable || ["INPUT", "TEXTAREA"].includes(el.tagName),
-          readOnly: !!el.readOnly};
-}
-"""
-_FOCUS_JS = r"""
-function (clear) {
-  this.focus();
-  if (clear) {
-    if (typeof this.select === "function") this.select();
-    else if (this.isContentEditable) this.ownerDocument.execCommand("selectAll");
-  }
-  return this.getRootNode().activeElement === this ||
-         (this.shadowRoot !== null && this.shadowRoot.activeElement !== null);
-}
-"""
-_SELECT_JS = r"""
-function (value, label) {
-  if (this.tagName !== "SELECT") return {error: "is not a <select>; click its options instead"};
-  const options = Array.from(this.options);
-  const match = options.find(o => value !== null
-    ? o.value === value : o.label.trim() === label || o.text.trim() === label);
-  if (!match) return {error: "has no option " + JSON.stringify(value ?? label) +
-                            "; options: " + options.map(o => o.label.trim()).join(", ")};
-  if (match.disabled) return {error: "option " + JSON.stringify(match.label) + " is disabled"};
-  match.selected = true;
-  this.dispatchEvent(new Event("input", {bubbles: true}));
-  this.dispatchEvent(new Event("change", {bubbles: true}));
-  return {selected: match.label.trim()};
-}
-"""
-_GONE_JS = r"""
-function () {
-  const el = this.nodeType === 1 ? this : this.parentElement;
-  if (!el || !el.isConnected) return true;
-  const r = el.getBoundingClientRect();
-  return r.width < 1 || r.height < 1 || getComputedStyle(el).visibility === "hidden";
-}
-"""
+_STATE_JS = script("state.js")
+_FOCUS_JS = script("focus.js")
+_SELECT_JS = script("select.js")
+_GONE_JS = script("gone.js")
 
 
-class Click(BaseModel):
-    do: Literal["click"]
-    ref: Ref
-    button: Literal["left", "right", "middle"] = "left"
-    count: Annotated[int, Field(ge=1, le=3)] = 1
-
-
-class Type(BaseModel):
-    do: Literal["type"]
-    ref: Ref
-    text: Annotated[str, Field(max_length=1_000_000)]
-    clear: bool = False
-    submit: bool = False
-
-
-class Press(BaseModel):
-    do: Literal["press"]
-    key: Annotated[str, Field(description="A key or chord: Enter, Tab, Control+A, Shift+Tab.",
-                              max_length=64)]
-
-
-class Select(BaseModel):
-    do: Literal["select"]
-    ref: Ref
-    value: str | None = None
-    label: str | None = None
-
-
-class Check(BaseModel):
-    do: Literal["check", "uncheck"]
-    ref: Ref
-
-
-class Hover(BaseModel):
-    do: Literal["hover"]
-    ref: Ref
-
-
-class Scroll(BaseModel):
-    do: Literal["scroll"]
-    ref: Ref | None = None
-    to: Literal["top", "bottom"] | None = None
-    by: Annotated[int | None, Field(description="Pixels down (negative: up).", ge=-100_000,
-                                    le=100_000)] = None
-
-
-class WaitFor(BaseModel):
-    do: Literal["wait_for"]
-    text: str | None = None
-    text_gone: str | None = None
-    ref_gone: Ref | None = None
-    url: str | None = None
-    timeout: Annotated[float, Field(gt=0, le=120)] = 10.0
-
-
-Action = Annotated[Click | Type | Press | Select | Check | Hover | Scroll | WaitFor,
-                   Field(discriminator="do")]
-
-
-class StepResult(BaseModel):
-    do: str
-    ok: bool
-    error: str | None = None
-
-
-class _Page:
-    """One batch's view of the tab: the state refs are checked against, and input."""
-
-    def __init__(self, target: Browser, tab: Tab) -> None:
-        self.target = target
-        self.tab = tab
-
-    async def call(self, method: str, params: dict[str, Any] | None = None,
-                   session: str | None = None) -> dict[str, Any]:
-        return await self.target.tab_call(self.tab, method, params, session=session)
-
-    def ref(self, ref: int) -> tuple[ViewState, RefTarget]:
-        view = self.tab.view
-        if view is None:
-            raise StaleRef(f"ref #{ref}: this tab has no view yet; call browse_view first")
-        if view.loader_id != (self.tab.loader_id or view.loader_id):
-            raise StaleRef(f"ref #{ref} is stale: the page navigated since the view was "
-                           "taken; call browse_view for fresh refs")
-        found = view.refs.get(ref)
-        if found is None:
-            raise StaleRef(f"ref #{ref} is not in the current view (refs of older views are "
-                           "not valid); call browse_view for fresh refs")
-        return view, found
-
-    async def resolve(self, target: RefTarget) -> str:
-        try:
-            result = await self.call("DOM.resolveNode", {"backendNodeId": target.backend_node_id},
-                                     target.session)
-        except CdpError:
-            raise StaleRef(f'{target.role} "{target.name}" is no longer in the page; call '
-                           "browse_view for fresh refs") from None
-        return str(result["object"]["objectId"])
-
-    async def on(self, target: RefTarget, function: str, *args: Any) -> Any:
-        """Call ``function`` with ``this`` = the element, in the element's own session."""
-        object_id = await self.resolve(target)
-        try:
-            result = await self.call("Runtime.callFunctionOn", {
-                "objectId": object_id, "functionDeclaration": function, "returnByValue": True,
-                "awaitPromise": True, "arguments": [{"value": a} for a in args]},
-                target.session)
-        finally:
-            cdp = await self.target.connection()
-            await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
-                             session_id=target.session)
-        if "exceptionDetails" in result:
-            raise ActionFailed(f"{target.role} \"{target.name}\": "
-                               f"{result['exceptionDetails'].get('text', 'script error')}")
-        return result.get("result", {}).get("value")
-
-    async def locate(self, ref: int, hit_test: bool = True) -> tuple[float, float, float, float]:
-        """The element's centre in top-level coordinates and its size, after the checks."""
-        view, target = self.ref(ref)
-        where = await self.on(target, _PREPARE_JS, hit_test)
-        if "error" in where:
-            raise ActionFailed(f'{target.role} #{ref} "{target.name}" {where["error"]}')
-        x, y = float(where["x"]), float(where["y"])
-        frame = view.frames.get(target.frame_id)
-        # Climb out of cross-site frames through each one's <iframe> in its parent.
-        while frame is not None and frame.parent_frame_id is not None:
-            parent = view.frames.get(frame.parent_frame_id)
-            if parent is None or parent.session == frame.session:
-                frame = parent
-                continue
-            owner = RefTarget(parent.frame_id, parent.session, frame.owner_backend_node_id or 0,
-                              "iframe", frame.url)
-            up = await self.on(owner, _FRAME_POINT_JS, x, y, hit_test)
-            if "error" in up:
-                raise ActionFailed(f'{target.role} #{ref} "{target.name}" {up["error"]}')
-            x, y = float(up["x"]), float(up["y"])
-            frame = parent
-        return x, y, float(where["width"]), float(where["height"])
-
-    async def point(self, ref: int, hit_test: bool = True) -> tuple[float, float]:
-        x, y, _, _ = await self.locate(ref, hit_test)
-        return x, y
-
-    async def mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
-        await self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
-
-    async def click(self, ref: int, button: str = "left", count: int = 1) -> None:
-        x, y = await self.point(ref)
-        await self.mouse("mouseMoved", x, y)
-        for n in range(1, count + 1):
-            await self.mouse("mousePressed", x, y, button=button, clickCount=n)
-            await self.mouse("mouseReleased", x, y, button=button, clickCount=n)
-
-    async def press(self, chord: str) -> None:
-        bits, key = parse_chord(chord)
-        for event in chord_events(bits, key):
-            await self.call("Input.dispatchKeyEvent", event)
-
-    async def settle(self, started: asyncio.Future[Any], loaded: asyncio.Future[Any],
-                     budget_s: float) -> None:
-        """If the action started a navigation, wait (bounded) for the new page to load;
-        then for a short network-quiet window (no new request for ``QUIET_S``)."""
-        try:
-            async with asyncio.timeout(SETTLE_START_S):
-                await asyncio.shield(started)
-            async with asyncio.timeout(min(budget_s, SETTLE_LOAD_S)):
-                await asyncio.shield(loaded)
-        except (TimeoutError, asyncio.CancelledError):
-            pass  # nothing started, or still loading: the view shows what is there
-        deadline = time.monotonic() + QUIET_MAX_S
-        seen = self.tab.network.last_id
-        while time.monotonic() < deadline:
-            await asyncio.sleep(QUIET_S)
-            if self.tab.network.last_id == seen:
-                return
-            seen = self.tab.network.last_id
-
-
-async def _run_one(page: _Page, action: BaseModel) -> None:
+async def _run_one(page: Page, action: BaseModel) -> None:
     if isinstance(action, Click):
         await page.click(action.ref, action.button, action.count)
     elif isinstance(action, Type):
@@ -374,12 +76,12 @@ async def _run_one(page: _Page, action: BaseModel) -> None:
             await page.click(action.ref)
             # A click routed into a cross-site frame lands asynchronously: on a busy
             # machine the state may change a moment after the input call returned.
-            deadline = time.monotonic() + CHECK_SETTLE_S
+            deadline = anyio.current_time() + CHECK_SETTLE_S
             while (await page.on(target, _STATE_JS))["checked"] != want:
-                if time.monotonic() > deadline:
+                if anyio.current_time() > deadline:
                     raise ActionFailed(f'{target.role} #{action.ref} "{target.name}": '
                                        f"clicking did not {action.do} it")
-                await asyncio.sleep(0.05)
+                await anyio.sleep(0.05)
     elif isinstance(action, Hover):
         x, y = await page.point(action.ref)
         await page.mouse("mouseMoved", x, y)
@@ -389,15 +91,14 @@ async def _run_one(page: _Page, action: BaseModel) -> None:
         await _wait_for(page, action)
 
 
-async def _scroll(page: _Page, action: Scroll) -> None:
+async def _scroll(page: Page, action: Scroll) -> None:
     chosen = [x is not None for x in (action.ref, action.to, action.by)]
     if sum(chosen) != 1:
         raise ActionFailed("scroll needs exactly one of ref, to or by")
     if action.ref is not None:
         await page.point(action.ref, hit_test=False)
     elif action.to is not None:
-        y = "0" if action.to == "top" else "document.scrollingElement.scrollHeight"
-        await page.call("Runtime.evaluate", {"expression": f"window.scrollTo(0, {y})"})
+        await page.call("Runtime.evaluate", {"expression": call("scroll_to.js", action.to)})
     else:
         metrics = await page.call("Page.getLayoutMetrics")
         view = metrics["cssLayoutViewport"]
@@ -405,25 +106,9 @@ async def _scroll(page: _Page, action: Scroll) -> None:
                          deltaX=0, deltaY=action.by)
 
 
-# Text of a document and its same-origin frames; cross-site frames are asked
-# through their own sessions.
-_HAS_TEXT_JS = r"""
-((wanted) => {
-  const seen = (w) => {
-    try {
-      if (w.document.body && w.document.body.innerText.includes(wanted)) return true;
-      for (let i = 0; i < w.frames.length; i++) if (seen(w.frames[i])) return true;
-    } catch (e) {}
-    return false;
-  };
-  return seen(window);
-})(%s)
-"""
-
-
-async def _page_has_text(page: _Page, wanted: str) -> bool:
+async def _page_has_text(page: Page, wanted: str) -> bool:
     """Whether any frame of the tab — the ones the view shows — contains ``wanted``."""
-    expression = _HAS_TEXT_JS % json.dumps(wanted)
+    expression = call("has_text.js", wanted)
     for session in (page.tab.session_id, *page.tab.frame_sessions.values()):
         found = await page.call("Runtime.evaluate", {"expression": expression,
                                                      "returnByValue": True}, session)
@@ -432,12 +117,12 @@ async def _page_has_text(page: _Page, wanted: str) -> bool:
     return False
 
 
-async def _wait_for(page: _Page, action: WaitFor) -> None:
+async def _wait_for(page: Page, action: WaitFor) -> None:
     chosen = [x is not None for x in (action.text, action.text_gone, action.ref_gone, action.url)]
     if sum(chosen) != 1:
         raise ActionFailed("wait_for needs exactly one of text, text_gone, ref_gone or url")
     target = page.ref(action.ref_gone)[1] if action.ref_gone is not None else None
-    deadline = time.monotonic() + action.timeout
+    deadline = anyio.current_time() + action.timeout
     while True:
         if action.url is not None:
             done = action.url in page.tab.url
@@ -452,33 +137,33 @@ async def _wait_for(page: _Page, action: WaitFor) -> None:
             done = present if action.text is not None else not present
         if done:
             return
-        if time.monotonic() >= deadline:
+        if anyio.current_time() >= deadline:
             what = (f"text {action.text!r} to appear" if action.text is not None else
                     f"text {action.text_gone!r} to go away" if action.text_gone is not None else
                     f"ref #{action.ref_gone} to go away" if action.ref_gone is not None else
                     f"the URL to contain {action.url!r}")
             raise ActionFailed(f"timed out after {action.timeout:g} s waiting for {what}")
-        await asyncio.sleep(0.1)
+        await anyio.sleep(0.1)
 
 
 async def element_box(target: Browser, tab: Tab, ref: int) -> tuple[float, float, float, float]:
     """A ref's element scrolled into view: (left, top, width, height) in the top-level
     viewport's CSS pixels. Hold ``tab.lock``."""
-    x, y, width, height = await _Page(target, tab).locate(ref, hit_test=False)
+    x, y, width, height = await Page(target, tab).locate(ref, hit_test=False)
     return x - width / 2, y - height / 2, width, height
 
 
 async def run_actions(target: Browser, tab: Tab, actions: list[Any],
                       budget_s: float) -> list[StepResult]:
     """Run the batch in order, stopping at the first failure. Hold ``tab.lock``."""
-    page = _Page(target, tab)
+    page = Page(target, tab)
     steps: list[StepResult] = []
     for action in actions:
         started = tab.expect("Page.frameStartedNavigating", "Page.frameStartedLoading")
         loaded = tab.expect("Page.loadEventFired")
         try:
             await _run_one(page, action)
-            await page.settle(started, loaded, budget_s)
+            await settle(tab, started, loaded, budget_s)
         except GatewayError as exc:
             steps.append(StepResult(do=action.do, ok=False, error=str(exc)))
             return steps

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.errors import CdpTimeout, NavigationError
+from gateway.page.js import script
+from gateway.page.waits import finished
 
 __all__ = ["LOAD_EVENTS", "navigate_tab", "page_state"]
+
+_PAGE_STATE_JS = script("page_state.js")
 
 LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 
@@ -34,19 +37,12 @@ async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s
         if loaded is not None and result.get("loaderId") and not already:
             # (no loaderId: a same-document navigation; "already": a fast page, e.g. a
             # data: URL, loaded before Page.navigate even answered)
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await loaded
-            except TimeoutError:
+            if not await finished(loaded, timeout_s):
                 raise CdpTimeout("navigate", timeout_s,
                                  f"the page did not fire '{wait}' (it may still be loading); "
-                                 "call list_tabs or evaluate to look, or use wait='none'"
-                                 ) from None
-            except asyncio.CancelledError:
-                if tab.session_id is None:  # detached, not cancelled by our caller
-                    raise NavigationError(f"tab {tab.id} went away while loading {url[:200]}"
-                                       ) from None
-                raise
+                                 "call list_tabs or evaluate to look, or use wait='none'")
+            if loaded.cancelled():  # the tab detached (our own cancellation never gets here)
+                raise NavigationError(f"tab {tab.id} went away while loading {url[:200]}")
     finally:
         if loaded is not None:
             loaded.cancel()
@@ -54,7 +50,7 @@ async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s
 
 async def page_state(target: Browser, tab: Tab) -> tuple[str, str]:
     result = await target.tab_call(tab, "Runtime.evaluate", {
-        "expression": "[location.href, document.title]", "returnByValue": True})
+        "expression": _PAGE_STATE_JS, "returnByValue": True})
     value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
     tab.url, tab.title = str(value[0]), str(value[1])
     return tab.url, tab.title

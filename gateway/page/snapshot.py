@@ -1,6 +1,6 @@
 """Fetching a tab's ``PageSnapshot`` live: every frame's accessibility tree.
 
-The I/O half of the page view (``view.py`` renders). Cross-site iframes live
+The I/O half of the page view (``gateway.page.view`` renders). Cross-site iframes live
 in their own processes, so a tab is several CDP sessions: the page's and one
 per out-of-process frame (``Tab.frame_sessions``). Each session reports the
 frames it owns (``Page.getFrameTree``); an OOPIF's own session wins for its
@@ -15,7 +15,7 @@ from typing import Any
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.concurrency import gather
-from gateway.page.render import FrameSnapshot, PageSnapshot, attribute_requests
+from gateway.page.view import FrameSnapshot, PageSnapshot, attribute_requests
 
 __all__ = ["fetch_snapshot", "order_frames"]
 

@@ -13,6 +13,7 @@ from gateway.errors import InvalidArgument
 from gateway.output.files import write_private
 from gateway.output.images import image_size
 from gateway.page.actions import element_box
+from gateway.page.js import script
 
 from .args import TabArg, TargetArg, TimeoutArg
 from .saving import save_path
@@ -40,8 +41,7 @@ class ScreenshotInfo(BaseModel):
     clipped: bool = False
 
 
-_VIEWPORT_JS = ("[visualViewport.pageLeft, visualViewport.pageTop, innerWidth, innerHeight, "
-                "devicePixelRatio]")
+_VIEWPORT_JS = script("viewport.js")
 
 
 async def _clip(target: Browser, tab: Tab, full_page: bool, ref: int | None,

@@ -6,12 +6,11 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
-from gateway.browsers.tab import ViewState
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.actions import Action, StepResult, run_actions
 from gateway.page.navigation import navigate_tab
-from gateway.page.render import render_view
 from gateway.page.snapshot import fetch_snapshot
+from gateway.page.view import ViewState, render_view
 
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 from .tabs import UrlArg, WaitArg

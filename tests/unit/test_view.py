@@ -1,4 +1,4 @@
-"""gateway.view on accessibility trees captured from real Chromium (fixtures/ax).
+"""gateway.page.view on accessibility trees captured from real Chromium (fixtures/ax).
 
 Golden tests pin the whole rendering of each fixture page, refs included, in
 ``tests/unit/golden/<page>.txt``. After a deliberate change to the format, or a
@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.page.render import (
+from gateway.page.view import (
     URL_MAX,
     FrameSnapshot,
     PageSnapshot,

@@ -1,0 +1,82 @@
+"""The steps of a ``browse_act`` batch, as the agent sends them, and what each step reports.
+
+Kept apart from running them: the models are the tool's input schema (their
+fields and constraints are what the agent reads), the runner is
+``gateway.page.actions``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["Action", "Check", "Click", "Hover", "Press", "Ref", "Scroll", "Select", "StepResult",
+           "Type", "WaitFor"]
+
+Ref = Annotated[int, Field(description="A ref (#N) from the current view.", ge=1)]
+
+
+class Click(BaseModel):
+    do: Literal["click"]
+    ref: Ref
+    button: Literal["left", "right", "middle"] = "left"
+    count: Annotated[int, Field(ge=1, le=3)] = 1
+
+
+class Type(BaseModel):
+    do: Literal["type"]
+    ref: Ref
+    text: Annotated[str, Field(max_length=1_000_000)]
+    clear: bool = False
+    submit: bool = False
+
+
+class Press(BaseModel):
+    do: Literal["press"]
+    key: Annotated[str, Field(description="A key or chord: Enter, Tab, Control+A, Shift+Tab.",
+                              max_length=64)]
+
+
+class Select(BaseModel):
+    do: Literal["select"]
+    ref: Ref
+    value: str | None = None
+    label: str | None = None
+
+
+class Check(BaseModel):
+    do: Literal["check", "uncheck"]
+    ref: Ref
+
+
+class Hover(BaseModel):
+    do: Literal["hover"]
+    ref: Ref
+
+
+class Scroll(BaseModel):
+    do: Literal["scroll"]
+    ref: Ref | None = None
+    to: Literal["top", "bottom"] | None = None
+    by: Annotated[int | None, Field(description="Pixels down (negative: up).", ge=-100_000,
+                                    le=100_000)] = None
+
+
+class WaitFor(BaseModel):
+    do: Literal["wait_for"]
+    text: str | None = None
+    text_gone: str | None = None
+    ref_gone: Ref | None = None
+    url: str | None = None
+    timeout: Annotated[float, Field(gt=0, le=120)] = 10.0
+
+
+Action = Annotated[Click | Type | Press | Select | Check | Hover | Scroll | WaitFor,
+                   Field(discriminator="do")]
+
+
+class StepResult(BaseModel):
+    do: str
+    ok: bool
+    error: str | None = None

@@ -1,0 +1,135 @@
+"""A ref's element in the page: found, checked, located, and given real input.
+
+The ref must belong to the tab's current view and document (else
+``StaleRef``); the element is resolved in the session that owns its frame
+(object ids are per session), scrolled into view and checked for being
+attached, visible, enabled and not covered at its click point (``prepare.js``:
+a hit test in its own frame, through open shadow roots). Input is real CDP
+input sent on the page's session at the element's position in top-level
+coordinates — through same-origin frames by the page's own geometry, through
+cross-site frames by each ``<iframe>`` owner's box in its parent
+(``frame_point.js``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from gateway.browsers.browser import Browser
+from gateway.browsers.tab import Tab
+from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
+from gateway.page.js import script
+from gateway.page.keys import chord_events, parse_chord
+from gateway.page.view import RefTarget, ViewState, current_view
+
+__all__ = ["Page", "release_object"]
+
+RELEASE_S = 2.0  # how long releasing a remote object may take (it is only clean-up)
+_PREPARE_JS = script("prepare.js")
+_FRAME_POINT_JS = script("frame_point.js")
+
+
+async def release_object(target: Browser, object_id: str, session: str | None) -> None:
+    """Release a remote object, best effort: bounded, finished even while the caller is
+    being cancelled, and never raising — so it cannot replace the error (or the
+    cancellation) that is leaving the ``finally`` it runs in."""
+    with anyio.move_on_after(RELEASE_S, shield=True):
+        try:
+            cdp = await target.connection(max_wait_s=RELEASE_S)
+            await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
+                             session_id=session)
+        except GatewayError:
+            pass  # the session or connection is gone, and its objects with it
+
+
+class Page:
+    """One batch's view of the tab: the state refs are checked against, and input."""
+
+    def __init__(self, target: Browser, tab: Tab) -> None:
+        self.target = target
+        self.tab = tab
+
+    async def call(self, method: str, params: dict[str, Any] | None = None,
+                   session: str | None = None) -> dict[str, Any]:
+        return await self.target.tab_call(self.tab, method, params, session=session)
+
+    def ref(self, ref: int) -> tuple[ViewState, RefTarget]:
+        view = current_view(self.tab)
+        if view is None:
+            raise StaleRef(f"ref #{ref}: this tab has no view yet; call browse_view first")
+        if view.loader_id != (self.tab.loader_id or view.loader_id):
+            raise StaleRef(f"ref #{ref} is stale: the page navigated since the view was "
+                           "taken; call browse_view for fresh refs")
+        found = view.refs.get(ref)
+        if found is None:
+            raise StaleRef(f"ref #{ref} is not in the current view (refs of older views are "
+                           "not valid); call browse_view for fresh refs")
+        return view, found
+
+    async def resolve(self, target: RefTarget) -> str:
+        try:
+            result = await self.call("DOM.resolveNode", {"backendNodeId": target.backend_node_id},
+                                     target.session)
+        except CdpError:
+            raise StaleRef(f'{target.role} "{target.name}" is no longer in the page; call '
+                           "browse_view for fresh refs") from None
+        return str(result["object"]["objectId"])
+
+    async def on(self, target: RefTarget, function: str, *args: Any) -> Any:
+        """Call ``function`` with ``this`` = the element, in the element's own session."""
+        object_id = await self.resolve(target)
+        try:
+            result = await self.call("Runtime.callFunctionOn", {
+                "objectId": object_id, "functionDeclaration": function, "returnByValue": True,
+                "awaitPromise": True, "arguments": [{"value": a} for a in args]},
+                target.session)
+        finally:
+            await release_object(self.target, object_id, target.session)
+        if "exceptionDetails" in result:
+            raise ActionFailed(f"{target.role} \"{target.name}\": "
+                               f"{result['exceptionDetails'].get('text', 'script error')}")
+        return result.get("result", {}).get("value")
+
+    async def locate(self, ref: int, hit_test: bool = True) -> tuple[float, float, float, float]:
+        """The element's centre in top-level coordinates and its size, after the checks."""
+        view, target = self.ref(ref)
+        where = await self.on(target, _PREPARE_JS, hit_test)
+        if "error" in where:
+            raise ActionFailed(f'{target.role} #{ref} "{target.name}" {where["error"]}')
+        x, y = float(where["x"]), float(where["y"])
+        frame = view.frames.get(target.frame_id)
+        # Climb out of cross-site frames through each one's <iframe> in its parent.
+        while frame is not None and frame.parent_frame_id is not None:
+            parent = view.frames.get(frame.parent_frame_id)
+            if parent is None or parent.session == frame.session:
+                frame = parent
+                continue
+            owner = RefTarget(parent.frame_id, parent.session, frame.owner_backend_node_id or 0,
+                              "iframe", frame.url)
+            up = await self.on(owner, _FRAME_POINT_JS, x, y, hit_test)
+            if "error" in up:
+                raise ActionFailed(f'{target.role} #{ref} "{target.name}" {up["error"]}')
+            x, y = float(up["x"]), float(up["y"])
+            frame = parent
+        return x, y, float(where["width"]), float(where["height"])
+
+    async def point(self, ref: int, hit_test: bool = True) -> tuple[float, float]:
+        x, y, _, _ = await self.locate(ref, hit_test)
+        return x, y
+
+    async def mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
+        await self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
+
+    async def click(self, ref: int, button: str = "left", count: int = 1) -> None:
+        x, y = await self.point(ref)
+        await self.mouse("mouseMoved", x, y)
+        for n in range(1, count + 1):
+            await self.mouse("mousePressed", x, y, button=button, clickCount=n)
+            await self.mouse("mouseReleased", x, y, button=button, clickCount=n)
+
+    async def press(self, chord: str) -> None:
+        bits, key = parse_chord(chord)
+        for event in chord_events(bits, key):
+            await self.call("Input.dispatchKeyEvent", event)

@@ -10,7 +10,7 @@ The first failing step ends a target's check (later ones are ``skipped``) and
 carries a ``fix``: the command or setting that repairs it. Local targets skip
 the four SSH steps.
 
-Nothing here re-implements the gateway: the SSH login is ``SshLink``'s own
+Nothing here re-implements the gateway: the SSH login is ``SshHost``'s own
 connect (its ``ConnectProgress`` splits it into "host key" and "authenticated"),
 DevTools discovery is ``discover`` watched through a ``DiscoveryTrace``, and the
 browser is asked through ``CdpConnection``. Only DNS and TCP are probed here
@@ -47,18 +47,21 @@ from asyncssh.public_key import decode_ssh_public_key
 from websockets.asyncio.client import ClientConnection
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import (
-    DEFAULT_PROFILE_DIRS,
-    FALLBACK_ADDRESS,
-    DiscoveryTrace,
-    Endpoint,
-    discover,
-)
+from gateway.browsers.discovery import DiscoveryTrace, discover
+from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
 from gateway.browsers.launcher import find_chrome
 from gateway.config.model import CdpAddress, GatewayConfig, TargetConfig, load_config
-from gateway.errors import ConfigError, GatewayError, HostKeyError, TargetUnavailable
-from gateway.hosts.local import LocalTransport, Transport
-from gateway.hosts.ssh import HostKeyVerdict, SshLink, SshTransport
+from gateway.errors import (
+    ConfigError,
+    GatewayError,
+    HostError,
+    HostKeyRejected,
+    TargetUnavailable,
+)
+from gateway.hosts.base import Host
+from gateway.hosts.known_hosts import HostKeyVerdict
+from gateway.hosts.local import LocalHost
+from gateway.hosts.ssh import SshHost
 
 __all__ = [
     "STEPS",
@@ -318,7 +321,7 @@ class _TargetCheck:
         where = f"ssh {config.ssh}" if config.ssh is not None else "local"
         self.report = TargetReport(config.name, where)
         self._ok("config", config_ms, f"target {config.name!r} from {source}")
-        self.link: SshLink | None = None
+        self.link: SshHost | None = None
         self.jump: str | None = None
         if config.ssh is None:
             for name in SSH_STEPS:
@@ -342,7 +345,6 @@ class _TargetCheck:
     # -- the run
 
     async def run(self) -> TargetReport:
-        transport: Transport | None = None
         try:
             if self.config.ssh is not None:
                 options = await self._options()
@@ -351,16 +353,13 @@ class _TargetCheck:
                 await self._tcp(addresses, host, port)
                 await self._login(options)
                 assert self.link is not None
-                transport = SshTransport(self.name, self.link, None)
+                await self._browser(self.link)
             else:
-                transport = LocalTransport(self.name)
-            await self._browser(transport)
+                await self._browser(LocalHost())
         except _Stop:
             pass
         finally:
             with anyio.CancelScope(shield=True):
-                if transport is not None:
-                    await transport.aclose()
                 if self.link is not None:
                     await self.link.aclose()
         return self.report
@@ -370,7 +369,7 @@ class _TargetCheck:
     async def _options(self) -> asyncssh.SSHClientConnectionOptions:
         assert self.config.ssh is not None
         start = time.monotonic()
-        self.link = SshLink(self.config.ssh, self.config.host_key_policy,
+        self.link = SshHost(self.config.ssh, self.config.host_key_policy,
                             self.config.reconnect, record_new_keys=False)
         try:
             with anyio.fail_after(self.timeout_s):
@@ -475,13 +474,13 @@ class _TargetCheck:
         user = str(options.username)
         start = time.monotonic()
         try:
-            with anyio.fail_after(self.timeout_s + 2):  # SshLink bounds it at timeout + 1
-                conn = await link.connection(self.name)
+            with anyio.fail_after(self.timeout_s + 2):  # SshHost bounds it at timeout + 1
+                conn = await link.connection()
         except (GatewayError, TimeoutError) as exc:
             progress = link.progress
             verdict = progress.host_key
-            reason = exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
-            if isinstance(exc, HostKeyError) and verdict is not None:
+            reason = exc.reason if isinstance(exc, HostError) else str(exc)
+            if isinstance(exc, HostKeyRejected) and verdict is not None:
                 what = ("is NOT the one in" if verdict.kind == "changed" else "is not in")
                 self._fail("host_key", self._since(start),
                            f"{verdict.named} offers {verdict.fingerprint}, which {what} "
@@ -542,16 +541,16 @@ class _TargetCheck:
 
     # -- the browser
 
-    async def _browser(self, transport: Transport) -> None:
+    async def _browser(self, host: Host) -> None:
         trace = _Trace()
         start = time.monotonic()
         try:
             # Every read, request and websocket open inside is bounded by timeout_s;
             # this outer bound only caps the sum over the candidates tried.
             with anyio.fail_after(self.timeout_s * 4 + 1):
-                endpoint, ws = await discover(transport, self.config, self.timeout_s, trace)
+                endpoint, ws = await discover(host, self.config, self.timeout_s, trace)
         except (TargetUnavailable, TimeoutError) as exc:
-            self._discovery_failed(transport, trace, start, exc)
+            self._discovery_failed(host, trace, start, exc)
         found_ms = self._since(start, trace.trying_since)
         notes = "; ".join(f"ignored stale DevToolsActivePort in "
                           f"{e.found_by.removeprefix('DevToolsActivePort in ')} (port {e.port})"
@@ -562,11 +561,11 @@ class _TargetCheck:
                  f"ws://{endpoint.address}{endpoint.browser_path}")
         await self._ask_browser(ws)
 
-    def _discovery_failed(self, transport: Transport, trace: _Trace, start: float,
+    def _discovery_failed(self, where: Host, trace: _Trace, start: float,
                           exc: BaseException) -> NoReturn:
         reason = exc.reason if isinstance(exc, TargetUnavailable) else (
             f"discovery took longer than {self.timeout_s * 4 + 1:g} s")
-        host = transport.host_label
+        host = where.label
         refused = trace.refused
         if trace.last == "rejected" and refused is not None and trace.trying_since is not None:
             # Found (by /json/version or the configured ws:// URL), but the socket refused.

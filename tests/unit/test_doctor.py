@@ -24,7 +24,7 @@ from gateway.doctor.checks import (
     tcp_failure,
 )
 from gateway.errors import ConfigError
-from gateway.hosts.ssh import HostKeyVerdict
+from gateway.hosts.known_hosts import HostKeyVerdict
 
 
 def _report() -> Report:

@@ -140,8 +140,9 @@ class ActivePortFiles:
         except HostError as exc:
             raise DiscoveryError(search.name, f"reading DevToolsActivePort failed: "
                                  f"{exc.reason}") from None
-        listing = [(d, *parsed) for d, f in zip(self.dirs, files, strict=True)
-                   if f in texts and (parsed := parse_active_port(texts[f])) is not None]
+        listing = [(texts[f].path.removesuffix("/DevToolsActivePort"), *parsed)
+                   for f in files
+                   if f in texts and (parsed := parse_active_port(texts[f].text)) is not None]
         search.trace.listed(list(self.dirs), listing)
         for directory, port, path in listing:
             endpoint = Endpoint("127.0.0.1", port, path, f"DevToolsActivePort in {directory}")

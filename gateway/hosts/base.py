@@ -8,7 +8,8 @@ websocket client. Discovery strategies, the launcher and the browser
 supervisor are written against this interface only, so a Chrome on this
 machine and one three SSH hops away go through the same code.
 
-Paths may start with ``~/``: the host expands it to its user's home.
+Paths may start with ``~/``, and relative ones are relative to the user's home
+(where an SSH exec starts).
 Failures raise ``HostError`` (reason only; the browser layer names the target).
 """
 
@@ -20,9 +21,17 @@ from typing import Literal, Protocol
 
 from gateway.hosts.http import HttpResponse
 
-__all__ = ["Host", "HostKind", "Route"]
+__all__ = ["FileText", "Host", "HostKind", "Route"]
 
 HostKind = Literal["ssh", "local"]
+
+
+@dataclass(frozen=True)
+class FileText:
+    """A file read on a host: ``path`` as the host resolved it (``~/`` expanded)."""
+
+    path: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -55,8 +64,9 @@ class Host(Protocol):
     async def run(self, command: str, timeout_s: float) -> str:
         """Run a shell command on the host; its standard output (exit status ignored)."""
 
-    async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, str]:
-        """The text of each readable file among ``paths`` (one round trip for all)."""
+    async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
+        """Each readable file among ``paths``, keyed by the path as asked (one round
+        trip for all)."""
 
     async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
         """One HTTP GET to ``host:port`` on the host's side."""

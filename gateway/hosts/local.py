@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 
 from gateway.errors import HostError
-from gateway.hosts.base import HostKind, Route
+from gateway.hosts.base import FileText, HostKind, Route
 from gateway.hosts.http import HttpResponse, get_over
 
 __all__ = ["LocalHost"]
@@ -37,11 +37,12 @@ class LocalHost:
             raise HostError(f"could not run a local command ({exc})") from None
         return done.stdout.decode("utf-8", "replace")
 
-    async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, str]:
+    async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         found = {}
-        for path in paths:
+        for asked in paths:
+            path = Path.home() / Path(asked).expanduser()  # an absolute path stays itself
             try:
-                found[path] = Path(path).expanduser().read_text()
+                found[asked] = FileText(str(path), path.read_text())
             except (OSError, UnicodeDecodeError):
                 continue
         return found

@@ -31,18 +31,19 @@ def read_files_command(paths: Sequence[str], marker: str) -> str:
             'cat "$f"; echo; fi; done; true')
 
 
-def parse_read_files(output: str, marker: str, paths: Sequence[str]) -> dict[str, str]:
-    """The output of ``read_files_command`` → {path as asked: content}.
+def parse_read_files(output: str, marker: str,
+                     paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """The output of ``read_files_command`` → {path as asked: (path as printed, content)}.
 
-    The shell prints ``$HOME`` expanded; results are keyed by the path as the
-    caller wrote it (the n-th asked path whose expansion matches)."""
-    found: dict[str, str] = {}
+    The shell prints ``~/`` expanded (``$HOME``); results are keyed by the path as
+    the caller wrote it."""
+    found: dict[str, tuple[str, str]] = {}
     for block in output.split(marker + " ")[1:]:
         printed, _, content = block.partition("\n")
         if content.endswith("\n"):
             content = content[:-1]  # the `echo` after `cat`
         asked = next((p for p in paths if p not in found and _same(p, printed)), printed)
-        found[asked] = content
+        found[asked] = (printed, content)
     return found
 
 

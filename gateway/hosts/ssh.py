@@ -36,7 +36,7 @@ import structlog
 
 from gateway.config.model import HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import HostError, HostKeyRejected
-from gateway.hosts.base import HostKind, Route
+from gateway.hosts.base import FileText, HostKind, Route
 from gateway.hosts.http import HttpResponse, get_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
@@ -188,10 +188,11 @@ class SshHost:
             raise HostError(f"could not run a command over SSH ({exc})") from None
         return result.stdout if isinstance(result.stdout, str) else ""
 
-    async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, str]:
+    async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         marker = f"#csgw-file-{secrets.token_hex(8)}"
         output = await self.run(read_files_command(paths, marker), timeout_s)
-        return parse_read_files(output, marker, paths)
+        return {asked: FileText(path, text)
+                for asked, (path, text) in parse_read_files(output, marker, paths).items()}
 
     async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
         conn = await self.connection()

@@ -18,9 +18,13 @@ MARK = "#csgw-file-0123456789abcdef"
 
 
 def read_through_sh(paths: list[str], home: Path) -> dict[str, str]:
+    """Content by asked path, after checking each printed path is the asked one expanded."""
     out = subprocess.run(["/bin/sh", "-c", read_files_command(paths, MARK)], capture_output=True,
                          text=True, check=True, env={"HOME": str(home)}).stdout
-    return parse_read_files(out, MARK, paths)
+    found = parse_read_files(out, MARK, paths)
+    for asked, (printed, _) in found.items():
+        assert printed == asked.replace("~", str(home), 1) if asked.startswith("~/") else asked
+    return {asked: text for asked, (_, text) in found.items()}
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "devtools"
 

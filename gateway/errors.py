@@ -14,10 +14,13 @@ is ``str(error)``: what happened, then what to do next.
     ├── NotAllowed             the target's policy forbids it (allow_cdp, cdp_allow, …)
     ├── TargetNotFound         no target of that name
     ├── TargetAmbiguous        several targets and none named
+    ├── TargetRemoved          the target was taken off the registry while serving
     ├── TargetUnavailable      target is down (reason inside); also the base of
     │   ├── TunnelError        SSH connect / auth / forward failed
     │   │   └── HostKeyError   unknown or changed host key
     │   └── DiscoveryError     no DevTools endpoint found on the host
+    ├── HostError              a host could not run, read or connect (reason only: a
+    │   └── HostKeyRejected    host serves several targets; ``TargetUnavailable.of`` names one)
     ├── BrowserClosed          the CDP websocket went away mid-call
     ├── CdpError               Chrome answered a command with an error
     ├── CdpTimeout             Chrome did not answer in time
@@ -40,7 +43,9 @@ __all__ = [
     "DialogOpen",
     "DiscoveryError",
     "GatewayError",
+    "HostError",
     "HostKeyError",
+    "HostKeyRejected",
     "InvalidArgument",
     "JavaScriptError",
     "NavigationError",
@@ -49,6 +54,7 @@ __all__ = [
     "TabNotFound",
     "TargetAmbiguous",
     "TargetNotFound",
+    "TargetRemoved",
     "TargetUnavailable",
     "TunnelError",
 ]
@@ -110,12 +116,45 @@ class TargetUnavailable(GatewayError):
         super().__init__(f"target {target!r} unreachable ({reason})")
 
 
+class TargetRemoved(TargetNotFound):
+    """A target that existed, taken off the registry while the gateway serves (its
+    browser went away for good, or the targets file no longer names it)."""
+
+    def __init__(self, name: str, why: str, known: list[str]) -> None:
+        self.name = name
+        listing = ", ".join(known) if known else "none left"
+        GatewayError.__init__(self, f"target {name!r} {why}; targets now: {listing}. "
+                              "Call list_targets to see them.")
+
+
 class TunnelError(TargetUnavailable):
     """SSH connection, authentication or port forward failed."""
+
+    @classmethod
+    def of(cls, target: str, exc: HostError) -> TunnelError:
+        """The target-level error for a host failure met on ``target``'s behalf."""
+        kind = HostKeyError if isinstance(exc, HostKeyRejected) else cls
+        return kind(target, exc.reason)
 
 
 class HostKeyError(TunnelError):
     """The host's key is unknown or differs from known_hosts: never connect silently."""
+
+
+class HostError(GatewayError):
+    """A host (this machine, or one over SSH) could not do what was asked.
+
+    Carries only the reason: one host serves the browsers of several targets, so
+    the browser layer, which knows which target it was working for, turns it into
+    a ``TargetUnavailable`` (``TunnelError.of``, ``DiscoveryError``)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+class HostKeyRejected(HostError):
+    """The host offered a key known_hosts does not trust (unknown, or changed)."""
 
 
 class DiscoveryError(TargetUnavailable):

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import structlog
 
-from gateway.browsers.discovery import parse_active_port
+from gateway.browsers.endpoint import parse_active_port
 from gateway.errors import DiscoveryError
 
 __all__ = ["ChromeLauncher", "find_chrome"]

@@ -54,6 +54,19 @@ class Tab:
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)
     _waiters: list[_Waiter] = field(default_factory=list)
+    # sessionId → the remover of its event listener on the browser's connection: a
+    # listener holds its tab (and the tab its logs), so each goes with its session.
+    _unlisten: dict[str, Callable[[], None]] = field(default_factory=dict)
+
+    def listening(self, session_id: str, remove: Callable[[], None]) -> None:
+        """Keep the remover of ``session_id``'s listener, to call when it goes."""
+        self._unlisten[session_id] = remove
+
+    def unlisten(self, session_id: str) -> None:
+        """A session of this tab (a frame's, or its own) is gone: drop its listener."""
+        remove = self._unlisten.pop(session_id, None)
+        if remove is not None:
+            remove()
 
     def on_event(self, method: str, params: dict[str, Any]) -> None:
         """Session event listener: feeds the collectors and wakes waiters."""
@@ -103,6 +116,9 @@ class Tab:
         """The session is gone (Chrome detached it or the socket closed)."""
         self.session_id = None
         self.frame_sessions.clear()
+        for remove in self._unlisten.values():
+            remove()
+        self._unlisten.clear()
         for _, future, _ in tuple(self._waiters):
             if not future.done():
                 future.cancel()

@@ -19,12 +19,13 @@ from websockets.asyncio.client import ClientConnection
 
 import gateway.doctor.fixes as fixes
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import DiscoveryTrace, Endpoint, discover
+from gateway.browsers.discovery import DiscoveryTrace, discover
+from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.launcher import find_chrome
 from gateway.config import CdpAddress, TargetConfig
 from gateway.doctor.report import Recorder, StopCheck
 from gateway.errors import GatewayError, TargetUnavailable
-from gateway.hosts.local import Transport
+from gateway.hosts.base import Host
 
 __all__ = ["BrowserSteps"]
 
@@ -73,14 +74,14 @@ class BrowserSteps:
         # timeout_s; this outer bound only caps the sum over the candidates tried.
         return self.timeout_s * 4 + 1
 
-    async def run(self, transport: Transport) -> None:
+    async def run(self, host: Host) -> None:
         trace = _Trace()
         start = time.monotonic()
         try:
             with anyio.fail_after(self._discovery_bound_s):
-                endpoint, ws = await discover(transport, self.config, self.timeout_s, trace)
+                endpoint, ws = await discover(host, self.config, self.timeout_s, trace)
         except (TargetUnavailable, TimeoutError) as exc:
-            self._discovery_failed(transport, trace, start, exc)
+            self._discovery_failed(host, trace, start, exc)
         notes = fixes.stale_notes(trace.stale)
         self.record.ok("endpoint", Recorder.since(start, trace.trying_since),
                        f"{endpoint.found_by}: port {endpoint.port}"
@@ -89,12 +90,12 @@ class BrowserSteps:
                        f"ws://{endpoint.address}{endpoint.browser_path}")
         await self._ask_browser(ws)
 
-    def _discovery_failed(self, transport: Transport, trace: _Trace, start: float,
+    def _discovery_failed(self, where: Host, trace: _Trace, start: float,
                           exc: BaseException) -> NoReturn:
         record, since = self.record, Recorder.since
         reason = exc.reason if isinstance(exc, TargetUnavailable) else (
             f"discovery took longer than {self._discovery_bound_s:g} s")
-        host = transport.host_label
+        host = where.label
         refused = trace.refused
         if trace.last == "rejected" and refused is not None and trace.trying_since is not None:
             # Found (by /json/version or the configured ws:// URL), but the socket refused.

@@ -26,8 +26,7 @@ from gateway.doctor.probes import Resolver, system_resolver
 from gateway.doctor.report import SSH_STEPS, Recorder, Report, StopCheck, TargetReport
 from gateway.doctor.ssh_steps import SshSteps
 from gateway.errors import ConfigError
-from gateway.hosts.local import LocalTransport, Transport
-from gateway.hosts.ssh import SshTransport
+from gateway.hosts.local import LocalHost
 
 __all__ = ["check_target", "run_doctor", "select_targets"]
 
@@ -41,20 +40,16 @@ async def check_target(config: TargetConfig, source: str, config_ms: float,
     ssh = SshSteps(config, record, resolver) if config.ssh is not None else None
     if ssh is None:
         record.note(SSH_STEPS, "local target: no SSH")
-    transport: Transport | None = None
     try:
         if ssh is not None:
             await ssh.run()
-            transport = SshTransport(config.name, ssh.link, None)
+            await BrowserSteps(config, record).run(ssh.link)
         else:
-            transport = LocalTransport(config.name)
-        await BrowserSteps(config, record).run(transport)
+            await BrowserSteps(config, record).run(LocalHost())
     except StopCheck:
         pass
     finally:
         with anyio.CancelScope(shield=True):
-            if transport is not None:
-                await transport.aclose()
             if ssh is not None:
                 await ssh.link.aclose()
     return record.report

@@ -13,9 +13,9 @@ import os
 import socket
 from collections.abc import Sequence
 
-from gateway.browsers.discovery import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
+from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
 from gateway.config import CdpAddress, TargetConfig
-from gateway.hosts.ssh import HostKeyVerdict
+from gateway.hosts.known_hosts import HostKeyVerdict
 
 __all__ = [
     "BROWSER_HUNG_FIX",

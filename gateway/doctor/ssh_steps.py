@@ -1,6 +1,6 @@
 """The SSH steps of one target: DNS resolution → TCP connect → host key known → authenticated.
 
-The login is ``SshLink``'s own connect (its ``ConnectProgress`` splits it into
+The login is ``SshHost``'s own connect (its ``ConnectProgress`` splits it into
 "host key" and "authenticated"). Only DNS and TCP are probed here first,
 separately, because inside asyncssh they are one opaque call — and with
 ProxyJump it is the jump host that must resolve and answer, so that is the one
@@ -28,8 +28,9 @@ from gateway.doctor.probes import (
     used_key,
 )
 from gateway.doctor.report import Recorder
-from gateway.errors import GatewayError, HostKeyError, TargetUnavailable
-from gateway.hosts.ssh import HostKeyVerdict, SshLink
+from gateway.errors import GatewayError, HostError, HostKeyRejected
+from gateway.hosts.known_hosts import HostKeyVerdict
+from gateway.hosts.ssh import SshHost
 
 __all__ = ["SshSteps"]
 
@@ -47,7 +48,7 @@ class SshSteps:
         self.record = record
         self.resolver = resolver
         self.timeout_s = config.reconnect.connect_timeout_s
-        self.link = SshLink(config.ssh, config.host_key_policy, config.reconnect,
+        self.link = SshHost(config.ssh, config.host_key_policy, config.reconnect,
                             record_new_keys=False)
         self.jump: str | None = None   # the first ProxyJump hop, as written
 
@@ -142,13 +143,13 @@ class SshSteps:
         user = str(options.username)
         start = time.monotonic()
         try:
-            with anyio.fail_after(self.timeout_s + 2):  # SshLink bounds it at timeout + 1
-                conn = await link.connection(self.config.name)
+            with anyio.fail_after(self.timeout_s + 2):  # SshHost bounds it at timeout + 1
+                conn = await link.connection()
         except (GatewayError, TimeoutError) as exc:
             progress = link.progress
             verdict = progress.host_key
-            reason = exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
-            if isinstance(exc, HostKeyError) and verdict is not None:
+            reason = exc.reason if isinstance(exc, HostError) else str(exc)
+            if isinstance(exc, HostKeyRejected) and verdict is not None:
                 what = ("is NOT the one in" if verdict.kind == "changed" else "is not in")
                 record.fail("host_key", since(start),
                             f"{verdict.named} offers {verdict.fingerprint}, which {what} "

@@ -57,7 +57,7 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         says why a target is down. Answers from memory, never waits on a browser.
         """
         return TargetList(targets=[
-            TargetInfo(name=t.name, transport=t.transport.kind, host=t.transport.host_label,
+            TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label,
                        state=t.state, browser=t.browser, cdp_endpoint=_endpoint(t),
                        tabs=len(t.tabs), error=t.error)
             for t in gateway.targets.values()

@@ -12,7 +12,7 @@ import time
 import anyio
 import pytest
 
-from gateway.browsers.discovery import Endpoint
+from gateway.browsers.endpoint import Endpoint
 from gateway.config import CdpAddress, GatewayConfig, TargetConfig
 from gateway.doctor import Report, TargetReport, render_text, select_targets
 from gateway.doctor.fixes import (
@@ -26,7 +26,7 @@ from gateway.doctor.fixes import (
 from gateway.doctor.probes import parse_hop, resolve
 from gateway.doctor.report import Recorder, StopCheck
 from gateway.errors import ConfigError
-from gateway.hosts.ssh import HostKeyVerdict
+from gateway.hosts.known_hosts import HostKeyVerdict
 
 
 def _report() -> Report:

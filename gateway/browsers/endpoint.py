@@ -1,0 +1,76 @@
+"""Where a browser's DevTools live, and the pure parsers of what Chrome writes about it.
+
+Tested on files captured from real Chromium (fixtures/devtools).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.config import CdpAddress
+
+__all__ = [
+    "DEFAULT_PROFILE_DIRS",
+    "FALLBACK_ADDRESS",
+    "Endpoint",
+    "parse_active_port",
+    "parse_version_payload",
+]
+
+# Relative to the user's home directory (where an SSH exec starts; see hosts.base).
+DEFAULT_PROFILE_DIRS: tuple[str, ...] = (
+    ".config/google-chrome",
+    ".config/google-chrome-beta",
+    ".config/google-chrome-unstable",
+    ".config/chromium",
+    "snap/chromium/common/chromium",
+    ".var/app/com.google.Chrome/config/google-chrome",
+    ".var/app/org.chromium.Chromium/config/chromium",
+    "Library/Application Support/Google/Chrome",
+    "Library/Application Support/Google/Chrome Beta",
+    "Library/Application Support/Google/Chrome Canary",
+    "Library/Application Support/Chromium",
+)
+FALLBACK_ADDRESS = CdpAddress(host="127.0.0.1", port=9222)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the browser's DevTools websocket lives, on the host's side."""
+
+    host: str
+    port: int
+    browser_path: str  # /devtools/browser/<uuid>
+    found_by: str      # "DevToolsActivePort in <dir>" / "/json/version at host:port"
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.address}{self.browser_path}"
+
+
+def parse_active_port(text: str) -> tuple[int, str] | None:
+    """``"<port>\\n/devtools/browser/<uuid>"`` → (port, path); None when malformed."""
+    lines = text.strip().splitlines()
+    if len(lines) < 2 or not lines[0].strip().isdigit():
+        return None
+    port = int(lines[0].strip())
+    path = lines[1].strip()
+    if not 0 < port < 65536 or not path.startswith("/devtools/browser/"):
+        return None
+    return port, path
+
+
+def parse_version_payload(body: bytes) -> str:
+    """``/json/version`` body → the ``/devtools/browser/…`` path of its websocket URL."""
+    payload: Any = json.loads(body)
+    url = payload.get("webSocketDebuggerUrl") if isinstance(payload, dict) else None
+    if not isinstance(url, str) or "/devtools/browser/" not in url:
+        raise ValueError("no webSocketDebuggerUrl in /json/version")
+    return url[url.index("/devtools/browser/"):]

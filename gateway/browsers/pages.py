@@ -1,0 +1,207 @@
+"""A browser's pages as tabs: Chrome's target events in, ``Tab`` objects and sessions out.
+
+Tabs are tracked from Chrome's own target events (``Target.setDiscoverTargets``),
+so ``list_tabs`` is answered from memory, and every page is auto-attached
+(``Target.setAutoAttach`` at browser level, pausing new pages until their
+collectors are enabled) so console, network and dialogs are seen from the
+start. Cross-site iframes are child sessions of their page's, feeding the
+same tab. On every (re)connect the known tabs are reconciled with
+``Target.getTargets``: a page that still exists keeps its id; one that
+vanished is retired with a reason that says whether the browser restarted.
+
+Every session's listener is removed when the session goes (detached, page
+closed, socket closed): a listener holds its tab, and the tab up to a thousand
+console and network entries each.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import structlog
+
+from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.tab import Tab, TabRegistry
+from gateway.config import TargetConfig
+from gateway.errors import GatewayError, TabNotFound
+
+__all__ = ["DIALOG_SAFE", "SETUP_TIMEOUT_S", "PageTracker"]
+
+log = structlog.get_logger("gateway.target")
+
+SETUP_TIMEOUT_S = 10.0
+# Domains a tab's collectors need: console + exceptions, browser log, network, page events.
+_TAB_DOMAINS = ("Runtime.enable", "Log.enable", "Page.enable")
+_NETWORK_ENABLE = {"maxTotalBufferSize": 64 * 1024 * 1024,
+                   "maxResourceBufferSize": 16 * 1024 * 1024}
+# Cross-site iframes run in their own process: Chrome hands them over as child
+# sessions of the page's session, paused until their collectors are on.
+_IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                  "filter": [{"type": "iframe"}, {"exclude": True}]}
+# While a dialog is open the renderer runs nothing; these still work (they are
+# answered by the browser process), everything else on the tab fails fast.
+DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getResponseBody",
+                         "Network.getRequestPostData", "Network.getCookies",
+                         "Target.getTargetInfo"})
+
+
+class PageTracker:
+    """The tabs of one browser, kept in step with Chrome's targets and sessions."""
+
+    def __init__(self, name: str, config: TargetConfig, registry: TabRegistry) -> None:
+        self._name = name
+        self._config = config
+        self._registry = registry
+        self.tabs: dict[str, Tab] = {}            # targetId → Tab
+        self._sessions: dict[str, Tab] = {}       # sessionId → Tab
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._log = log.bind(target=name)
+
+    def serve(self, cdp: CdpConnection, tasks: anyio.abc.TaskGroup) -> None:
+        """Follow ``cdp``'s target events; session set-ups run in ``tasks``."""
+        self._tasks = tasks
+        cdp.listen(None, lambda method, params: self._on_browser_event(cdp, method, params))
+
+    def disconnected(self) -> None:
+        """The socket closed: every session (and its listener) went with it."""
+        self._tasks = None
+        for tab in self.tabs.values():
+            tab.detach()
+        self._sessions.clear()
+
+    def reconcile(self, infos: list[dict[str, Any]], restarted: bool) -> None:
+        """Match known tabs with Chrome's pages after a (re)connect."""
+        pages = {i["targetId"]: i for i in infos if i.get("type") == "page"}
+        for target_id, tab in list(self.tabs.items()):
+            if target_id not in pages:
+                why = (f"was in the browser on {self._name!r}, which restarted; it is gone"
+                       if restarted else "was closed while the gateway was disconnected")
+                self.retire(tab, why)
+        for info in pages.values():
+            self.track(info)
+
+    def retire_all(self, reason: str) -> None:
+        for tab in list(self.tabs.values()):
+            self.retire(tab, reason)
+
+    # ---------------------------------------------------------------- events
+
+    def _on_browser_event(self, cdp: CdpConnection, method: str, params: dict[str, Any]) -> None:
+        if method in ("Target.targetCreated", "Target.targetInfoChanged"):
+            info = params.get("targetInfo", {})
+            if info.get("type") == "page":
+                self.track(info)
+        elif method == "Target.targetDestroyed":
+            tab = self.tabs.get(params.get("targetId", ""))
+            if tab is not None:
+                self.retire(tab, "was closed by close_tab" if tab.closing else "was closed")
+        elif method == "Target.attachedToTarget":
+            info = params.get("targetInfo", {})
+            if info.get("type") == "page" and self._tasks is not None:
+                tab = self.track(info)
+                self.bind(cdp, tab, params["sessionId"])
+                self._tasks.start_soon(self.prepare, cdp, tab, params["sessionId"],
+                                       bool(params.get("waitingForDebugger")))
+        elif method == "Target.detachedFromTarget":
+            session = params.get("sessionId", "")
+            tab = self._sessions.pop(session, None)
+            if tab is not None:
+                # Chrome answers nothing more on a detached session: what is in flight
+                # there would only run into its timeout.
+                gone = TabNotFound(tab.id, "went away mid-call (closed or crashed)")
+                for sid in (session, *tab.frame_sessions.values()):
+                    cdp.fail_session(sid, gone, frozenset())
+                tab.detach()
+        elif method == "Target.targetCrashed":
+            tab = self.tabs.get(params.get("targetId", ""))
+            if tab is not None:
+                self.retire(tab, f"crashed ({params.get('status', 'unknown status')})")
+
+    def track(self, info: dict[str, Any]) -> Tab:
+        tab = self.tabs.get(info["targetId"])
+        if tab is None:
+            tab = self._registry.add(self._name, info["targetId"],
+                                     console_buffer=self._config.console_buffer,
+                                     network_buffer=self._config.network_buffer)
+            self.tabs[tab.target_id] = tab
+        tab.title = info.get("title", tab.title)
+        tab.url = info.get("url", tab.url)
+        return tab
+
+    def retire(self, tab: Tab, reason: str) -> None:
+        self.tabs.pop(tab.target_id, None)
+        if tab.session_id is not None:
+            self._sessions.pop(tab.session_id, None)
+        self._registry.remove(tab, reason)
+
+    # -------------------------------------------------------------- sessions
+
+    def bind(self, cdp: CdpConnection, tab: Tab, session_id: str,
+             frame_id: str | None = None) -> None:
+        """Route a session's events to its tab: the page's own (``frame_id`` None) or
+        that of one of its out-of-process iframes, which feed the same collectors."""
+        if frame_id is None:
+            tab.session_id = session_id
+            self._sessions[session_id] = tab
+        else:
+            tab.frame_sessions[frame_id] = session_id
+
+        def on_event(method: str, params: dict[str, Any]) -> None:
+            if method == "Target.attachedToTarget":
+                info = params.get("targetInfo", {})
+                if info.get("type") == "iframe" and self._tasks is not None:
+                    self.bind(cdp, tab, params["sessionId"], info["targetId"])
+                    self._tasks.start_soon(self.prepare, cdp, tab, params["sessionId"],
+                                           bool(params.get("waitingForDebugger")))
+                return
+            if method == "Target.detachedFromTarget":
+                gone = params.get("targetId")
+                if gone is not None:
+                    child = tab.frame_sessions.pop(gone, None)
+                    if child is not None:
+                        tab.unlisten(child)
+                return
+            tab.on_event(method, params)
+            if method == "Page.javascriptDialogOpening" and tab.session_id is not None:
+                error = tab.dialog_error()
+                for sid in (tab.session_id, *tab.frame_sessions.values()):
+                    cdp.fail_session(sid, error, DIALOG_SAFE)
+
+        tab.listening(session_id, cdp.listen(session_id, on_event))
+
+    async def prepare(self, cdp: CdpConnection, tab: Tab, session: str, waiting: bool) -> None:
+        """Turn on a (frame) session's collectors and attach its cross-site iframes,
+        then let a paused new page run."""
+        try:
+            async with anyio.create_task_group() as tg:
+                for method in _TAB_DOMAINS:
+                    tg.start_soon(self._send_quietly, cdp, method, None, session)
+                tg.start_soon(self._send_quietly, cdp, "Network.enable", _NETWORK_ENABLE, session)
+                tg.start_soon(self._send_quietly, cdp, "Target.setAutoAttach", _IFRAME_ATTACH,
+                              session)
+                if session == tab.session_id:
+                    # Every tab acts as the focused one: Chrome would otherwise throttle
+                    # timers of all but the newest tab to once a second.
+                    tg.start_soon(self._send_quietly, cdp, "Emulation.setFocusEmulationEnabled",
+                                  {"enabled": True}, session)
+        finally:
+            if waiting:
+                await cdp.notify("Runtime.runIfWaitingForDebugger", session_id=session)
+            if session == tab.session_id:
+                tab.ready.set()
+
+    async def attach(self, cdp: CdpConnection, tab: Tab) -> None:
+        """Attach a detached tab again (e.g. after a renderer crash)."""
+        attached = await cdp.send("Target.attachToTarget",
+                                  {"targetId": tab.target_id, "flatten": True},
+                                  timeout_s=SETUP_TIMEOUT_S)
+        self.bind(cdp, tab, attached["sessionId"])
+        await self.prepare(cdp, tab, attached["sessionId"], waiting=False)
+
+    async def _send_quietly(self, cdp: CdpConnection, method: str,
+                            params: dict[str, Any] | None, session: str | None) -> None:
+        try:
+            await cdp.send(method, params, session_id=session, timeout_s=SETUP_TIMEOUT_S)
+        except GatewayError as exc:  # a hung or closing page: its tools will say so
+            self._log.debug("tab set-up command failed", method=method, error=str(exc))

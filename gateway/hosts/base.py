@@ -1,0 +1,90 @@
+"""What the browser layer needs from a machine: the ``Host`` interface.
+
+A host is where browsers run: this machine (``LocalHost``) or one reached over
+SSH (``SshHost``, one asyncssh connection shared by every browser on it). It
+knows nothing of Chrome: it runs a command, reads files, opens a byte stream to
+a port on *its* side, and makes a private local route to such a port for a
+websocket client. Discovery strategies, the launcher and the browser
+supervisor are written against this interface only, so a Chrome on this
+machine and one three SSH hops away go through the same code.
+
+Paths may start with ``~/``, and relative ones are relative to the user's home
+(where an SSH exec starts).
+Failures raise ``HostError`` (reason only; the browser layer names the target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from gateway.hosts.http import HttpResponse
+
+__all__ = ["FileText", "Host", "HostKind", "Route"]
+
+HostKind = Literal["ssh", "local"]
+
+
+@dataclass(frozen=True)
+class FileText:
+    """A file read on a host: ``path`` as the host resolved it (``~/`` expanded)."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a local client reaches ``host:port`` on the host's side.
+
+    ``unix_path`` is a Unix socket in a 0700 directory of the gateway's (an SSH
+    forward, private to this user); None means connect to ``host:port`` directly
+    (the host is this machine).
+    """
+
+    host: str
+    port: int
+    unix_path: str | None
+
+
+class Host(Protocol):
+    """One machine, as the browser layer uses it."""
+
+    @property
+    def kind(self) -> HostKind: ...
+
+    @property
+    def label(self) -> str:
+        """For messages: ``alice@devvm`` / ``this machine``."""
+
+    async def connect(self) -> None:
+        """Make sure the host is reachable now (idempotent); ``HostError`` otherwise."""
+
+    async def run(self, command: str, timeout_s: float) -> str:
+        """Run a shell command on the host; its standard output (exit status ignored)."""
+
+    async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
+        """Each readable file among ``paths``, keyed by the path as asked (one round
+        trip for all)."""
+
+    async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
+        """One HTTP GET to ``host:port`` on the host's side."""
+
+    async def route(self, host: str, port: int) -> Route:
+        """A private local route to ``host:port`` on the host's side (kept until
+        ``release``; asking again for the same address reuses it)."""
+
+    def release(self, host: str, port: int) -> None:
+        """Close the route (and any exposed port) to ``host:port``, if there is one."""
+
+    async def expose(self, local_port: int, host: str, port: int) -> None:
+        """Also serve ``host:port`` on 127.0.0.1:``local_port`` of this machine, for
+        other tools (opt-in; never another interface). Failure is logged, not raised."""
+
+    async def alive(self, host: str, port: int, timeout_s: float) -> bool:
+        """Whether the host still answers at all — asked when a browser did not, to
+        tell a hung page from a dead link. On ``False`` the dead connection has been
+        dropped, so the next use reconnects at once."""
+
+    async def aclose(self) -> None: ...

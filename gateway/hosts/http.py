@@ -1,0 +1,72 @@
+"""One HTTP/1.1 GET over an already-open byte stream, with h11 doing the protocol.
+
+The stream is a TCP socket to this machine's loopback, or a bare SSH
+``direct-tcpip`` channel to the remote one's (no listening port anywhere).
+Chrome keeps the connection open after it answers (it ignores
+``Connection: close``), so the end of the response is h11's end of message,
+never EOF. Bodies are capped: a DevTools listing is a few kilobytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import h11
+
+__all__ = ["MAX_RESPONSE_BYTES", "HttpResponse", "get_over", "host_header"]
+
+MAX_RESPONSE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    status: int
+    body: bytes
+
+
+class _Reader(Protocol):
+    async def read(self, n: int = -1) -> bytes: ...
+
+
+class _Writer(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def host_header(host: str, port: int) -> str:
+    """Chrome refuses ``/json`` requests whose Host is not an IP or ``localhost``."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"{shown}:{port}"
+
+
+async def get_over(reader: _Reader, writer: _Writer, host: str, port: int,
+                   path: str) -> HttpResponse:
+    """Send ``GET path`` and read the whole response; ``ValueError`` when it is not
+    HTTP, too large, or cut short."""
+    conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
+    request = h11.Request(method="GET", target=path, headers=[
+        ("Host", host_header(host, port)), ("Connection", "close"),
+        ("Accept", "application/json")])
+    try:
+        writer.write(conn.send(request) + (conn.send(h11.EndOfMessage()) or b""))
+        status, body = 0, bytearray()
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                conn.receive_data(await reader.read(65536))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > MAX_RESPONSE_BYTES:
+                    raise ValueError("response too large")
+            elif isinstance(event, h11.EndOfMessage):
+                return HttpResponse(status, bytes(body))
+            elif isinstance(event, h11.ConnectionClosed):
+                raise ValueError("connection closed before the response ended")
+    except h11.ProtocolError as exc:
+        raise ValueError(f"not an HTTP response ({exc})") from None
+    finally:
+        writer.close()

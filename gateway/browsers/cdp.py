@@ -332,9 +332,12 @@ class CdpConnection:
 def _sample(raw: str | bytes) -> str:
     """The start of a frame, printable and bounded, for a log line."""
     head = raw[:SAMPLE_CHARS]
-    text = head.decode("utf-8", "backslashreplace") if isinstance(head, bytes) else head
-    text = text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
-    return text + ("…" if len(raw) > SAMPLE_CHARS else "")
+    if isinstance(head, bytes):
+        text = repr(head)[2:-1]
+    else:
+        text = head if head.isprintable() else repr(head)[1:-1]
+    cut = len(raw) > SAMPLE_CHARS or len(text) > SAMPLE_CHARS
+    return text[:SAMPLE_CHARS] + ("…" if cut else "")
 
 
 def _json_type(value: object) -> str:

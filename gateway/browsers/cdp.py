@@ -9,6 +9,13 @@ The reader loop runs inside the caller's task group (``run()``), so a crash in
 it is seen by whoever supervises the target — there is no stray task. When the
 socket closes, every pending command fails with ``BrowserClosed`` at once
 rather than waiting for its timeout.
+
+The reader is total: no frame content can raise out of it. A frame the gateway
+cannot use (not JSON, not an object, an id or method of the wrong type, params
+that are not an object, …) is counted by kind (``dropped_frames``), logged the
+first time its kind is seen, and dropped; the connection stays up. A reply of
+the wrong shape whose id is a command in flight fails that command at once with
+``MalformedReply`` instead of leaving it to run into its timeout.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from gateway.errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError, GatewayError
 
-__all__ = ["CdpConnection", "EventListener", "open_websocket", "parse_message"]
+__all__ = ["CdpConnection", "EventListener", "MalformedReply", "open_websocket", "parse_message"]
 
 log = structlog.get_logger("gateway.cdp")
 
@@ -39,6 +46,27 @@ EventListener = Callable[[str, dict[str, Any]], None]
 # Chrome sends whole messages; a 5 MB evaluate result is one frame. The cap is
 # only a guard against a runaway page filling our memory.
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+SAMPLE_CHARS = 120
+"""How much of a dropped frame its log line shows: enough to recognise it, little
+enough that a runaway frame (or a secret inside one) does not flood the log."""
+
+
+class MalformedReply(GatewayError):
+    """The browser answered a command with a reply of the wrong shape.
+
+    Not a ``CdpError``: callers read a ``CdpError`` as "Chrome refused" (a stale
+    node, a body no longer held) and would explain this one wrongly. Whether the
+    command took effect is unknown, so the text says to check before retrying.
+    """
+
+    def __init__(self, method: str, target: str, detail: str) -> None:
+        self.method = method
+        self.target = target
+        super().__init__(
+            f"the browser sent a malformed reply to {method} on target {target!r} ({detail}); "
+            "whether the command took effect is unknown — check, then retry; if it repeats, "
+            "whatever sits between the gateway and the browser is corrupting CDP traffic")
 
 
 def parse_message(raw: str | bytes) -> Any:
@@ -111,6 +139,7 @@ class CdpConnection:
         self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], str, str | None]] = {}
         self._listeners: dict[str | None, list[EventListener]] = {}
         self._closed_reason: str | None = None
+        self._dropped: dict[str, int] = {}
         self.closed = anyio.Event()
 
     @property
@@ -181,11 +210,11 @@ class CdpConnection:
         """Read frames until the socket closes; run this in the supervisor's task group."""
         try:
             async for raw in self._ws:
-                self._dispatch(parse_message(raw))
+                self.receive(raw)
             reason = "the browser closed the DevTools connection"
         except ConnectionClosed as exc:
             reason = f"DevTools connection lost ({exc})"
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
             reason = f"DevTools connection failed ({exc})"
         self._fail_pending(reason)
 
@@ -194,31 +223,87 @@ class CdpConnection:
         with anyio.move_on_after(2, shield=True):
             await self._ws.close()
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    @property
+    def dropped_frames(self) -> dict[str, int]:
+        """Frames dropped as unusable on this connection, by kind (a copy), for operators."""
+        return dict(self._dropped)
+
+    def receive(self, raw: str | bytes) -> None:
+        """Take one frame from the browser; never raises, whatever the frame holds.
+
+        A binary frame is parsed like a text one: Chrome sends text, but proxies in
+        front of it may not, and a client that reads both loses nothing. The checks
+        on the hot path (an event) are a few ``type() is`` tests.
+        """
+        try:
+            message = parse_message(raw)
+        except (ValueError, RecursionError):  # RecursionError: nesting beyond json's depth
+            self._drop("not JSON", raw)
+            return
+        if type(message) is not dict:
+            self._drop("not a JSON object", raw)
+            return
         call_id = message.get("id")
         if call_id is not None:
-            entry = self._pending.get(call_id)
-            if entry is None:  # a notify() answer, or one that already timed out
-                return
-            future, method, _ = entry
-            if future.done():
-                return
-            error = message.get("error")
-            if error is not None:
-                future.set_exception(
-                    CdpError(method, int(error.get("code", 0)), str(error.get("message", "")))
-                )
-            else:
-                future.set_result(message.get("result", {}))
+            self._reply(call_id, message, raw)
             return
         event = message.get("method")
-        if event is None:
+        if type(event) is not str:
+            self._drop("no method name" if event is None else "method not a string", raw)
             return
-        for listener in tuple(self._listeners.get(message.get("sessionId"), ())):
+        params = message.get("params", {})
+        session_id = message.get("sessionId")
+        if type(params) is not dict:
+            self._drop("event params not an object", raw)
+            return
+        if session_id is not None and type(session_id) is not str:
+            self._drop("sessionId not a string", raw)
+            return
+        for listener in tuple(self._listeners.get(session_id, ())):
             try:
-                listener(event, message.get("params", {}))
+                listener(event, params)
             except Exception:  # one odd event must not take the connection down
                 log.exception("event listener failed", cdp_event=event, target=self._name)
+
+    def _reply(self, call_id: object, message: dict[str, Any], raw: str | bytes) -> None:
+        if type(call_id) is not int:  # bool too: True would answer command 1
+            self._drop("id not an integer", raw)
+            return
+        entry = self._pending.get(call_id)
+        if entry is None:  # a notify() answer, or one that already timed out
+            return
+        future, method, _ = entry
+        if future.done():
+            return
+        error = message.get("error")
+        if error is None:
+            result = message.get("result", {})
+            if type(result) is dict:
+                future.set_result(result)
+                return
+            detail = f"its result is {_json_type(result)}, not an object"
+        elif type(error) is dict:
+            code, text = error.get("code", 0), error.get("message", "")
+            if type(code) is int and type(text) is str:
+                future.set_exception(CdpError(method, code, text))
+                return
+            detail = (f"its error has code {_json_type(code)} and message {_json_type(text)}, "
+                      "not an integer and a string")
+        else:
+            detail = f"its error is {_json_type(error)}, not an object"
+        self._drop("malformed reply", raw, cdp_method=method)
+        future.set_exception(MalformedReply(method, self._name, detail))
+
+    def _drop(self, kind: str, raw: str | bytes, **context: object) -> None:
+        """Count an unusable frame; log the first of each kind (a flood logs once)."""
+        seen = self._dropped.get(kind, 0)
+        self._dropped[kind] = seen + 1
+        if seen:
+            return
+        log.warning("dropped a CDP frame the gateway cannot use", kind=kind,
+                    target=self._name, frame=_sample(raw), frame_length=len(raw),
+                    binary=isinstance(raw, bytes), **context,
+                    note="later frames of this kind are only counted")
 
     def fail_session(self, session_id: str, error: GatewayError, keep: frozenset[str]) -> None:
         """Fail the commands in flight on one session (except ``keep`` methods) at once.
@@ -242,3 +327,21 @@ class CdpConnection:
                 )
         self._pending.clear()
         self.closed.set()
+
+
+def _sample(raw: str | bytes) -> str:
+    """The start of a frame, printable and bounded, for a log line."""
+    head = raw[:SAMPLE_CHARS]
+    if isinstance(head, bytes):
+        text = repr(head)[2:-1]
+    else:
+        text = head if head.isprintable() else repr(head)[1:-1]
+    cut = len(raw) > SAMPLE_CHARS or len(text) > SAMPLE_CHARS
+    return text[:SAMPLE_CHARS] + ("…" if cut else "")
+
+
+def _json_type(value: object) -> str:
+    """How a JSON value of the wrong kind is named in an error text."""
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)

@@ -24,6 +24,7 @@ is ``str(error)``: what happened, then what to do next.
     ├── BrowserClosed          the CDP websocket went away mid-call
     ├── CdpError               Chrome answered a command with an error
     ├── CdpTimeout             Chrome did not answer in time
+    ├── MalformedReply         a reply of the wrong shape (a proxy corrupting CDP?)
     ├── TabNotFound            unknown / closed / pre-restart tab id
     ├── NavigationError        the browser could not load a URL
     ├── DialogOpen             a JavaScript dialog blocks the tab
@@ -48,6 +49,7 @@ __all__ = [
     "HostKeyRejected",
     "InvalidArgument",
     "JavaScriptError",
+    "MalformedReply",
     "NavigationError",
     "NotAllowed",
     "StaleRef",
@@ -181,6 +183,23 @@ class CdpTimeout(GatewayError):
         self.timeout_s = timeout_s
         text = f"{method} got no answer within {timeout_s:g} s"
         super().__init__(f"{text}; {hint}" if hint else text)
+
+
+class MalformedReply(GatewayError):
+    """The browser answered a command with a reply of the wrong shape.
+
+    Not a ``CdpError``: callers read a ``CdpError`` as "Chrome refused" (a stale
+    node, a body no longer held) and would explain this one wrongly. Whether the
+    command took effect is unknown, so the text says to check before retrying.
+    """
+
+    def __init__(self, method: str, target: str, detail: str) -> None:
+        self.method = method
+        self.target = target
+        super().__init__(
+            f"the browser sent a malformed reply to {method} on target {target!r} ({detail}); "
+            "whether the command took effect is unknown — check, then retry; if it repeats, "
+            "whatever sits between the gateway and the browser is corrupting CDP traffic")
 
 
 class TabNotFound(GatewayError):

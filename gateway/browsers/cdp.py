@@ -34,9 +34,16 @@ from pydantic_core import from_json
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from gateway.errors import BrowserClosed, CdpError, CdpTimeout, DiscoveryError, GatewayError
+from gateway.errors import (
+    BrowserClosed,
+    CdpError,
+    CdpTimeout,
+    DiscoveryError,
+    GatewayError,
+    MalformedReply,
+)
 
-__all__ = ["CdpConnection", "EventListener", "MalformedReply", "open_websocket", "parse_message"]
+__all__ = ["CdpConnection", "EventListener", "open_websocket", "parse_message"]
 
 log = structlog.get_logger("gateway.cdp")
 
@@ -50,23 +57,6 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 SAMPLE_CHARS = 120
 """How much of a dropped frame its log line shows: enough to recognise it, little
 enough that a runaway frame (or a secret inside one) does not flood the log."""
-
-
-class MalformedReply(GatewayError):
-    """The browser answered a command with a reply of the wrong shape.
-
-    Not a ``CdpError``: callers read a ``CdpError`` as "Chrome refused" (a stale
-    node, a body no longer held) and would explain this one wrongly. Whether the
-    command took effect is unknown, so the text says to check before retrying.
-    """
-
-    def __init__(self, method: str, target: str, detail: str) -> None:
-        self.method = method
-        self.target = target
-        super().__init__(
-            f"the browser sent a malformed reply to {method} on target {target!r} ({detail}); "
-            "whether the command took effect is unknown — check, then retry; if it repeats, "
-            "whatever sits between the gateway and the browser is corrupting CDP traffic")
 
 
 def parse_message(raw: str | bytes) -> Any:

@@ -20,8 +20,8 @@ import pytest
 from structlog.testing import capture_logs
 from websockets.asyncio.server import ServerConnection, serve
 
-from gateway.browsers.cdp import SAMPLE_CHARS, CdpConnection, MalformedReply, open_websocket
-from gateway.errors import CdpError
+from gateway.browsers.cdp import SAMPLE_CHARS, CdpConnection, open_websocket
+from gateway.errors import CdpError, MalformedReply
 
 pytestmark = pytest.mark.anyio
 

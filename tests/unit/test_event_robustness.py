@@ -1,9 +1,9 @@
 """ConsoleLog and NetworkLog must never raise on an event.
 
-They run inside the CDP reader's listener (cdp.Connection._dispatch): an exception
-there ends Connection.run, which tears down the target's task group and, through
-open_gateway's task group, the whole gateway. So every event Chrome can send, in
-any order, with any optional field missing, has to be taken quietly.
+They run inside the CDP reader's listeners (``CdpConnection.receive``), which log and
+drop what a listener raises: an event a log cannot take would lose that event and
+every later one of its kind, silently. So every event Chrome can send, in any order,
+with any optional field missing, has to be taken quietly.
 
 Two generators:
 - protocol-shaped events: the methods the logs handle plus neighbours from the

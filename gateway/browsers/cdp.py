@@ -136,6 +136,12 @@ class CdpConnection:
     def is_open(self) -> bool:
         return self._closed_reason is None
 
+    @property
+    def listener_count(self) -> int:
+        """Event listeners registered now: one per live session plus the browser's
+        own — a count that grows with closed tabs is a leak."""
+        return sum(len(listeners) for listeners in self._listeners.values())
+
     def listen(self, session_id: str | None, listener: EventListener) -> Callable[[], None]:
         """Route events of ``session_id`` (None: browser-level) to ``listener``.
 

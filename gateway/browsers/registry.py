@@ -94,6 +94,21 @@ class Registry:
             await self._release_host(name)
         log.info("target removed", target=name, reason=why)
 
+    async def apply(self, config: GatewayConfig) -> None:
+        """Make the registered targets those of ``config``: new names are added, names
+        it no longer has are removed, and a target whose settings changed starts over
+        (a new browser connection, new tab ids). The others are left alone."""
+        wanted = {t.name: t for t in config.targets}
+        for name, browser in list(self.targets.items()):
+            if name not in wanted:
+                await self.remove(name, f"was removed from {config.source}")
+            elif wanted[name] != browser.config:
+                await self.remove(name, f"was changed in {config.source} and started over")
+        for name, target in wanted.items():
+            if name not in self.targets:
+                self.add(target)
+        self.config = config
+
     async def _supervise(self, browser: Browser) -> None:
         with anyio.CancelScope() as scope:
             self._scopes[browser.name] = scope

@@ -87,35 +87,33 @@ def _server(tmp_path: Path) -> tuple[MCPServer, CallLog]:
     return server, log
 
 
-async def test_a_gateway_error_under_task_groups_reaches_the_client_as_itself(
-    tmp_path: Path,
-) -> None:
+async def _call(tmp_path: Path, tool: str) -> tuple[bool, str, dict[str, object]]:
+    """Call ``tool`` through the SDK client: is_error, the text, and its call-log line."""
     server, log = _server(tmp_path)
     try:
         async with Client(server) as client:
             with anyio.fail_after(10):
-                result = await client.call_tool("blocked_tool", {})
+                result = await client.call_tool(tool, {})
     finally:
         log.close()
-    assert result.is_error
     text = "".join(b.text for b in result.content if isinstance(b, TextContent))
+    return bool(result.is_error), text, json.loads((tmp_path / "calls.jsonl").read_text())
+
+
+async def test_a_gateway_error_under_task_groups_reaches_the_client_as_itself(
+    tmp_path: Path,
+) -> None:
+    is_error, text, line = await _call(tmp_path, "blocked_tool")
+    assert is_error
     assert str(DIALOG) in text
     assert "ExceptionGroup" not in text and "internal gateway error" not in text
-    line = json.loads((tmp_path / "calls.jsonl").read_text())
     assert (line["tool"], line["outcome"], line["error"]) == ("blocked_tool", "error", str(DIALOG))
 
 
 async def test_a_bug_under_a_task_group_names_the_real_exception(tmp_path: Path) -> None:
-    server, log = _server(tmp_path)
-    try:
-        async with Client(server) as client:
-            with anyio.fail_after(10):
-                result = await client.call_tool("buggy_tool", {})
-    finally:
-        log.close()
-    text = "".join(b.text for b in result.content if isinstance(b, TextContent))
+    is_error, text, line = await _call(tmp_path, "buggy_tool")
+    assert is_error
     assert "internal gateway error in buggy_tool (ZeroDivisionError: division by zero)" in text
-    line = json.loads((tmp_path / "calls.jsonl").read_text())
     assert line["outcome"] == "crash"
 
 

@@ -41,9 +41,10 @@ _IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten":
                   "filter": [{"type": "iframe"}, {"exclude": True}]}
 # While a dialog is open the renderer runs nothing; these still work (they are
 # answered by the browser process), everything else on the tab fails fast.
-DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getResponseBody",
-                         "Network.getRequestPostData", "Network.getCookies",
-                         "Target.getTargetInfo"})
+# Network.getResponseBody is not among them: Chromium answers it from the page's
+# own process, so during a dialog it would wait out its whole timeout.
+DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getRequestPostData",
+                         "Network.getCookies", "Target.getTargetInfo"})
 
 
 class PageTracker:

@@ -1,57 +1,35 @@
-"""The MCP server: tool registration, and the one boundary every call crosses.
+"""The MCP server: the SDK's server with the gateway's argument checks, built with
+every tool family behind the one call boundary (``boundary.py``).
 
-``ToolRegistrar.tool`` wraps each tool function once. The wrapper is where
-errors are mapped (a ``GatewayError`` becomes a tool error with its own text;
-anything else becomes a tool error that says it is a gateway bug, and the
-server keeps serving), where a call is timed, and where it is written to the
-call log. Tool modules therefore contain only what their tools do. In
-read-only mode (``--read-only``) it is also where the tools that change
-something are left out: an agent cannot call what it is never offered.
+Tool modules contain only what their tools do; they know nothing of MCP servers
+(``gateway.tools.definition``). This module imports them, never the reverse.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
-import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
-import anyio
 import structlog
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from mcp.types import ToolAnnotations
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from gateway import __version__
 from gateway.browsers.registry import Registry, open_registry
 from gateway.config import GatewayConfig
-from gateway.errors import GatewayError
+from gateway.server.boundary import Boundary
 from gateway.server.call_log import CallLog
 from gateway.server.stdio import AnsweringReadStream
+from gateway.tools import register_all
 
-__all__ = [
-    "MAX_ERROR_CHARS",
-    "GatewayServer",
-    "ToolRegistrar",
-    "build_server",
-    "error_text",
-    "running_server",
-    "serve_stdio",
-]
+__all__ = ["GatewayServer", "build_server", "running_server", "serve_stdio"]
 
 log = structlog.get_logger("gateway.server")
-
-P = ParamSpec("P")
-R = TypeVar("R", bound=BaseModel)
-
-MAX_ERROR_CHARS = 10_000
-"""Longest error text a client gets: an error may quote what was sent (V8 repeats a
-10 MB identifier in its ReferenceError), and the text lands in a model's context."""
 
 INSTRUCTIONS = """\
 Drives Chrome browsers on remote machines (and this one) over SSH. Each browser
@@ -107,7 +85,7 @@ class GatewayServer(MCPServer):
     before any tool runs (unknown tool, bad arguments), and an error reply to requests
     its stdio reader cannot parse (see ``stdio.py``)."""
 
-    registrar: ToolRegistrar | None = None
+    boundary: Boundary | None = None
 
     async def run_stdio_async(self) -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -132,108 +110,18 @@ class GatewayServer(MCPServer):
                 refusal = str(exc)
             if refusal is None:
                 raise  # the tool ran and failed: its wrapper has logged the call
-            if self.registrar is not None:
-                self.registrar.record_refused(name, arguments, start, refusal)
+            if self.boundary is not None:
+                self.boundary.record_refused(name, arguments, start, refusal)
             raise ToolError(refusal) from None
 
 
-class ToolRegistrar:
-    """Registers tool functions on the MCP server behind the common call boundary."""
-
-    def __init__(self, server: MCPServer, call_log: CallLog, *, read_only: bool = False) -> None:
-        self._server = server
-        self._call_log = call_log
-        self._read_only = read_only
-        self._call_ids = itertools.count(1)
-
-    def record_refused(self, tool: str, arguments: dict[str, Any], start: float,
-                       error: str) -> None:
-        self._record(next(self._call_ids), tool, arguments, start, "error", error, None)
-
-    def tool(
-        self, *, read_only: bool = False, destructive: bool = False
-    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
-        def register(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-            name = fn.__name__
-            if self._read_only and not read_only:
-                return fn
-
-            @functools.wraps(fn)
-            async def call(*args: P.args, **kwargs: P.kwargs) -> R:
-                call_id = next(self._call_ids)
-                start = time.perf_counter()
-                outcome, error, result = "ok", None, None
-                try:
-                    result = await fn(*args, **kwargs)
-                    return result
-                except GatewayError as exc:
-                    outcome, error = "error", error_text(exc)
-                    raise ToolError(error) from None
-                except anyio.get_cancelled_exc_class():
-                    outcome = "cancelled"
-                    raise
-                except Exception as exc:
-                    outcome, error = "crash", f"{type(exc).__name__}: {error_text(exc)}"
-                    log.exception("tool crashed", tool=name, call_id=call_id)
-                    raise ToolError(f"internal gateway error in {name} ({error}); the gateway "
-                                    "is still running — retry, and report this if it "
-                                    "repeats") from None
-                finally:
-                    self._record(call_id, name, kwargs, start, outcome, error, result)
-
-            self._server.add_tool(
-                call, name=name,
-                annotations=ToolAnnotations(read_only_hint=read_only,
-                                            destructive_hint=destructive,
-                                            open_world_hint=True),
-            )
-            return call
-
-        return register
-
-    def _record(
-        self, call_id: int, tool: str, arguments: dict[str, Any], start: float,
-        outcome: str, error: str | None, result: BaseModel | None,
-    ) -> None:
-        duration_ms = round((time.perf_counter() - start) * 1000, 3)
-        arguments = {k: v for k, v in arguments.items() if not isinstance(v, Context)}
-        if outcome != "ok":
-            log.info("call failed", call_id=call_id, tool=tool, outcome=outcome, error=error,
-                     duration_ms=duration_ms)
-        if not self._call_log.enabled:
-            return
-        self._call_log.write({
-            "ts": time.time(),
-            "call_id": call_id,
-            "tool": tool,
-            "target": arguments.get("target") or getattr(result, "target", None),
-            "tab": arguments.get("tab") or getattr(result, "tab", None),
-            "arguments": arguments,
-            "duration_ms": duration_ms,
-            "outcome": outcome,
-            "error": error,
-            "result_bytes": len(result.model_dump_json()) if result is not None else 0,
-        })
-
-
-def error_text(exc: BaseException) -> str:
-    """``str(exc)``, cut to ``MAX_ERROR_CHARS`` with a note saying so."""
-    text = str(exc)
-    if len(text) <= MAX_ERROR_CHARS:
-        return text
-    return (f"{text[:MAX_ERROR_CHARS]}… [error text cut: {len(text) - MAX_ERROR_CHARS} more "
-            "characters]")
-
-
-def build_server(gateway: Registry, call_log: CallLog) -> MCPServer:
-    """An MCP server whose tools act on ``gateway`` (already running)."""
-    from gateway.tools import register_all
-
-    read_only = gateway.config.read_only
+def build_server(registry: Registry, call_log: CallLog) -> MCPServer:
+    """An MCP server whose tools act on ``registry`` (already running)."""
+    read_only = registry.config.read_only
     server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
                            instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""))
-    server.registrar = ToolRegistrar(server, call_log, read_only=read_only)
-    register_all(server.registrar, gateway)
+    server.boundary = Boundary(server, call_log, read_only=read_only)
+    register_all(server.boundary, registry)
     return server
 
 
@@ -242,8 +130,8 @@ async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer
     """Registry started, call log open, server built; all closed again on exit."""
     call_log = CallLog.open(config.call_log)
     try:
-        async with open_registry(config) as gateway:
-            yield build_server(gateway, call_log), gateway
+        async with open_registry(config) as registry:
+            yield build_server(registry, call_log), registry
     finally:
         call_log.close()
 

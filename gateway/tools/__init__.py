@@ -1,18 +1,24 @@
-"""Tool families, one module each; ``register_all`` puts them on the server."""
+"""Tool families, one module each; ``register_all`` defines them all on a registrar.
+
+A family module exposes ``register(tools, registry)`` and defines its tools with
+``tools.tool`` / ``tools.tab_tool`` (``definition.py``); it imports nothing of the
+server.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from . import cdp, console, dialogs, network, runtime, screenshot, tabs, targets, view
+from .definition import ToolRegistrar, Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register_all"]
 
 
-def register_all(registrar: ToolRegistrar, gateway: Registry) -> None:
+def register_all(registrar: ToolRegistrar, registry: Registry) -> None:
+    tools = Tools(registrar, registry)
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs):
-        family.register(registrar, gateway)
+        family.register(tools, registry)

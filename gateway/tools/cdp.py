@@ -13,10 +13,10 @@ from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
 from .args import MaxChars, TargetArg, TimeoutArg
+from .definition import OnBrowser, OnTab, Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["METHOD_RE", "register"]
 
@@ -33,9 +33,10 @@ class CdpResult(BaseModel):
     omitted_chars: int = 0
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool(destructive=True)
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tab_tool(destructive=True, tab="optional")
     async def cdp_command(
+        on: OnBrowser,
         method: Annotated[str, Field(description="CDP method as Domain.method, e.g. "
                                                  "Page.reload or Browser.getVersion.",
                                      max_length=200)],
@@ -58,16 +59,13 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         if not METHOD_RE.match(method):
             raise InvalidArgument(f"method {method[:80]!r} is not a CDP method name; use "
                                   "Domain.method, e.g. Page.navigate or Target.getTargets")
-        if tab is not None:
-            t, page = await gateway.tab(tab, target)
-            check_cdp_command(t.config, method, params)
-            async with page.lock:
-                result = await t.tab_call(page, method, params, timeout_s=timeout_s)
+        t = on.browser
+        check_cdp_command(t.config, method, params)
+        if isinstance(on, OnTab):
+            result = await t.tab_call(on.tab, method, params, timeout_s=on.budget)
         else:
-            t = gateway.target(target)
-            check_cdp_command(t.config, method, params)
             try:
-                result = await t.browser_call(method, params, timeout_s=timeout_s)
+                result = await t.browser_call(method, params, timeout_s=on.budget)
             except CdpError as exc:
                 if exc.code != _METHOD_NOT_FOUND:
                     raise

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 
 from .args import TabArg, TargetArg
+from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -38,9 +38,10 @@ class ConsoleMessages(BaseModel):
     note: str | None = None
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool(read_only=True)
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tab_tool(read_only=True, lock=False)
     async def console_messages(
+        on: OnTab,
         tab: TabArg,
         level: Annotated[Level | list[Level] | None,
                          Field(description="Only these levels (error, warning, info, debug); "
@@ -59,15 +60,14 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         logged before your first call. Poll new messages with since=<last_id>.
         `navigation` numbers the page loads; only the last few loads are kept.
         """
-        t, page = await gateway.tab(tab, target)
         levels: set[str] | None = (
             {level} if isinstance(level, str) else set(level) if level else None)
-        log = page.console
+        log = on.tab.console
         entries = log.query(levels, since, limit)
         note = (f"{log.dropped} older messages were dropped (buffer of {log.capacity})"
                 if log.dropped else None)
         return ConsoleMessages(
-            tab=page.id, target=t.name, last_id=log.last_id, navigation=log.navigation,
+            tab=on.tab.id, target=on.browser.name, last_id=log.last_id, navigation=log.navigation,
             dropped=log.dropped, note=note,
             messages=[ConsoleMessage(id=e.id, level=e.level, text=e.text, source=e.source,
                                      url=e.url, time=e.time, navigation=e.navigation,

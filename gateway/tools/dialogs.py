@@ -9,10 +9,10 @@ from pydantic import BaseModel, Field
 from gateway.errors import InvalidArgument
 
 from .args import TabArg, TargetArg
+from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -27,9 +27,11 @@ class DialogResult(BaseModel):
     closed: bool
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool()
+def register(tools: Tools, registry: Registry) -> None:
+    # No tab lock: a call blocked behind the dialog may hold it.
+    @tools.tab_tool(lock=False)
     async def handle_dialog(
+        on: OnTab,
         tab: TabArg,
         accept: Annotated[bool, Field(description="true: OK / Leave; false: Cancel / "
                                                   "Stay.")],
@@ -42,14 +44,13 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         While a dialog is open the page runs nothing, and other tab tools fail with
         a message pointing here. Returns what the dialog said.
         """
-        t, page = await gateway.tab(tab, target)
+        t, page = on.browser, on.tab
         dialog = page.dialog
         if dialog is None:
             raise InvalidArgument(f"tab {tab} has no open dialog")
         params: dict[str, object] = {"accept": accept}
         if prompt_text is not None:
             params["promptText"] = prompt_text
-        # No tab lock: a call blocked behind the dialog may hold it.
         await t.tab_call(page, "Page.handleJavaScriptDialog", params)
         page.dialog = None
         return DialogResult(tab=page.id, target=t.name, type=dialog.get("type", ""),

@@ -16,6 +16,7 @@ from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
 from .args import MaxChars, TabArg, TargetArg
+from .definition import OnTab, Tools
 from .saving import save_path
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -133,9 +133,10 @@ async def _body(t: Browser, page: Tab, entry: NetworkEntry, side: Literal["reque
                 truncated=fitted.truncated, omitted_chars=fitted.omitted_chars, path=path)
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool(read_only=True)
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tab_tool(read_only=True, lock=False)
     async def network_requests(
+        on: OnTab,
         tab: TabArg,
         filter: Annotated[str | None, Field(description="URL substring, or /regex/.",
                                             max_length=2000)] = None,
@@ -157,7 +158,6 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         Collected since the gateway attached to the tab. Use network_request(id=…)
         for headers, timing and bodies.
         """
-        t, page = await gateway.tab(tab, target)
         matcher = None
         if filter:
             try:
@@ -166,16 +166,17 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
                 raise InvalidArgument(f"filter {filter[:200]!r} is not a valid regex: {exc} "
                                       "(RE2 syntax: no backreferences or look-arounds)") from None
         types = {r.lower() for r in resource_types} if resource_types else None
-        log = page.network
+        log = on.tab.network
         entries = log.query(matcher, failed_only, types, since, limit)
         note = (f"{log.dropped} older requests were dropped (buffer of {log.capacity})"
                 if log.dropped else None)
-        return NetworkRequests(tab=page.id, target=t.name, last_id=log.last_id,
+        return NetworkRequests(tab=on.tab.id, target=on.browser.name, last_id=log.last_id,
                                dropped=log.dropped, note=note,
                                requests=[_summary(e) for e in entries])
 
-    @mcp.tool(read_only=True)
+    @tools.tab_tool(read_only=True)
     async def network_request(
+        on: OnTab,
         tab: TabArg,
         id: Annotated[int, Field(description="Request id from network_requests.", ge=1)],
         ctx: Context[Any, Any],
@@ -192,20 +193,18 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         Text bodies are truncated to max_chars; binary bodies are described, or
         written to save_to.
         """
-        t, page = await gateway.tab(tab, target)
+        t, page = on.browser, on.tab
         entry = page.network.get(id)
         if entry is None:
             raise InvalidArgument(f"tab {tab} has no request {id} (it may have been dropped "
                                   "from the buffer); call network_requests for current ids")
         request_body = response_body = None
-        path = await save_path(ctx, gateway, save_to)
-        async with page.lock:
-            if include_body in ("request", "both"):
-                request_body = await _body(t, page, entry, "request",
-                                           path if include_body == "request" else None,
-                                           max_chars)
-            if include_body in ("response", "both"):
-                response_body = await _body(t, page, entry, "response", path, max_chars)
+        path = await save_path(ctx, registry, save_to)
+        if include_body in ("request", "both"):
+            request_body = await _body(t, page, entry, "request",
+                                       path if include_body == "request" else None, max_chars)
+        if include_body in ("response", "both"):
+            response_body = await _body(t, page, entry, "response", path, max_chars)
         headers: tuple[Any, Any] = (entry.request_headers, entry.response_headers)
         if t.config.redact:
             headers = (redact(entry.request_headers), redact(entry.response_headers))

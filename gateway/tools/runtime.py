@@ -12,12 +12,12 @@ from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.js import script
 
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
+from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -56,9 +56,10 @@ async def _by_value(target: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
     return result.get("result", {}).get("value")
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool()
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tab_tool()
     async def evaluate(
+        on: OnTab,
         expression: Annotated[str, Field(description="JavaScript to run in the page; the "
                                                      "value of the last statement is "
                                                      "returned. Top-level await works.")],
@@ -76,36 +77,34 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         truncated. A thrown error or rejected promise is returned as a tool error
         with the message and stack.
         """
-        t, page = await gateway.tab(tab, target)
+        t, page, budget = on.browser, on.tab, on.budget
         check_evaluate(t.config)
-        budget = timeout_s or t.config.command_timeout_s
-        async with page.lock:
-            result = await t.tab_call(page, "Runtime.evaluate", {
-                "expression": expression, "awaitPromise": await_promise,
-                "replMode": True, "userGesture": True, "returnByValue": False,
-            }, timeout_s=budget, timeout_hint="the expression did not finish (a long loop, "
-               "a promise that never settles, or an open dialog); raise timeout_s or pass "
-               "await_promise=false")
+        result = await t.tab_call(page, "Runtime.evaluate", {
+            "expression": expression, "awaitPromise": await_promise,
+            "replMode": True, "userGesture": True, "returnByValue": False,
+        }, timeout_s=budget, timeout_hint="the expression did not finish (a long loop, "
+           "a promise that never settles, or an open dialog); raise timeout_s or pass "
+           "await_promise=false")
+        remote = result.get("result", {})
+        if (await_promise and remote.get("subtype") == "promise"
+                and "exceptionDetails" not in result):
+            # REPL mode awaits top-level await, but hands a returned promise back as is.
+            result = await t.tab_call(page, "Runtime.awaitPromise", {
+                "promiseObjectId": remote["objectId"]}, timeout_s=budget,
+                timeout_hint="the promise did not settle; raise timeout_s or pass "
+                "await_promise=false")
             remote = result.get("result", {})
-            if (await_promise and remote.get("subtype") == "promise"
-                    and "exceptionDetails" not in result):
-                # REPL mode awaits top-level await, but hands a returned promise back as is.
-                result = await t.tab_call(page, "Runtime.awaitPromise", {
-                    "promiseObjectId": remote["objectId"]}, timeout_s=budget,
-                    timeout_hint="the promise did not settle; raise timeout_s or pass "
-                    "await_promise=false")
-                remote = result.get("result", {})
-            if "exceptionDetails" in result:
-                raise JavaScriptError(_exception_text(result["exceptionDetails"]))
-            kind = remote.get("type", "undefined")
-            if remote.get("subtype"):
-                kind = f"{kind}/{remote['subtype']}"
-            if "objectId" in remote:
-                value = await _by_value(t, page, remote)
-            elif "unserializableValue" in remote:
-                value = remote["unserializableValue"]
-            else:
-                value = remote.get("value")
+        if "exceptionDetails" in result:
+            raise JavaScriptError(_exception_text(result["exceptionDetails"]))
+        kind = remote.get("type", "undefined")
+        if remote.get("subtype"):
+            kind = f"{kind}/{remote['subtype']}"
+        if "objectId" in remote:
+            value = await _by_value(t, page, remote)
+        elif "unserializableValue" in remote:
+            value = remote["unserializableValue"]
+        else:
+            value = remote.get("value")
         fitted = fit(value, max_chars)
         return EvaluateResult(tab=page.id, target=t.name, type=kind, value=fitted.value,
                               truncated=fitted.truncated, omitted_chars=fitted.omitted_chars)

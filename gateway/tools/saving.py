@@ -44,7 +44,7 @@ async def _client_roots(ctx: Context[Any, Any]) -> list[Path]:
     return roots
 
 
-async def save_path(ctx: Context[Any, Any], gateway: Registry, requested: str | None
+async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str | None
                     ) -> Path | None:
     """The real path to write to for ``save_to`` (None when not given), or ``InvalidArgument``.
 
@@ -53,4 +53,4 @@ async def save_path(ctx: Context[Any, Any], gateway: Registry, requested: str | 
     if requested is None:
         return None
     allowed = [*await _client_roots(ctx), *default_allowed_dirs()]
-    return resolve_save_path(requested, allowed, allow_any=gateway.config.allow_any_path)
+    return resolve_save_path(requested, allowed, allow_any=registry.config.allow_any_path)

@@ -16,13 +16,13 @@ from gateway.page.actions import element_box
 from gateway.page.js import script
 
 from .args import TabArg, TargetArg, TimeoutArg
+from .definition import OnTab, Tools
 from .saving import save_path
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -104,9 +104,10 @@ async def _capture(target: Browser, tab: Tab, params: dict[str, Any], full_page:
         await target.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool(read_only=True)
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tab_tool(read_only=True)
     async def screenshot(
+        on: OnTab,
         tab: TabArg,
         ctx: Context[Any, Any],
         full_page: Annotated[bool, Field(description="Capture the whole page, not just the "
@@ -133,18 +134,17 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         Prefer reading the page as text when you can: an image costs many more
         tokens. Use max_width (e.g. 800) and format="jpeg" to keep it small.
         """
-        t, page = await gateway.tab(tab, target)
-        path = await save_path(ctx, gateway, save_to)
+        t, page = on.browser, on.tab
+        path = await save_path(ctx, registry, save_to)
         params: dict[str, Any] = {"format": format}
         if quality is not None and format != "png":
             params["quality"] = quality
-        async with page.lock:
-            if ref is not None and full_page:
-                raise InvalidArgument("pass either ref or full_page, not both")
-            clip, clipped = await _clip(t, page, full_page, ref, max_width)
-            if clip is not None:
-                params["clip"] = clip
-            shot = await _capture(t, page, params, full_page, timeout_s)
+        if ref is not None and full_page:
+            raise InvalidArgument("pass either ref or full_page, not both")
+        clip, clipped = await _clip(t, page, full_page, ref, max_width)
+        if clip is not None:
+            params["clip"] = clip
+        shot = await _capture(t, page, params, full_page, on.budget)
         data = base64.b64decode(shot["data"])
         kind, width, height = image_size(data)
         if path is not None:

@@ -12,12 +12,12 @@ from gateway.errors import InvalidArgument, TargetUnavailable
 from gateway.page.navigation import navigate_tab, page_state
 
 from .args import TabArg, TargetArg, TimeoutArg
+from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -69,8 +69,8 @@ def _info(tab: Tab) -> TabInfo:
     return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url)
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool(read_only=True)
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tool(read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
         """List open tabs (pages) with their ids, titles and URLs.
 
@@ -79,7 +79,7 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         targets and never reused.
         """
         if target is not None:
-            named = gateway.target(target)
+            named = registry.target(target)
             await named.connection()
             return TabList(tabs=[_info(tab) for tab in sorted(named.tabs.values(),
                                                               key=lambda tab: tab.id)])
@@ -93,24 +93,25 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
 
         # Only targets that are not up need a (concurrent, bounded) wait: the common
         # case — all up — stays a read from memory, with no task per target.
-        waiting = [t for t in gateway.targets.values() if t.state != "up"]
+        waiting = [t for t in registry.targets.values() if t.state != "up"]
         problems = [p for p in await gather(*(problem(t) for t in waiting)) if p is not None]
         failed = {p.target for p in problems}
-        tabs = [_info(tab) for t in gateway.targets.values() if t.name not in failed
+        tabs = [_info(tab) for t in registry.targets.values() if t.name not in failed
                 for tab in t.tabs.values()]
         return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=problems)
 
-    @mcp.tool()
+    @tools.tool()
     async def new_tab(url: UrlArg = "about:blank", target: TargetArg = None) -> NewTabResult:
         """Open a new tab on a target and return its id (does not wait for loading;
         use navigate for that)."""
-        t = gateway.target(target)
+        t = registry.target(target)
         url = check_url(url, t.config.allow_schemes)
         tab = await t.new_tab(url)
         return NewTabResult(tab=tab.id, target=t.name, url=url)
 
-    @mcp.tool()
+    @tools.tab_tool(tab="for_url")
     async def navigate(
+        on: OnTab,
         url: UrlArg,
         tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
                                                      "tab.", ge=1)] = None,
@@ -123,18 +124,14 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         Returns the final URL (after redirects) and the page title. Fails with the
         browser's reason (e.g. net::ERR_NAME_NOT_RESOLVED) when loading fails.
         """
-        t, page, url = await gateway.tab_for_url(tab, target, url)
-        budget = timeout_s or t.config.command_timeout_s
-        async with page.lock:
-            await navigate_tab(t, page, url, wait, budget)
-            final_url, title = await page_state(t, page)
-        return NavigateResult(tab=page.id, target=t.name, url=final_url, title=title)
+        await navigate_tab(on.browser, on.tab, url, wait, on.budget)
+        final_url, title = await page_state(on.browser, on.tab)
+        return NavigateResult(tab=on.tab.id, target=on.browser.name, url=final_url, title=title)
 
-    @mcp.tool(destructive=True)
-    async def close_tab(tab: TabArg, target: TargetArg = None) -> CloseResult:
+    @tools.tab_tool(destructive=True, lock=False)
+    async def close_tab(on: OnTab, tab: TabArg, target: TargetArg = None) -> CloseResult:
         """Close a tab. Works on a hung page too; its id is never reused."""
-        t, page = await gateway.tab(tab, target)
-        if t.tabs.get(page.target_id) is not page:
+        if on.browser.tabs.get(on.tab.target_id) is not on.tab:
             raise InvalidArgument(f"tab {tab} is already closed")
-        await t.close_tab(page)
+        await on.browser.close_tab(on.tab)
         return CloseResult(tab=tab, closed=True)

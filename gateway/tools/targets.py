@@ -9,11 +9,11 @@ from pydantic import BaseModel
 from gateway.errors import TargetUnavailable
 
 from .args import TargetArg
+from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -48,8 +48,8 @@ def _endpoint(target: Browser) -> str | None:
     return f"{e.address}{e.browser_path} ({e.found_by})" if e is not None else None
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool(read_only=True)
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tool(read_only=True)
     async def list_targets() -> TargetList:
         """List the configured browsers (targets) with their connection state.
 
@@ -60,16 +60,16 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
             TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label,
                        state=t.state, browser=t.browser, cdp_endpoint=_endpoint(t),
                        tabs=len(t.tabs), error=t.error)
-            for t in gateway.targets.values()
+            for t in registry.targets.values()
         ])
 
-    @mcp.tool(read_only=True)
+    @tools.tool(read_only=True)
     async def ping(target: TargetArg = None) -> PingResult:
         """Check that a target's browser answers, and measure one CDP round trip.
 
         Returns connected=false with the reason when the target is down.
         """
-        t = gateway.target(target)
+        t = registry.target(target)
         try:
             version, latency_ms = await t.ping()
         except TargetUnavailable as exc:

@@ -13,13 +13,11 @@ from gateway.page.snapshot import fetch_snapshot
 from gateway.page.view import ViewState, render_view
 
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
+from .definition import OnTab, Tools
 from .tabs import UrlArg, WaitArg
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
-    from gateway.browsers.tab import Tab
-    from gateway.server.app import ToolRegistrar
 
 __all__ = ["register"]
 
@@ -37,12 +35,13 @@ class ActResult(PageView):
     steps: list[StepResult]
 
 
-async def _view(t: Browser, page: Tab, max_chars: int) -> PageView:
+async def _view(on: OnTab, max_chars: int) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
     Refs count on across views of a tab, so a ref from an older view can never
     name an element of the new one. Hold ``page.lock``.
     """
+    t, page = on.browser, on.tab
     snapshot, loader_id = await fetch_snapshot(t, page)
     rendered = render_view(snapshot, first_ref=page.next_ref)
     page.next_ref += len(rendered.refs)
@@ -54,9 +53,10 @@ async def _view(t: Browser, page: Tab, max_chars: int) -> PageView:
                     refs=len(rendered.refs), truncated=fitted.truncated)
 
 
-def register(mcp: ToolRegistrar, gateway: Registry) -> None:
-    @mcp.tool()
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tab_tool(tab="for_url")
     async def browse(
+        on: OnTab,
         url: UrlArg,
         tab: Annotated[int | None, Field(description="Tab to load the URL in; omit for a new "
                                                      "tab.", ge=1)] = None,
@@ -71,24 +71,21 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         Act on the numbers with browse_act. This is the cheap way to read a page;
         use screenshot only when the layout itself matters.
         """
-        t, page, url = await gateway.tab_for_url(tab, target, url)
-        async with page.lock:
-            await navigate_tab(t, page, url, wait, timeout_s or t.config.command_timeout_s)
-            return await _view(t, page, max_chars)
+        await navigate_tab(on.browser, on.tab, url, wait, on.budget)
+        return await _view(on, max_chars)
 
-    @mcp.tool(read_only=True)
-    async def browse_view(tab: TabArg, target: TargetArg = None,
+    @tools.tab_tool(read_only=True)
+    async def browse_view(on: OnTab, tab: TabArg, target: TargetArg = None,
                           max_chars: MaxChars = DEFAULT_MAX_CHARS) -> PageView:
         """The current page of a tab as text with numbered refs (see browse).
 
         Every call issues new ref numbers; refs of earlier views stop working.
         """
-        t, page = await gateway.tab(tab, target)
-        async with page.lock:
-            return await _view(t, page, max_chars)
+        return await _view(on, max_chars)
 
-    @mcp.tool()
+    @tools.tab_tool()
     async def browse_act(
+        on: OnTab,
         tab: TabArg,
         actions: Annotated[list[Action], Field(
             description="Steps to run in order, e.g. [{\"do\": \"type\", \"ref\": 12, "
@@ -108,9 +105,6 @@ def register(mcp: ToolRegistrar, gateway: Registry) -> None:
         Stops at the first step that fails (element hidden, disabled, covered, or a
         stale ref) and says why. Refs are valid only for the latest view of the tab.
         """
-        t, page = await gateway.tab(tab, target)
-        budget = timeout_s or t.config.command_timeout_s
-        async with page.lock:
-            steps = await run_actions(t, page, list(actions), budget)
-            view = await _view(t, page, max_chars)
+        steps = await run_actions(on.browser, on.tab, list(actions), on.budget)
+        view = await _view(on, max_chars)
         return ActResult(**view.model_dump(), steps=steps)

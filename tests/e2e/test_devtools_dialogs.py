@@ -7,18 +7,22 @@ typed prompt text). ``/beforeunload.html`` asks before leaving once the page has
 a user gesture (``evaluate`` runs with one).
 
 A call that would hang behind the dialog must fail within ERROR_BOUND with a message
-naming the dialog and ``handle_dialog`` — never wait for the command timeout.
+naming the dialog and ``handle_dialog`` — never wait for the command timeout. Every
+tool that takes a tab is tried with a dialog open: those that need the page to run
+answer with the dialog's text; those that read the gateway's own records (console,
+network lists and request details) or ask the browser process (close_tab,
+handle_dialog) still work.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually
+from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually, remote_pages
 from tests.e2e.pages import (
     DevtoolsEnv,
     PageSite,
@@ -155,6 +159,101 @@ async def test_one_tab_blocked_leaves_the_others_working(env: DevtoolsEnv, tab: 
                       timeout=ERROR_BOUND)
     finally:
         await call_ok(env.client, "close_tab", {"tab": other})
+
+
+# ------------------------------------------------------------ every tab tool, dialog open
+
+ToolArgs = Callable[[int, PageSite], dict[str, Any]]
+
+# Tools that need the page to run: each must answer with the dialog, at once.
+BLOCKED: dict[str, tuple[str, ToolArgs]] = {
+    "evaluate": ("evaluate", lambda tab, site: {"tab": tab, "expression": "1"}),
+    "cdp_command": ("cdp_command", lambda tab, site: {
+        "tab": tab, "method": "Runtime.evaluate", "params": {"expression": "1"}}),
+    "navigate": ("navigate", lambda tab, site: {"tab": tab, "url": site.url("/tall.html")}),
+    "browse": ("browse", lambda tab, site: {"tab": tab, "url": site.url("/tall.html")}),
+    "browse_view": ("browse_view", lambda tab, site: {"tab": tab}),
+    "browse_act": ("browse_act", lambda tab, site: {
+        "tab": tab, "actions": [{"do": "scroll", "to": "bottom"}]}),
+    "screenshot": ("screenshot", lambda tab, site: {"tab": tab}),
+    "screenshot_full_page": ("screenshot", lambda tab, site: {"tab": tab, "full_page": True}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BLOCKED))
+async def test_every_page_tool_answers_with_the_dialog(env: DevtoolsEnv, tab: int, target: str,
+                                                       case: str) -> None:
+    tool, args = BLOCKED[case]
+    text = f"csgw-{case}-{uuid.uuid4().hex[:8]}"
+    await _open(env, tab, f"openAlert('{text}')")
+    await blocked_error(env.client, tab)
+
+    error = await call_err(env.client, tool, args(tab, env.site(target)), timeout=ERROR_BOUND)
+    _assert_names_dialog(error, "alert")
+    assert text in error, f"{tool} says what the dialog says: {error}"
+    assert "ExceptionGroup" not in error and "internal" not in error, error
+
+    await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                  timeout=ERROR_BOUND)
+    assert await _results(env, tab) == [None]
+    view = await call_ok(env.client, "browse_view", {"tab": tab}, timeout=ERROR_BOUND)
+    assert "dialogs" in view["view"], f"the tab works again after the dialog: {view}"
+
+
+async def test_records_work_during_a_dialog(env: DevtoolsEnv, tab: int) -> None:
+    """console_messages, network_requests and network_request (without bodies) read
+    what the gateway recorded: none needs the page, so none is blocked."""
+    await _open(env, tab, "console.log('csgw-before-the-dialog'), openAlert('csgw-records')")
+    await blocked_error(env.client, tab)
+
+    console = await call_ok(env.client, "console_messages", {"tab": tab}, timeout=ERROR_BOUND)
+    assert "csgw-before-the-dialog" in strings_in(console["messages"])
+
+    listed = await call_ok(env.client, "network_requests", {"tab": tab, "filter": "dialogs.html"},
+                           timeout=ERROR_BOUND)
+    assert len(listed["requests"]) == 1, listed
+    detail = await call_ok(env.client, "network_request", {
+        "tab": tab, "id": listed["requests"][0]["id"]}, timeout=ERROR_BOUND)
+    assert detail["url"].endswith("/dialogs.html") and detail["status"] == 200, detail
+
+    handled = await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                            timeout=ERROR_BOUND)
+    assert "csgw-records" in strings_in(handled)
+
+
+async def test_a_body_during_a_dialog_answers_with_the_dialog(env: DevtoolsEnv, tab: int) -> None:
+    listed = await call_ok(env.client, "network_requests", {"tab": tab, "filter": "dialogs.html"})
+    await _open(env, tab, "openAlert('csgw-body')")
+    await blocked_error(env.client, tab)
+    try:
+        error = await call_err(env.client, "network_request", {
+            "tab": tab, "id": listed["requests"][0]["id"], "include_body": "response"},
+            timeout=ERROR_BOUND)
+        _assert_names_dialog(error, "alert")
+        assert "csgw-body" in error
+    finally:
+        await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True},
+                      timeout=ERROR_BOUND)
+
+
+async def test_close_tab_closes_a_tab_with_a_dialog_open(env: DevtoolsEnv, topology: Topology,
+                                                         target: str) -> None:
+    """Closing goes through the browser, not the blocked page."""
+    site = env.site(target)
+    tab = await open_page(env.client, site, "/dialogs.html?closing", target)
+    await _open(env, tab, "openAlert('csgw-close-me')")
+    await blocked_error(env.client, tab)
+
+    closed = await call_ok(env.client, "close_tab", {"tab": tab}, timeout=ERROR_BOUND)
+    assert closed == {"tab": tab, "closed": True}
+
+    async def gone() -> bool | None:
+        pages = remote_pages(topology.host(target))
+        return True if all("closing" not in p["url"] for p in pages) else None
+
+    await eventually(gone, timeout=ERROR_BOUND, what="the page to close in the browser")
+    listed = await call_ok(env.client, "list_tabs", {"target": target})
+    assert tab not in [t["tab"] for t in listed["tabs"]]
 
 
 # ----------------------------------------------------------------------- beforeunload

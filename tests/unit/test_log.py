@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gateway.server.app import MAX_ERROR_CHARS, error_text
+from gateway.server.boundary import MAX_ERROR_CHARS, error_text
 from gateway.server.call_log import MAX_LOGGED_CHARS, CallLog, bounded
 
 

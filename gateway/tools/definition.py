@@ -1,0 +1,140 @@
+"""How a tool family defines its tools, without knowing the MCP server they land on.
+
+A family gets a ``Tools`` and decorates its functions with ``tools.tool(...)`` or,
+for a tool that works on a tab, ``tools.tab_tool(...)``. The second does once what
+every tab tool needs before its own work: resolve the tab id (and target) to a
+``Browser`` and ``Tab``, take the tab's lock, and settle the time budget (the
+call's ``timeout_s``, else the target's ``command_timeout_s``). The body receives
+that as its first parameter, ``on``; the rest of its signature is exactly the
+tool's MCP signature (names, types, defaults, descriptions), so what a client sees
+is read off the body, minus ``on``.
+
+Where the tools go, and what happens around each call (error mapping, call log,
+read-only filter), is the server's business: it hands in a ``ToolRegistrar``.
+Dependencies point one way: the server imports the tools, never the reverse.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
+    from gateway.browsers.tab import Tab
+
+__all__ = ["OnBrowser", "OnTab", "TabMode", "ToolRegistrar", "Tools"]
+
+P = ParamSpec("P")
+R = TypeVar("R", bound=BaseModel)
+Body = Callable[..., Awaitable[R]]
+
+TabMode = Literal["required", "optional", "for_url"]
+"""How a tab tool finds its tab: ``required`` from its ``tab`` argument; ``optional``
+from ``tab`` when given, else just the browser of ``target`` (no tab, no lock);
+``for_url`` the ``tab`` given or a fresh one, for loading its (checked) ``url``."""
+
+
+class ToolRegistrar(Protocol):
+    """What the server offers: put one function on it as a tool, behind its boundary."""
+
+    def tool(
+        self, *, read_only: bool = False, destructive: bool = False
+    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]: ...
+
+
+@dataclass(frozen=True)
+class OnBrowser:
+    """What a call works on: the browser, and the seconds it may spend on it."""
+
+    browser: Browser
+    budget: float
+
+
+@dataclass(frozen=True)
+class OnTab(OnBrowser):
+    """A call on one tab; a ``lock=True`` tool runs while holding ``tab.lock``."""
+
+    tab: Tab
+
+
+class Tools:
+    """The tool definitions of every family, registered on ``registrar``; tab tools
+    resolve their tabs in ``registry``."""
+
+    def __init__(self, registrar: ToolRegistrar, registry: Registry) -> None:
+        self._registrar = registrar
+        self._registry = registry
+
+    def tool(
+        self, *, read_only: bool = False, destructive: bool = False
+    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
+        """A tool that needs no tab: the function is registered as it is."""
+        return self._registrar.tool(read_only=read_only, destructive=destructive)
+
+    def tab_tool(
+        self, *, read_only: bool = False, destructive: bool = False, lock: bool = True,
+        tab: TabMode = "required",
+    ) -> Callable[[Body[R]], Callable[..., Awaitable[R]]]:
+        """A tool whose body takes ``on`` (an ``OnTab``; an ``OnBrowser`` too for
+        ``tab="optional"``) before its MCP arguments.
+
+        ``lock=False`` is for tools that must work while another call holds the tab
+        (close_tab, handle_dialog) or only read the gateway's own records.
+        """
+        register = self._registrar.tool(read_only=read_only, destructive=destructive)
+
+        def define(body: Body[R]) -> Callable[..., Awaitable[R]]:
+            @functools.wraps(body)
+            async def call(**arguments: Any) -> R:
+                on = await self._resolve(tab, arguments)
+                if lock and isinstance(on, OnTab):
+                    async with on.tab.lock:
+                        return await body(on, **arguments)
+                return await body(on, **arguments)
+
+            signature = _without_first(body)
+            call.__signature__ = signature  # type: ignore[attr-defined]
+            call.__annotations__ = {
+                **{p.name: p.annotation for p in signature.parameters.values()},
+                "return": signature.return_annotation}
+            return register(call)
+
+        return define
+
+    async def _resolve(self, mode: TabMode, arguments: dict[str, Any]) -> OnBrowser:
+        """The browser and tab a call means; for ``for_url``, ``arguments["url"]``
+        becomes the URL as the target's checks passed it."""
+        target = arguments.get("target")
+        if mode == "for_url":
+            browser, page, arguments["url"] = await self._registry.tab_for_url(
+                arguments.get("tab"), target, arguments["url"])
+        elif mode == "optional" and arguments.get("tab") is None:
+            browser = self._registry.target(target)
+            return OnBrowser(browser, _budget(browser, arguments))
+        else:
+            browser, page = await self._registry.tab(arguments["tab"], target)
+        return OnTab(browser, _budget(browser, arguments), page)
+
+
+def _budget(browser: Browser, arguments: dict[str, Any]) -> float:
+    timeout_s: float | None = arguments.get("timeout_s")
+    return timeout_s or browser.config.command_timeout_s
+
+
+def _without_first(body: Callable[..., Any]) -> inspect.Signature:
+    """``body``'s signature without ``on``, its annotations evaluated in its own module
+    (the wrapper lives here, where the tool module's names do not resolve)."""
+    hints = typing.get_type_hints(body, include_extras=True)
+    signature = inspect.signature(body)
+    parameters = [p.replace(annotation=hints.get(p.name, p.annotation))
+                  for p in list(signature.parameters.values())[1:]]
+    return signature.replace(parameters=parameters,
+                             return_annotation=hints.get("return", signature.return_annotation))

@@ -1,0 +1,110 @@
+"""The package's layering, read from the source: a folder per layer, dependencies pointing
+one way (tools → page → browsers → hosts → config → errors), and no import cycle between
+modules — imports under ``TYPE_CHECKING`` and inside functions included."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parents[2] / "gateway"
+
+# Lower layers never import higher ones; a layer may import its own modules.
+LAYERS = {
+    "errors": 0, "concurrency": 0,
+    "config": 1, "output": 1,
+    "hosts": 2,
+    "browsers": 3,
+    "page": 4,
+    "tools": 5, "doctor": 5,
+    "server": 6,
+    "cli": 7, "__main__": 8, "__init__": 0,
+}
+MAX_LINES = 400
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> Iterator[str]:
+    """Every ``gateway.*`` module this file imports, wherever the import statement is."""
+    tree = ast.parse(path.read_text(), str(path))
+    own = module_name(path)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.split(".")[0] == "gateway")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "gateway":
+                continue
+            for alias in node.names:  # `from gateway.tools import cdp` imports a module
+                sub = f"{target}.{alias.name}"
+                yield sub if (PACKAGE.parent / sub.replace(".", "/")).with_suffix(".py").exists() \
+                    or (PACKAGE.parent / sub.replace(".", "/")).is_dir() else target
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: {i for i in imports_of(path) if i in modules and i != name}
+            for name, path in modules.items()}
+
+
+def layer(module: str) -> tuple[str, int]:
+    top = module.split(".")[1] if "." in module else "__init__"
+    return top, LAYERS[top]
+
+
+def test_every_folder_is_a_known_layer() -> None:
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert len(folders) >= 5
+    assert folders <= set(LAYERS), f"unknown layer folders: {folders - set(LAYERS)}"
+
+
+def test_dependencies_point_down() -> None:
+    upward = []
+    for module, imported in graph().items():
+        name, rank = layer(module)
+        for other in imported:
+            other_name, other_rank = layer(other)
+            if other_name != name and other_rank >= rank:
+                upward.append(f"{module} → {other}")
+    assert not upward, "imports against the layering:\n" + "\n".join(sorted(upward))
+
+
+def test_no_import_cycles() -> None:
+    deps = graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(deps[node]):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(deps):
+        if node not in state:
+            visit(node)
+    assert not cycles, "import cycles:\n" + "\n".join(" → ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: module_name(p))
+def test_modules_are_small(path: Path) -> None:
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)}: {lines} lines"

@@ -36,18 +36,13 @@ def dotted(prefix: str, name: str) -> str:
     return f"{prefix}.{part}" if prefix else part
 
 
+_TOML_TYPES = ((bool, "boolean"), (int, "integer"), (float, "float"), (str, "string"),
+               (dict, "table"), (list, "array"))  # bool first: it is an int too
+
+
 def type_name(value: object) -> str:
     """TOML's name for a parsed value's type, for 'expected X, got Y' messages."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "table"
-    if isinstance(value, list):
-        return "array"
+    for kind, name in _TOML_TYPES:
+        if isinstance(value, kind):
+            return name
     return type(value).__name__  # dates and times

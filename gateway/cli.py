@@ -156,7 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return anyio.run(_doctor, args.config, args.target, args.json)
         from gateway.server.app import serve_stdio
 
-        anyio.run(serve_stdio, load_config(os.environ, args.config, read_only=args.read_only))
+        def load() -> GatewayConfig:
+            return load_config(os.environ, args.config, read_only=args.read_only)
+
+        anyio.run(serve_stdio, load(), load)
         return 0
     except ConfigError as exc:
         print(f"chrome-ssh-gateway: configuration error: {exc}", file=sys.stderr)

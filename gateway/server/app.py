@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import structlog
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,6 +25,7 @@ from gateway.browsers.registry import Registry, open_registry
 from gateway.config import GatewayConfig
 from gateway.server.boundary import Boundary
 from gateway.server.call_log import CallLog
+from gateway.server.reload import reload_on_hangup
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
 
@@ -136,8 +138,13 @@ async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer
         call_log.close()
 
 
-async def serve_stdio(config: GatewayConfig) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin."""
-    async with running_server(config) as (server, _):
+async def serve_stdio(config: GatewayConfig,
+                      reload: Callable[[], GatewayConfig] | None = None) -> None:
+    """Serve MCP on stdin/stdout until the client closes stdin; with ``reload``, a
+    SIGHUP applies what it returns (see ``server.reload``)."""
+    async with running_server(config) as (server, registry), anyio.create_task_group() as tg:
+        if reload is not None:
+            tg.start_soon(reload_on_hangup, registry, reload)
         await server.run_stdio_async()
+        tg.cancel_scope.cancel()
     log.info("client went away; gateway stopped")

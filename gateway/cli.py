@@ -5,7 +5,7 @@ agent talks to, prints the result as JSON on stdout and exits non-zero when
 the tool returned an error — a quick check of a target before wiring up an
 agent.
 
-``doctor`` checks every target step by step (see ``doctor.py``) and prints a
+``doctor`` checks every target step by step (see ``gateway.doctor``) and prints a
 table, or with ``--json`` one JSON document. Exit status: 0 every target up,
 1 some target down, 2 a configuration error (or an unknown ``--target``).
 """
@@ -24,7 +24,7 @@ import anyio
 from gateway import __version__
 from gateway.config import GatewayConfig, load_config
 from gateway.errors import ConfigError
-from gateway.server.call_log import configure_logging
+from gateway.server.log_setup import configure_logging
 
 __all__ = ["log_level", "main", "parse_args"]
 

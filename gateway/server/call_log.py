@@ -1,4 +1,4 @@
-"""Logging: human lines on stderr, and the JSON-lines call log.
+"""The JSON-lines call log.
 
 stdout is the MCP channel, so nothing here ever writes to it. The call log is
 one JSON object per tool call (call id, tool, target, tab, arguments, duration,
@@ -16,9 +16,7 @@ log stays greppable and cannot be used to fill the disk at 10 MB a call.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,32 +24,12 @@ import structlog
 
 from gateway.output.redact import redact
 
-__all__ = ["MAX_LOGGED_CHARS", "CallLog", "bounded", "configure_logging"]
+__all__ = ["MAX_LOGGED_CHARS", "CallLog", "bounded"]
 
 log = structlog.get_logger("gateway.log")
 
 MAX_LOGGED_CHARS = 4096
 """Longest string a call-log record keeps (arguments, error text)."""
-
-
-def configure_logging(level: str = "INFO") -> None:
-    """structlog → stderr, one readable line per event."""
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="%H:%M:%S", utc=False),
-            structlog.dev.ConsoleRenderer(colors=False),
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping().get(level.upper(), logging.INFO)),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=True,
-    )
-    # asyncssh logs every channel open/close at INFO; the gateway reports what matters.
-    logging.getLogger("asyncssh").setLevel(logging.WARNING)
-    # The MCP SDK logs each failed tool call again; the call boundary already did.
-    logging.getLogger("mcp").setLevel(logging.WARNING)
 
 
 class CallLog:

@@ -1,4 +1,4 @@
-"""gateway.console: real Chromium console events in, the entries an agent reads out.
+"""gateway.browsers.console_log: real Chromium console events in, the entries an agent reads out.
 
 The replays use fixtures/events/*.jsonl (captured by fixtures/capture_events.py
 from headless Chromium); the page sources are in that script. Line and column

@@ -1,4 +1,4 @@
-"""gateway.files: where save_to may write, and how the file is written (tmp_path only)."""
+"""gateway.output.files: where save_to may write, and how the file is written (tmp_path only)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""gateway.images.image_size on real encoder output and on broken input.
+"""gateway.output.images.image_size on real encoder output and on broken input.
 
 PNG is built here by hand (zlib); JPEG and WebP come from Chromium's own encoders
 (Page.captureScreenshot and canvas.toDataURL, fixtures/capture_events.py) at the

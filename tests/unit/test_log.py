@@ -1,4 +1,4 @@
-"""gateway.log's call log: what a record becomes on disk, whatever a client sent."""
+"""gateway.server.call_log's call log: what a record becomes on disk, whatever a client sent."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""gateway.network: real Chromium Network.* events in, request records out.
+"""gateway.browsers.network_log: real Chromium Network.* events in, request records out.
 
 Replays fixtures/events/*.jsonl (fixtures/capture_events.py, headless Chromium on
 loopback: origin ``a`` serves the pages, origin ``b`` is the CORS target, and a

@@ -1,4 +1,4 @@
-"""gateway.policy and the scheme rules of gateway.urls: what each per-target switch lets
+"""gateway.config.policy and the scheme rules of gateway.config.urls: what each per-target switch lets
 through, and that every refusal names the setting to change."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""gateway.redact: the header-shaped places it blanks, and everything it leaves alone."""
+"""gateway.output.redact: the header-shaped places it blanks, and everything it leaves alone."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cipher order the gateway asks asyncssh for (see gateway/ssh.py)."""
+"""The cipher order the gateway asks asyncssh for (see gateway/hosts/ssh.py)."""
 
 from __future__ import annotations
 

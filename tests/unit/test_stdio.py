@@ -1,4 +1,4 @@
-"""gateway.stdio: which unreadable request lines get an answer, and for which id."""
+"""gateway.server.stdio: which unreadable request lines get an answer, and for which id."""
 
 from __future__ import annotations
 

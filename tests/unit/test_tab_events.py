@@ -25,7 +25,7 @@ def test_tab_routes_console_and_network_events() -> None:
 
 
 def test_redirected_navigation_counts_once() -> None:
-    """BUG (gateway/tab.py): a main-frame redirect sends a second
+    """BUG (gateway/browsers/tab.py): a main-frame redirect sends a second
     ``Network.requestWillBeSent`` (type Document, requestId == loaderId, with
     ``redirectResponse``) and Tab counts it as another navigation. Five page loads,
     one through a 302, give ``navigation == 6``; the 302 hop of the third load is

@@ -1,5 +1,5 @@
-"""gateway.config.policy and the scheme rules of gateway.config.urls: what each per-target switch lets
-through, and that every refusal names the setting to change."""
+"""gateway.config.policy and the scheme rules of gateway.config.urls: what each per-target
+switch lets through, and that every refusal names the setting to change."""
 
 from __future__ import annotations
 

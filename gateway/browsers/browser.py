@@ -55,6 +55,7 @@ log = structlog.get_logger("gateway.target")
 
 # How long a host gets to show it is alive after Chrome missed a command's deadline.
 LINK_PROBE_TIMEOUT_S = 2.0
+RELEASE_S = 2.0  # how long releasing a remote object may take (it is only clean-up)
 
 
 class Browser:
@@ -280,6 +281,18 @@ class Browser:
             await self.pages.attach(cdp, tab)
         return await self._send(cdp, method, params, session or tab.session_id, timeout_s,
                                 timeout_hint)
+
+    async def release_object(self, object_id: str, session: str | None) -> None:
+        """Release a remote object, best effort: bounded, finished even while the caller
+        is being cancelled, and never raising — so it cannot replace the error (or the
+        cancellation) that is leaving the ``finally`` it runs in."""
+        with anyio.move_on_after(RELEASE_S, shield=True):
+            try:
+                cdp = await self.connection(max_wait_s=RELEASE_S)
+                await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
+                                 session_id=session)
+            except GatewayError:
+                pass  # the session or connection is gone, and its objects with it
 
     async def new_tab(self, url: str) -> Tab:
         """Open a tab; load ``url`` only once its collectors run, so its very first

@@ -15,33 +15,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
-
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
-from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
+from gateway.errors import ActionFailed, CdpError, StaleRef
 from gateway.page.js import script
 from gateway.page.keys import chord_events, parse_chord
 from gateway.page.view import RefTarget, ViewState, current_view
 
-__all__ = ["Page", "release_object"]
+__all__ = ["Page"]
 
-RELEASE_S = 2.0  # how long releasing a remote object may take (it is only clean-up)
 _PREPARE_JS = script("prepare.js")
 _FRAME_POINT_JS = script("frame_point.js")
 
-
-async def release_object(target: Browser, object_id: str, session: str | None) -> None:
-    """Release a remote object, best effort: bounded, finished even while the caller is
-    being cancelled, and never raising — so it cannot replace the error (or the
-    cancellation) that is leaving the ``finally`` it runs in."""
-    with anyio.move_on_after(RELEASE_S, shield=True):
-        try:
-            cdp = await target.connection(max_wait_s=RELEASE_S)
-            await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
-                             session_id=session)
-        except GatewayError:
-            pass  # the session or connection is gone, and its objects with it
 
 
 class Page:
@@ -86,7 +71,7 @@ class Page:
                 "awaitPromise": True, "arguments": [{"value": a} for a in args]},
                 target.session)
         finally:
-            await release_object(self.target, object_id, target.session)
+            await self.target.release_object(object_id, target.session)
         if "exceptionDetails" in result:
             raise ActionFailed(f"{target.role} \"{target.name}\": "
                                f"{result['exceptionDetails'].get('text', 'script error')}")

@@ -48,9 +48,7 @@ async def _by_value(target: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
         result = await target.tab_call(tab, "Runtime.callFunctionOn", {
             "objectId": object_id, "functionDeclaration": SERIALIZE_JS, "returnByValue": True})
     finally:
-        cdp = await target.connection()
-        await cdp.notify("Runtime.releaseObject", {"objectId": object_id},
-                         session_id=tab.session_id)
+        await target.release_object(object_id, tab.session_id)
     if "exceptionDetails" in result:
         return remote.get("description")
     return result.get("result", {}).get("value")

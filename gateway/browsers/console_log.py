@@ -2,27 +2,25 @@
 
 Pure: CDP events go in (``on_event``), entries come out (``query``). The gateway
 feeds it from the moment it attaches to a tab, so what a page logged before
-the agent's first call is there. Memory is bounded twice: a ring of
-``capacity`` entries (the count of dropped ones is kept, so the agent is told),
-and only the last ``KEEP_NAVIGATIONS`` main-frame navigations are kept — each
-entry carries the navigation it belongs to.
+the agent's first call is there. Memory is bounded by the ring underneath
+(``ring.EpochRing``): ``capacity`` entries, the last ``KEEP_NAVIGATIONS``
+main-frame navigations.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LEVELS", "ConsoleEntry", "ConsoleLog"]
+from gateway.browsers.ring import KEEP_NAVIGATIONS, EpochRing
+
+__all__ = ["KEEP_NAVIGATIONS", "LEVELS", "ConsoleEntry", "ConsoleLog"]
 
 LEVELS = ("error", "warning", "info", "debug")
-KEEP_NAVIGATIONS = 3
 MAX_TEXT = 8_000
 
 _CONSOLE_LEVEL = {
@@ -131,16 +129,12 @@ def _stack_text(stack: dict[str, Any] | None) -> str | None:
     return "\n".join(lines) or None
 
 
-class ConsoleLog:
+class ConsoleLog(EpochRing[ConsoleEntry]):
     """Bounded console history of one tab."""
 
     def __init__(self, capacity: int = 1000) -> None:
-        self.capacity = capacity
-        self._entries: deque[ConsoleEntry] = deque()
-        self._ids = itertools.count(1)
-        self.dropped = 0
+        super().__init__(capacity)
         self.malformed = 0
-        self.navigation = 0
 
     def on_event(self, method: str, params: dict[str, Any]) -> None:
         try:
@@ -153,34 +147,18 @@ class ConsoleLog:
         except (AttributeError, KeyError, TypeError, ValueError, OverflowError):
             self.malformed += 1  # not the protocol's shape: skip it, keep the rest
 
-    def navigated(self) -> None:
-        """A main-frame navigation: start a new epoch, forget epochs beyond the kept ones."""
-        self.navigation += 1
-        oldest = self.navigation - KEEP_NAVIGATIONS + 1
-        while self._entries and self._entries[0].navigation < oldest:
-            self._entries.popleft()
-
     def query(
         self, levels: set[str] | None = None, since: int | None = None, limit: int = 100
     ) -> list[ConsoleEntry]:
         """The newest ``limit`` entries matching, oldest first."""
-        picked = [e for e in self._entries
-                  if (since is None or e.id > since) and (levels is None or e.level in levels)]
-        return picked[-limit:] if limit else []
-
-    @property
-    def last_id(self) -> int:
-        return self._entries[-1].id if self._entries else 0
+        return self._select(lambda e: levels is None or e.level in levels, since, limit)
 
     def _add(self, level: str, text: str, source: str, url: str | None, time: str,
              stack: str | None = None) -> None:
         if len(text) > MAX_TEXT:
             text = text[:MAX_TEXT] + f"… [{len(text) - MAX_TEXT} more characters]"
-        if len(self._entries) >= self.capacity:
-            self._entries.popleft()
-            self.dropped += 1
-        self._entries.append(ConsoleEntry(next(self._ids), level, text, source, url, time,
-                                          self.navigation, stack))
+        self._keep(ConsoleEntry(self._next_id(), level, text, source, url, time,
+                                self.navigation, stack))
 
     def _console_call(self, params: dict[str, Any]) -> None:
         kind = params.get("type", "log")

@@ -1,6 +1,7 @@
 """A tab's network activity, assembled from CDP ``Network.*`` events.
 
-Pure, like ``console.py``: events in, request records out. One record per
+Pure, like ``console_log``: events in, request records out, in the same bounded
+ring (``ring.EpochRing``). One record per
 request (a redirect closes the hop it ends and opens a new record), with what a
 developer looks for first: method, URL, status, resource type, size, duration
 and — for failures — Chrome's reason (``net::ERR_*``, blocked, CORS). Headers
@@ -14,7 +15,6 @@ or after the main ones; both orders are merged.
 
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,13 +22,14 @@ from typing import Any
 
 import re2
 
-__all__ = ["NetworkEntry", "NetworkLog", "UrlMatcher", "url_matcher"]
+from gateway.browsers.ring import KEEP_NAVIGATIONS, EpochRing
+
+__all__ = ["KEEP_NAVIGATIONS", "NetworkEntry", "NetworkLog", "UrlMatcher", "url_matcher"]
 
 UrlMatcher = Callable[[str], bool]
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # the reason goes back to the caller, not to stderr
 
-KEEP_NAVIGATIONS = 3
 MAX_PENDING_EXTRA = 500
 
 
@@ -101,19 +102,15 @@ def _cors_reason(params: dict[str, Any]) -> str | None:
     return None
 
 
-class NetworkLog:
+class NetworkLog(EpochRing[NetworkEntry]):
     """Bounded request history of one tab."""
 
     def __init__(self, capacity: int = 1000) -> None:
-        self.capacity = capacity
-        self._by_id: OrderedDict[int, NetworkEntry] = OrderedDict()
+        super().__init__(capacity)
         self._live: dict[str, NetworkEntry] = {}          # requestId → current hop
         self._hops: dict[str, list[NetworkEntry]] = {}    # requestId → every hop kept
         self._extra: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._ids = itertools.count(1)
-        self.dropped = 0
         self.malformed = 0
-        self.navigation = 0
 
     # --------------------------------------------------------------- events
 
@@ -128,17 +125,8 @@ class NetworkLog:
             except (AttributeError, KeyError, TypeError, ValueError):
                 self.malformed += 1  # not the protocol's shape: skip it, keep the rest
 
-    def navigated(self) -> None:
-        self.navigation += 1
-        oldest = self.navigation - KEEP_NAVIGATIONS + 1
-        while self._by_id:
-            first = next(iter(self._by_id.values()))
-            if first.navigation >= oldest:
-                break
-            self._forget(first)
-
     def _forget(self, entry: NetworkEntry) -> None:
-        self._by_id.pop(entry.id, None)
+        super()._forget(entry)
         if self._live.get(entry.request_id) is entry:
             del self._live[entry.request_id]
         hops = self._hops.get(entry.request_id)
@@ -149,12 +137,9 @@ class NetworkLog:
 
     def _open(self, request_id: str, method: str, url: str, kind: str, started: float,
               wall_time: float | None) -> NetworkEntry:
-        if len(self._by_id) >= self.capacity:
-            self._forget(next(iter(self._by_id.values())))
-            self.dropped += 1
-        entry = NetworkEntry(next(self._ids), request_id, method, url, kind, self.navigation,
+        entry = NetworkEntry(self._next_id(), request_id, method, url, kind, self.navigation,
                              started, wall_time)
-        self._by_id[entry.id] = entry
+        self._keep(entry)
         self._live[request_id] = entry
         self._hops.setdefault(request_id, []).append(entry)
         stash = self._extra.get(request_id, {})
@@ -278,9 +263,6 @@ class NetworkLog:
 
     # ---------------------------------------------------------------- reads
 
-    def get(self, entry_id: int) -> NetworkEntry | None:
-        return self._by_id.get(entry_id)
-
     def query(
         self,
         url_filter: UrlMatcher | None = None,
@@ -290,18 +272,11 @@ class NetworkLog:
         limit: int = 100,
     ) -> list[NetworkEntry]:
         """The newest ``limit`` records matching, oldest first."""
-        picked = [
-            e for e in self._by_id.values()
-            if (since is None or e.id > since)
-            and (not failed_only or e.failed)
-            and (resource_types is None or e.type.lower() in resource_types)
-            and (url_filter is None or url_filter(e.url))
-        ]
-        return picked[-limit:] if limit else []
-
-    @property
-    def last_id(self) -> int:
-        return next(reversed(self._by_id)) if self._by_id else 0
+        return self._select(
+            lambda e: ((not failed_only or e.failed)
+                       and (resource_types is None or e.type.lower() in resource_types)
+                       and (url_filter is None or url_filter(e.url))),
+            since, limit)
 
 
 _HANDLERS = {

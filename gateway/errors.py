@@ -65,6 +65,12 @@ __all__ = [
 class GatewayError(Exception):
     """Base of every error the gateway reports; ``str()`` is the user-facing text."""
 
+    @property
+    def cause(self) -> str:
+        """What went wrong, without the wrapper a subclass puts around it (``target 'x'
+        unreachable (…)``): for messages that name the target themselves."""
+        return str(self)
+
 
 class ConfigError(GatewayError):
     """A targets file or environment value is malformed.
@@ -116,6 +122,10 @@ class TargetUnavailable(GatewayError):
         self.target = target
         self.reason = reason
         super().__init__(f"target {target!r} unreachable ({reason})")
+
+    @property
+    def cause(self) -> str:
+        return self.reason
 
 
 class TargetRemoved(TargetNotFound):

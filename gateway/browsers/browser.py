@@ -174,7 +174,7 @@ class Browser:
 
     def _failure(self, exc: Exception, doing: str) -> str:
         if isinstance(exc, GatewayError):
-            return exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
+            return exc.cause
         self._log.exception(f"{doing} crashed")
         return (f"internal gateway error while {doing} ({type(exc).__name__}: {exc}); "
                 "retrying — report this if it repeats")

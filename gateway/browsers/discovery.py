@@ -42,7 +42,6 @@ from gateway.errors import (
     DiscoveryError,
     GatewayError,
     HostError,
-    TargetUnavailable,
     TunnelError,
 )
 from gateway.hosts.base import Host
@@ -106,7 +105,7 @@ class Search:
                                         target=self.name, timeout_s=self.timeout_s)
         except GatewayError as exc:
             self.host.release(endpoint.host, endpoint.port)
-            self.trace.rejected(endpoint, _reason(exc))
+            self.trace.rejected(endpoint, exc.cause)
             raise
 
 
@@ -150,7 +149,7 @@ class ActivePortFiles:
                 return endpoint, await search.connect(endpoint)
             except GatewayError as exc:
                 search.tried.append(f"{directory}/DevToolsActivePort says port {port} but "
-                                    f"{_reason(exc)}")
+                                    f"{exc.cause}")
         if not listing:
             search.tried.append(f"no readable DevToolsActivePort in {self.dirs[0]}"
                                 if self.configured else
@@ -219,11 +218,6 @@ async def discover(host: Host, config: TargetConfig, timeout_s: float,
     """Find the browser of a configured target (no launching) and open its websocket."""
     search = Search(host, config.name, timeout_s, trace or DiscoveryTrace())
     return await find_browser(strategies_for(config), search)
-
-
-def _reason(exc: GatewayError) -> str:
-    """The cause alone, without the "target X unreachable" wrapper around it."""
-    return exc.reason if isinstance(exc, TargetUnavailable) else str(exc)
 
 
 async def _ask_version(search: Search, address: CdpAddress) -> str:

@@ -93,7 +93,7 @@ class BrowserSteps:
     def _discovery_failed(self, where: Host, trace: _Trace, start: float,
                           exc: BaseException) -> NoReturn:
         record, since = self.record, Recorder.since
-        reason = exc.reason if isinstance(exc, TargetUnavailable) else (
+        reason = exc.cause if isinstance(exc, TargetUnavailable) else (
             f"discovery took longer than {self._discovery_bound_s:g} s")
         host = where.label
         refused = trace.refused

@@ -28,7 +28,7 @@ from gateway.doctor.probes import (
     used_key,
 )
 from gateway.doctor.report import Recorder
-from gateway.errors import GatewayError, HostError, HostKeyRejected
+from gateway.errors import GatewayError, HostKeyRejected
 from gateway.hosts.known_hosts import HostKeyVerdict
 from gateway.hosts.ssh import SshHost
 
@@ -148,7 +148,7 @@ class SshSteps:
         except (GatewayError, TimeoutError) as exc:
             progress = link.progress
             verdict = progress.host_key
-            reason = exc.reason if isinstance(exc, HostError) else str(exc)
+            reason = exc.cause if isinstance(exc, GatewayError) else str(exc)
             if isinstance(exc, HostKeyRejected) and verdict is not None:
                 what = ("is NOT the one in" if verdict.kind == "changed" else "is not in")
                 record.fail("host_key", since(start),

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.config import CdpAddress
+from gateway.config import CdpAddress, host_port
 
 __all__ = [
     "DEFAULT_PROFILE_DIRS",
@@ -47,8 +47,7 @@ class Endpoint:
 
     @property
     def address(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+        return host_port(self.host, self.port)
 
     @property
     def url(self) -> str:

@@ -14,6 +14,7 @@ Import the public names from here: ``from gateway.config import TargetConfig``.
 from gateway.config.addresses import (
     CdpAddress,
     SshDestination,
+    host_port,
     parse_cdp_address,
     parse_ssh_destination,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "TargetConfig",
     "TargetSettings",
     "default_call_log_path",
+    "host_port",
     "load_config",
     "parse_cdp_address",
     "parse_ssh_destination",

@@ -15,8 +15,13 @@ from dataclasses import dataclass
 from gateway.config.text import bad_char, show
 from gateway.errors import ConfigError
 
-__all__ = ["CdpAddress", "SshDestination", "parse_cdp_address", "parse_port",
+__all__ = ["CdpAddress", "SshDestination", "host_port", "parse_cdp_address", "parse_port",
            "parse_ssh_destination"]
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 literal in brackets so its colons do not eat the port."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @dataclass(frozen=True)
@@ -33,10 +38,7 @@ class SshDestination:
     port: int | None
 
     def __str__(self) -> str:
-        host = self.host
-        if self.port is not None:
-            # An IPv6 literal needs brackets, or its colons eat the port.
-            host = f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+        host = self.host if self.port is None else host_port(self.host, self.port)
         return f"{self.user}@{host}" if self.user is not None else host
 
 

@@ -14,7 +14,7 @@ import socket
 from collections.abc import Sequence
 
 from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
-from gateway.config import CdpAddress, TargetConfig
+from gateway.config import CdpAddress, TargetConfig, host_port
 from gateway.hosts.known_hosts import HostKeyVerdict
 
 __all__ = [
@@ -27,7 +27,6 @@ __all__ = [
     "endpoint_failure",
     "handshake_fix",
     "host_key_fix",
-    "host_port",
     "login_fix",
     "not_sshd_fix",
     "proxy_jump_fix",
@@ -43,11 +42,6 @@ NO_BINARY_FIX = "install chromium (or Google Chrome), or set CHROME_PATH to its 
 BROWSER_HUNG_FIX = ("the browser accepted the websocket but does not answer commands: it may "
                     "be hung — restart it")
 TABS_FIX = "the browser does not list its tabs: restart it"
-
-
-def host_port(host: str, port: int) -> str:
-    """``host:port``, with an IPv6 literal in brackets so its colons do not eat the port."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 # -- SSH

@@ -17,7 +17,7 @@ import anyio
 import asyncssh
 
 import gateway.doctor.fixes as fixes
-from gateway.config import TargetConfig
+from gateway.config import TargetConfig, host_port
 from gateway.doctor.probes import (
     Resolver,
     first_hop,
@@ -124,7 +124,7 @@ class SshSteps:
             except (OSError, TimeoutError) as exc:
                 failure = failure or (address, exc)
                 continue
-            where = fixes.host_port(address, port)
+            where = host_port(address, port)
             if not banner.startswith("SSH-"):
                 self.record.fail(
                     "tcp", Recorder.since(start),

@@ -14,6 +14,8 @@ from typing import Protocol
 
 import h11
 
+from gateway.config import host_port
+
 __all__ = ["MAX_RESPONSE_BYTES", "HttpResponse", "get_over", "host_header"]
 
 MAX_RESPONSE_BYTES = 1024 * 1024
@@ -36,9 +38,9 @@ class _Writer(Protocol):
 
 
 def host_header(host: str, port: int) -> str:
-    """Chrome refuses ``/json`` requests whose Host is not an IP or ``localhost``."""
-    shown = f"[{host}]" if ":" in host else host
-    return f"{shown}:{port}"
+    """Chrome refuses ``/json`` requests whose Host is not an IP or ``localhost``: the
+    address asked for is both."""
+    return host_port(host, port)
 
 
 async def get_over(reader: _Reader, writer: _Writer, host: str, port: int,

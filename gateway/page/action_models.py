@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 __all__ = ["Action", "Check", "Click", "Hover", "Press", "Ref", "Scroll", "Select", "StepResult",
            "Type", "WaitFor"]
 
-Ref = Annotated[int, Field(description="A ref (#N) from the current view.", ge=1)]
+Ref = Annotated[int, Field(ge=1)]
+"""A ref (``#N``) from the tab's current view; ``browse_act`` says so once."""
 
 
 class Click(BaseModel):
@@ -34,7 +35,7 @@ class Type(BaseModel):
 
 class Press(BaseModel):
     do: Literal["press"]
-    key: Annotated[str, Field(description="A key or chord: Enter, Tab, Control+A, Shift+Tab.",
+    key: Annotated[str, Field(description="Key or chord: Enter, Control+A, Shift+Tab.",
                               max_length=64)]
 
 

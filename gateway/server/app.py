@@ -37,7 +37,10 @@ INSTRUCTIONS = """\
 Drives Chrome browsers on remote machines (and this one) over SSH. Each browser
 is a named target (list_targets). Tabs have small integer ids that are unique
 across all targets (list_tabs); pass tab=<id> to tab tools, and target=<name>
-only when several targets exist and no tab is given.
+only when several targets exist and no tab is given. Arguments most tools share:
+timeout_s is the seconds to wait for the browser (default: the target's
+command_timeout_s, 30); max_chars is the longest value returned — longer values
+are cut and marked truncated.
 """
 READ_ONLY_NOTE = """
 This gateway runs read-only: only tools that change nothing in the browsers are

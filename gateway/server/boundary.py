@@ -12,6 +12,7 @@ that change something are left out: an agent cannot call what it is never offere
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 
 from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
+from gateway.server.schemas import compact_input, compact_output
 
 __all__ = ["MAX_ERROR_CHARS", "Boundary", "error_text", "failure_of"]
 
@@ -70,6 +72,27 @@ def error_text(exc: BaseException) -> str:
         return text
     return (f"{text[:MAX_ERROR_CHARS]}… [error text cut: {len(text) - MAX_ERROR_CHARS} more "
             "characters]")
+
+
+def _annotations(*, read_only: bool, destructive: bool) -> ToolAnnotations:
+    """The hints that differ from MCP's defaults (not read-only, destructive, open
+    world): a read-only tool says so; a tool that changes something but destroys
+    nothing says that. Unset hints are left out of ``tools/list``."""
+    if read_only:
+        return ToolAnnotations(read_only_hint=True)
+    return ToolAnnotations(destructive_hint=None if destructive else False)
+
+
+def _publish_compact(server: MCPServer, name: str) -> None:
+    """Publish ``name``'s schemas compactly (``schemas.py``); the SDK keeps validating
+    with the pydantic models they were generated from."""
+    tool = server._tool_manager.get_tool(name)
+    assert tool is not None, name
+    tool.parameters = compact_input(tool.parameters)
+    metadata = tool.fn_metadata
+    if metadata.output_schema is not None:
+        metadata.output_schema = compact_output(metadata.output_schema)
+    tool.__dict__.pop("output_schema", None)  # the SDK caches it on first read
 
 
 class Boundary:
@@ -118,11 +141,10 @@ class Boundary:
                     self._record(call_id, name, kwargs, start, outcome, error, result)
 
             self._server.add_tool(
-                call, name=name,
-                annotations=ToolAnnotations(read_only_hint=read_only,
-                                            destructive_hint=destructive,
-                                            open_world_hint=True),
+                call, name=name, description=inspect.cleandoc(fn.__doc__ or ""),
+                annotations=_annotations(read_only=read_only, destructive=destructive),
             )
+            _publish_compact(self._server, name)
             return call
 
         return register

@@ -1,4 +1,9 @@
-"""Argument types shared by the tool families: one definition, one description."""
+"""Argument types shared by the tool families: one definition each.
+
+They carry no per-tool description: they recur in nearly every tool, and the text
+would sit in the agent's context once per tool on every turn. The server's
+instructions explain them once (``ARGUMENTS_NOTE`` in ``gateway.server.app``).
+"""
 
 from __future__ import annotations
 
@@ -8,22 +13,7 @@ from pydantic import Field
 
 __all__ = ["MaxChars", "TabArg", "TargetArg", "TimeoutArg"]
 
-TargetArg = Annotated[
-    str | None,
-    Field(description="Target name from list_targets. Optional when only one target exists "
-                      "or when `tab` is given.", max_length=64),
-]
-TabArg = Annotated[
-    int, Field(description="Tab id from list_tabs / new_tab / navigate (unique across targets).",
-               ge=1, le=2**31),
-]
-TimeoutArg = Annotated[
-    float | None,
-    Field(description="Seconds to wait for the browser (default: the target's "
-                      "command_timeout_s, 30).", gt=0, le=600),
-]
-MaxChars = Annotated[
-    int,
-    Field(description="Longest value returned, in characters; longer values are cut and "
-                      "marked truncated.", ge=100, le=50_000_000),
-]
+TargetArg = Annotated[str | None, Field(max_length=64)]
+TabArg = Annotated[int, Field(ge=1, le=2**31)]
+TimeoutArg = Annotated[float | None, Field(gt=0, le=600)]
+MaxChars = Annotated[int, Field(ge=100, le=50_000_000)]

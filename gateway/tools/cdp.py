@@ -28,7 +28,7 @@ class CdpResult(BaseModel):
     target: str
     tab: int | None
     method: str
-    result: Any
+    result: dict[str, Any] | str  # a str: the start of its JSON text, when truncated
     truncated: bool
     omitted_chars: int = 0
 
@@ -48,13 +48,10 @@ def register(tools: Tools, registry: Registry) -> None:
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> CdpResult:
-        """Send any Chrome DevTools Protocol command and return Chrome's result.
+        """Send any Chrome DevTools Protocol command, for what the other tools do not cover.
 
-        Without `tab` the command goes to the browser (Browser.*, Target.*,
-        SystemInfo.*); with `tab` to that page (Page.*, Runtime.*, DOM.*,
-        Network.*, Emulation.*, …). Use it for whatever the other tools do not
-        cover. Header secrets in the result are redacted. A target's config may
-        restrict which methods are allowed (allow_cdp, cdp_allow).
+        Without `tab` it goes to the browser (Browser.*, Target.*), with `tab` to that
+        page (Page.*, DOM.*, …).
         """
         if not METHOD_RE.match(method):
             raise InvalidArgument(f"method {method[:80]!r} is not a CDP method name; use "

@@ -44,21 +44,17 @@ def register(tools: Tools, registry: Registry) -> None:
         on: OnTab,
         tab: TabArg,
         level: Annotated[Level | list[Level] | None,
-                         Field(description="Only these levels (error, warning, info, debug); "
-                                           "default all.")] = None,
-        since: Annotated[int | None, Field(description="Only messages with a larger id (pass "
-                                                       "the last_id of a previous call).",
+                         Field(description="Only these levels; default all.")] = None,
+        since: Annotated[int | None, Field(description="Only ids above this (a last_id).",
                                            ge=0)] = None,
         limit: Annotated[int, Field(description="At most this many, the newest.", ge=1,
                                     le=10_000)] = 100,
         target: TargetArg = None,
     ) -> ConsoleMessages:
-        """Read a tab's console: console.* calls, uncaught exceptions and unhandled
-        rejections (with stacks), and browser messages (failed loads, CSP, deprecations).
+        """Read a tab's console: console.* calls, uncaught errors (with stacks), browser
+        messages.
 
-        Collected since the gateway attached to the tab, so it includes what the page
-        logged before your first call. Poll new messages with since=<last_id>.
-        `navigation` numbers the page loads; only the last few loads are kept.
+        Kept since the gateway attached to the tab; poll with since=<last_id>.
         """
         levels: set[str] | None = (
             {level} if isinstance(level, str) else set(level) if level else None)

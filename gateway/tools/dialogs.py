@@ -41,8 +41,7 @@ def register(tools: Tools, registry: Registry) -> None:
     ) -> DialogResult:
         """Answer the open alert / confirm / prompt / beforeunload dialog of a tab.
 
-        While a dialog is open the page runs nothing, and other tab tools fail with
-        a message pointing here. Returns what the dialog said.
+        While one is open, other tab tools fail and point here.
         """
         t, page = on.browser, on.tab
         dialog = page.dialog

@@ -146,17 +146,15 @@ def register(tools: Tools, registry: Registry) -> None:
                                   Field(description="e.g. [\"Document\", \"XHR\", \"Fetch\", "
                                                     "\"Script\", \"Image\", \"WebSocket\"].",
                                         max_length=32)] = None,
-        since: Annotated[int | None, Field(description="Only requests with a larger id.",
+        since: Annotated[int | None, Field(description="Only ids above this (a last_id).",
                                            ge=0)] = None,
         limit: Annotated[int, Field(description="At most this many, the newest.", ge=1,
                                     le=10_000)] = 100,
         target: TargetArg = None,
     ) -> NetworkRequests:
-        """List a tab's network requests: method, URL, status, type, size, duration, and
-        the failure reason for failed ones.
+        """List a tab's network requests: method, URL, status, type, size, duration, failure.
 
-        Collected since the gateway attached to the tab. Use network_request(id=…)
-        for headers, timing and bodies.
+        network_request(id=…) has headers, timing and bodies.
         """
         matcher = None
         if filter:
@@ -180,19 +178,14 @@ def register(tools: Tools, registry: Registry) -> None:
         tab: TabArg,
         id: Annotated[int, Field(description="Request id from network_requests.", ge=1)],
         ctx: Context[Any, Any],
-        include_body: Annotated[Literal["none", "request", "response", "both"],
-                                Field(description="Which bodies to fetch.")] = "none",
+        include_body: Literal["none", "request", "response", "both"] = "none",
         save_to: Annotated[str | None, Field(description="Write the (response) body to this "
                                                          "absolute path.",
                                              max_length=4096)] = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
         target: TargetArg = None,
     ) -> RequestDetail:
-        """One request in detail: headers (secrets redacted), timing, and bodies on demand.
-
-        Text bodies are truncated to max_chars; binary bodies are described, or
-        written to save_to.
-        """
+        """One request in detail: headers (secrets redacted), timing, bodies on demand."""
         t, page = on.browser, on.tab
         entry = page.network.get(id)
         if entry is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from gateway.config.policy import check_evaluate
 from gateway.errors import JavaScriptError
@@ -24,11 +24,17 @@ __all__ = ["register"]
 # A JSON-safe copy of an object result, made in the page (see the script's comment).
 SERIALIZE_JS = script("serialize.js")
 
+JsonValue = Annotated[Any, WithJsonSchema({"anyOf": [
+    {"type": t} for t in ("string", "number", "boolean", "object", "array", "null")]})]
+"""Any JSON value, said as such: a bare ``Any`` publishes ``{}``, a schema that
+constrains nothing (the MCP Inspector's ``--strict`` warns about it)."""
+
+
 class EvaluateResult(BaseModel):
     tab: int
     target: str
     type: str
-    value: Any
+    value: JsonValue
     truncated: bool
     omitted_chars: int = 0
 
@@ -68,12 +74,9 @@ def register(tools: Tools, registry: Registry) -> None:
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
         target: TargetArg = None,
     ) -> EvaluateResult:
-        """Run JavaScript in a tab and return its value as JSON.
+        """Run JavaScript in a tab (top-level await works) and return its value as JSON.
 
-        Objects are copied safely (cycles → "[Circular]", DOM nodes → "<div#id>",
-        BigInt → "12n"). Values longer than max_chars are cut and marked
-        truncated. A thrown error or rejected promise is returned as a tool error
-        with the message and stack.
+        A thrown error or rejected promise is a tool error with message and stack.
         """
         t, page, budget = on.browser, on.tab, on.budget
         check_evaluate(t.config)

@@ -114,25 +114,22 @@ def register(tools: Tools, registry: Registry) -> None:
                                                      "viewport.")] = False,
         ref: Annotated[int | None, Field(description="Capture only this element (a ref from "
                                                      "the current browse_view).", ge=1)] = None,
-        format: Annotated[Literal["png", "jpeg", "webp"],
-                          Field(description="Image format; jpeg/webp are smaller.")] = "png",
-        quality: Annotated[int | None, Field(description="0-100, jpeg/webp only.", ge=0,
+        format: Literal["png", "jpeg", "webp"] = "png",
+        quality: Annotated[int | None, Field(description="jpeg/webp only.", ge=0,
                                              le=100)] = None,
         max_width: Annotated[int | None, Field(description="Scale down to at most this many "
                                                            "pixels wide.", ge=16,
                                                le=10_000)] = None,
         save_to: Annotated[str | None, Field(description="Also write the image to this "
-                                                         "absolute path (client roots or the "
-                                                         "temp dir).", max_length=4096)] = None,
-        inline: Annotated[bool, Field(description="Return the image itself (false: only "
-                                                  "the saved path and size).")] = True,
+                                                         "absolute path.", max_length=4096)] = None,
+        inline: Annotated[bool, Field(description="false: only path and size.")] = True,
         timeout_s: TimeoutArg = None,
         target: TargetArg = None,
     ) -> Annotated[CallToolResult, ScreenshotInfo]:
-        """Take a screenshot of a tab and return it as an image.
+        """Take a screenshot of a tab as an image.
 
-        Prefer reading the page as text when you can: an image costs many more
-        tokens. Use max_width (e.g. 800) and format="jpeg" to keep it small.
+        Costs many more tokens than browse_view; max_width and format="jpeg" keep it
+        small.
         """
         t, page = on.browser, on.tab
         path = await save_path(ctx, registry, save_to)

@@ -25,8 +25,7 @@ UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, dat
                               max_length=2 * 1024 * 1024)]
 WaitArg = Annotated[
     Literal["load", "domcontentloaded", "none"],
-    Field(description="What to wait for after navigating: the load event (default), "
-                      "DOMContentLoaded, or nothing."),
+    Field(description="What to wait for after navigating."),
 ]
 
 
@@ -72,11 +71,10 @@ def _info(tab: Tab) -> TabInfo:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
-        """List open tabs (pages) with their ids, titles and URLs.
+        """List open tabs with their ids, titles and URLs (every target unless `target`).
 
-        Omit `target` to list every target's tabs; targets that are down are
-        reported under `unavailable` with the reason. Tab ids are unique across
-        targets and never reused.
+        Tab ids are unique across targets and never reused; down targets are listed
+        under `unavailable`.
         """
         if target is not None:
             named = registry.target(target)
@@ -102,8 +100,8 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tool()
     async def new_tab(url: UrlArg = "about:blank", target: TargetArg = None) -> NewTabResult:
-        """Open a new tab on a target and return its id (does not wait for loading;
-        use navigate for that)."""
+        """Open a tab on a target and return its id, not waiting for the load (navigate
+        waits)."""
         t = registry.target(target)
         url = check_url(url, t.config.allow_schemes)
         tab = await t.new_tab(url)
@@ -119,10 +117,8 @@ def register(tools: Tools, registry: Registry) -> None:
         wait: WaitArg = "load",
         timeout_s: TimeoutArg = None,
     ) -> NavigateResult:
-        """Load a URL in a tab (a new tab when `tab` is omitted) and wait for it.
-
-        Returns the final URL (after redirects) and the page title. Fails with the
-        browser's reason (e.g. net::ERR_NAME_NOT_RESOLVED) when loading fails.
+        """Load a URL in a tab (a new one when `tab` is omitted), wait, and return the
+        final URL and title.
         """
         await navigate_tab(on.browser, on.tab, url, wait, on.budget)
         final_url, title = await page_state(on.browser, on.tab)
@@ -130,7 +126,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tab_tool(destructive=True, lock=False)
     async def close_tab(on: OnTab, tab: TabArg, target: TargetArg = None) -> CloseResult:
-        """Close a tab. Works on a hung page too; its id is never reused."""
+        """Close a tab (a hung one too)."""
         if on.browser.tabs.get(on.tab.target_id) is not on.tab:
             raise InvalidArgument(f"tab {tab} is already closed")
         await on.browser.close_tab(on.tab)

@@ -51,10 +51,9 @@ def _endpoint(target: Browser) -> str | None:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_targets() -> TargetList:
-        """List the configured browsers (targets) with their connection state.
+        """List the browsers (targets): state up / connecting / down, and why a target is down.
 
-        Use first to see target names. `state` is up / connecting / down; `error`
-        says why a target is down. Answers from memory, never waits on a browser.
+        Use first to see target names; answers from memory, never waits on a browser.
         """
         return TargetList(targets=[
             TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label,
@@ -65,10 +64,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tool(read_only=True)
     async def ping(target: TargetArg = None) -> PingResult:
-        """Check that a target's browser answers, and measure one CDP round trip.
-
-        Returns connected=false with the reason when the target is down.
-        """
+        """Check that a target's browser answers; measures one CDP round trip."""
         t = registry.target(target)
         try:
             version, latency_ms = await t.ping()

@@ -65,11 +65,10 @@ def register(tools: Tools, registry: Registry) -> None:
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> PageView:
-        """Open a URL and return the page as text: headings, text, links with their
-        targets, and every control numbered (`role#N "name"`).
+        """Open a URL and return the page as text, every control numbered (`role#N "name"`)
+        for browse_act.
 
-        Act on the numbers with browse_act. This is the cheap way to read a page;
-        use screenshot only when the layout itself matters.
+        The cheap way to read a page; screenshot only when the layout matters.
         """
         await navigate_tab(on.browser, on.tab, url, wait, on.budget)
         return await _view(on, max_chars)
@@ -77,9 +76,8 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool(read_only=True)
     async def browse_view(on: OnTab, tab: TabArg, target: TargetArg = None,
                           max_chars: MaxChars = DEFAULT_MAX_CHARS) -> PageView:
-        """The current page of a tab as text with numbered refs (see browse).
-
-        Every call issues new ref numbers; refs of earlier views stop working.
+        """The current page of a tab as text with new ref numbers (see browse); refs of
+        earlier views stop working.
         """
         return await _view(on, max_chars)
 
@@ -88,22 +86,17 @@ def register(tools: Tools, registry: Registry) -> None:
         on: OnTab,
         tab: TabArg,
         actions: Annotated[list[Action], Field(
-            description="Steps to run in order, e.g. [{\"do\": \"type\", \"ref\": 12, "
-                        "\"text\": \"hello\", \"submit\": true}]. Actions: click (ref, "
-                        "button?, count?), type (ref, text, clear?, submit?), press (key: "
-                        "Enter / Control+A / Shift+Tab), select (ref, value or label), "
-                        "check / uncheck (ref), hover (ref), scroll (ref, or to: top|bottom, "
-                        "or by: pixels), wait_for (text / text_gone / ref_gone / url, "
-                        "timeout).", min_length=1, max_length=50)],
+            description="Steps run in order, e.g. [{\"do\": \"type\", \"ref\": 12, "
+                        "\"text\": \"hi\", \"submit\": true}]; `ref` is a #N of the view.",
+            min_length=1, max_length=50)],
         target: TargetArg = None,
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> ActResult:
-        """Act on refs from the current view with real mouse and keyboard input, then
+        """Act on refs of the tab's latest view with real mouse and keyboard input, then
         return a fresh view.
 
-        Stops at the first step that fails (element hidden, disabled, covered, or a
-        stale ref) and says why. Refs are valid only for the latest view of the tab.
+        Stops at the first step that fails and says why.
         """
         steps = await run_actions(on.browser, on.tab, list(actions), on.budget)
         view = await _view(on, max_chars)

@@ -51,6 +51,10 @@ def _add_options(parser: argparse.ArgumentParser, *, top: bool, serving: bool) -
                             default=False if top else argparse.SUPPRESS,
                             help="offer only tools that change nothing in the browsers "
                                  "(also $CHROME_SSH_GATEWAY_READ_ONLY=1; serve and call)")
+        parser.add_argument("--tools", metavar="SPEC", default=unset,
+                            help="tools to offer: all (default), core, categories or tool "
+                                 "names, comma-separated, -name removes (e.g. core,+network "
+                                 "or all,-cdp; also $CHROME_SSH_GATEWAY_TOOLS)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,10 +90,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     exits 2 with argparse's message."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command == "doctor" and args.read_only:
-        # Given before the subcommand: the top-level parser took it. doctor changes
-        # nothing anyway, so the flag would silently mean nothing.
-        parser.error("--read-only applies to serve and call, not doctor")
+    if args.command == "doctor":
+        # Given before the subcommand: the top-level parser took it. doctor offers no
+        # tools, so the flag would silently mean nothing.
+        for flag, given in (("--read-only", args.read_only), ("--tools", args.tools)):
+            if given:
+                parser.error(f"{flag} applies to serve and call, not doctor")
     return args
 
 
@@ -150,14 +156,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not isinstance(arguments, dict):
                 print("chrome-ssh-gateway: arguments must be a JSON object", file=sys.stderr)
                 return 2
-            config = load_config(os.environ, args.config, read_only=args.read_only)
+            config = load_config(os.environ, args.config, read_only=args.read_only,
+                                 tools=args.tools)
             return anyio.run(_call, config, args.tool, arguments)
         if args.command == "doctor":
             return anyio.run(_doctor, args.config, args.target, args.json)
         from gateway.server.app import serve_stdio
 
         def load() -> GatewayConfig:
-            return load_config(os.environ, args.config, read_only=args.read_only)
+            return load_config(os.environ, args.config, read_only=args.read_only,
+                               tools=args.tools)
 
         anyio.run(serve_stdio, load(), load)
         return 0

@@ -37,6 +37,7 @@ from gateway.config.sources import (
     ENV_READ_ONLY,
     ENV_SSH_PROXY_PORT,
     ENV_SSH_PROXY_TO,
+    ENV_TOOLS,
     default_call_log_path,
     load_config,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "ENV_READ_ONLY",
     "ENV_SSH_PROXY_PORT",
     "ENV_SSH_PROXY_TO",
+    "ENV_TOOLS",
     "HOST_KEY_POLICIES",
     "MAX_SECONDS",
     "OPT_IN_SCHEMES",

@@ -65,6 +65,7 @@ class GatewaySection(StrictModel):
     call_log: Annotated[bool | str | None, PlainValidator(_call_log)] = None
     allow_any_path: bool = False
     read_only: bool = False
+    tools: Annotated[str, Field(min_length=1, max_length=2000)] | None = None
 
 
 class TargetsFile(StrictModel):

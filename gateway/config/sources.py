@@ -39,6 +39,7 @@ __all__ = [
     "ENV_READ_ONLY",
     "ENV_SSH_PROXY_PORT",
     "ENV_SSH_PROXY_TO",
+    "ENV_TOOLS",
     "default_call_log_path",
     "load_config",
 ]
@@ -49,20 +50,25 @@ ENV_CDP_URL = "CDP_URL"
 ENV_SSH_PROXY_PORT = "SSH_PROXY_PORT"
 ENV_CALL_LOG = "MCP_DEBUG_LOG"
 ENV_READ_ONLY = "CHROME_SSH_GATEWAY_READ_ONLY"
+ENV_TOOLS = "CHROME_SSH_GATEWAY_TOOLS"
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
 
 
 def load_config(
-    environ: Mapping[str, str], config_path: str | None = None, *, read_only: bool = False
+    environ: Mapping[str, str], config_path: str | None = None, *, read_only: bool = False,
+    tools: str | None = None,
 ) -> GatewayConfig:
     """Build the gateway's configuration from ``environ`` and an optional targets file.
 
     ``config_path`` is the ``--config`` argument; it overrides
     ``CHROME_SSH_GATEWAY_CONFIG``. ``read_only`` is the ``--read-only`` flag; the
     env var and ``[gateway] read_only`` can only turn read-only mode on, never off.
-    Raises ``ConfigError`` on anything invalid — the only exception this function raises.
+    ``tools`` is the ``--tools`` flag; it overrides ``CHROME_SSH_GATEWAY_TOOLS``, which
+    overrides ``[gateway] tools`` (the names are checked where the tools are known,
+    ``gateway.tools.sets``). Raises ``ConfigError`` on anything invalid — the only
+    exception this function raises.
     """
     config = _load_targets(environ, config_path)
     env_read_only = _env(environ, ENV_READ_ONLY)
@@ -72,7 +78,13 @@ def load_config(
             raise ConfigError(ENV_READ_ONLY, "", f"{show(env_read_only)} is not a switch; "
                               "expected 1/0, true/false, yes/no or on/off")
         read_only = read_only or word in _TRUE_WORDS
-    return config.model_copy(update={"read_only": True}) if read_only else config
+    if read_only:
+        config = config.model_copy(update={"read_only": True})
+    env_tools = _env(environ, ENV_TOOLS)
+    for given, source in ((tools, "--tools"), (env_tools, ENV_TOOLS)):
+        if given is not None:
+            return config.model_copy(update={"tools": given, "tools_source": source})
+    return config
 
 
 def default_call_log_path(environ: Mapping[str, str]) -> Path:
@@ -149,8 +161,11 @@ def _load_file(path: str, environ: Mapping[str, str]) -> GatewayConfig:
         call_log = default_call_log_path(environ)
     elif isinstance(gateway.call_log, str):
         call_log = Path(_expand_home(gateway.call_log.strip(), environ))
+    tools = {} if gateway.tools is None else {"tools": gateway.tools,
+                                              "tools_source": f"{path}: gateway.tools"}
     return GatewayConfig(targets=file.target_configs(), call_log=call_log, source=path,
-                         allow_any_path=gateway.allow_any_path, read_only=gateway.read_only)
+                         allow_any_path=gateway.allow_any_path, read_only=gateway.read_only,
+                         **tools)
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:

@@ -28,8 +28,9 @@ from gateway.server.call_log import CallLog
 from gateway.server.reload import reload_on_hangup
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
+from gateway.tools.sets import Selection, catalogue, select
 
-__all__ = ["GatewayServer", "build_server", "running_server", "serve_stdio"]
+__all__ = ["GatewayServer", "build_server", "offered_tools", "running_server", "serve_stdio"]
 
 log = structlog.get_logger("gateway.server")
 
@@ -112,7 +113,7 @@ class GatewayServer(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 refusal = describe_invalid(name, exc.__cause__)
             elif tool is None:
-                refusal = str(exc)
+                refusal = (self.boundary and self.boundary.withheld(name)) or str(exc)
             if refusal is None:
                 raise  # the tool ran and failed: its wrapper has logged the call
             if self.boundary is not None:
@@ -120,23 +121,35 @@ class GatewayServer(MCPServer):
             raise ToolError(refusal) from None
 
 
-def build_server(registry: Registry, call_log: CallLog) -> MCPServer:
-    """An MCP server whose tools act on ``registry`` (already running)."""
+def offered_tools(config: GatewayConfig) -> Selection:
+    """The tools ``config`` offers (``--tools``, ``--read-only``); ``ConfigError`` for a
+    spec naming no tool or set."""
+    return select(config.tools, catalogue(), read_only=config.read_only,
+                  source=config.tools_source)
+
+
+def build_server(registry: Registry, call_log: CallLog,
+                 selection: Selection | None = None) -> MCPServer:
+    """An MCP server whose tools act on ``registry`` (already running), offering
+    ``selection`` (default: what its config says)."""
     read_only = registry.config.read_only
     server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
                            instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""))
-    server.boundary = Boundary(server, call_log, read_only=read_only)
+    selection = selection or offered_tools(registry.config)
+    server.boundary = Boundary(server, call_log, selection=selection)
     register_all(server.boundary, registry)
     return server
 
 
 @asynccontextmanager
 async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer, Registry]]:
-    """Registry started, call log open, server built; all closed again on exit."""
+    """Registry started, call log open, server built; all closed again on exit. A bad
+    ``--tools`` fails first, before any browser is contacted."""
+    selection = offered_tools(config)
     call_log = CallLog.open(config.call_log)
     try:
         async with open_registry(config) as registry:
-            yield build_server(registry, call_log), registry
+            yield build_server(registry, call_log, selection), registry
     finally:
         call_log.close()
 

@@ -4,8 +4,10 @@
 error with its own text — also when it was raised under a task group and arrives
 wrapped in (possibly nested) exception groups; anything else becomes a tool error
 that says it is a gateway bug, and the server keeps serving. Every call gets a
-call-log line. In read-only mode (``--read-only``) this is also where the tools
-that change something are left out: an agent cannot call what it is never offered.
+call-log line. This is also where the tools the gateway does not offer
+(``--tools``, ``--read-only``: a ``gateway.tools.sets.Selection``) are left out: an
+agent cannot call what it is never offered, and a call to one hears which flag
+offers it (``withheld``).
 ``Boundary`` is the server's side of ``gateway.tools.definition.ToolRegistrar``.
 """
 
@@ -28,6 +30,7 @@ from pydantic import BaseModel
 from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import compact_input, compact_output
+from gateway.tools.sets import Selection
 
 __all__ = ["MAX_ERROR_CHARS", "Boundary", "error_text", "failure_of"]
 
@@ -98,11 +101,16 @@ def _publish_compact(server: MCPServer, name: str) -> None:
 class Boundary:
     """Registers tool functions on the MCP server behind the common call boundary."""
 
-    def __init__(self, server: MCPServer, call_log: CallLog, *, read_only: bool = False) -> None:
+    def __init__(self, server: MCPServer, call_log: CallLog, *,
+                 selection: Selection | None = None) -> None:
         self._server = server
         self._call_log = call_log
-        self._read_only = read_only
+        self._selection = selection
         self._call_ids = itertools.count(1)
+
+    def withheld(self, tool: str) -> str | None:
+        """Why ``tool`` is not offered, if it is a tool this gateway leaves out."""
+        return None if self._selection is None else self._selection.withheld.get(tool)
 
     def record_refused(self, tool: str, arguments: dict[str, Any], start: float,
                        error: str) -> None:
@@ -113,7 +121,7 @@ class Boundary:
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
         def register(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             name = fn.__name__
-            if self._read_only and not read_only:
+            if self._selection is not None and name not in self._selection.offered:
                 return fn
 
             @functools.wraps(fn)

@@ -13,8 +13,10 @@ OPTIONS = [
     (["--config=targets.toml"], "config", "targets.toml"),
     (["--log-level", "DEBUG"], "log_level", "DEBUG"),
     (["--read-only"], "read_only", True),
+    (["--tools", "core,+network"], "tools", "core,+network"),
+    (["--tools=all,-cdp"], "tools", "all,-cdp"),
 ]
-OPTION_IDS = ["config", "config=", "log-level", "read-only"]
+OPTION_IDS = ["config", "config=", "log-level", "read-only", "tools", "tools="]
 
 # (subcommand tokens before the options may follow, tokens after), expected command
 SUBCOMMANDS = [
@@ -100,6 +102,8 @@ def test_call_defaults_its_arguments_to_an_empty_object() -> None:
     (["call"], "the following arguments are required: tool"),
     (["doctor", "--read-only"], "unrecognized arguments: --read-only"),
     (["--read-only", "doctor"], "--read-only applies to serve and call, not doctor"),
+    (["--tools", "core", "doctor"], "--tools applies to serve and call, not doctor"),
+    (["doctor", "--tools", "core"], "unrecognized arguments: --tools"),
     (["doctor", "--target"], "argument --target: expected one argument"),
     (["--json", "doctor"], "unrecognized arguments: --json"),
     (["serve", "--json"], "unrecognized arguments: --json"),

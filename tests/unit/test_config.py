@@ -739,3 +739,16 @@ def test_configs_are_frozen_and_copied_with_changes() -> None:
         target.profile = "/tmp/p"  # type: ignore[misc]
     copy = target.model_copy(update={"profile": "/tmp/p"})
     assert (copy.profile, copy.name, target.profile) == ("/tmp/p", "a", None)
+
+
+def test_tools_flag_beats_env_beats_file(tmp_path: Path) -> None:
+    text = "[gateway]\ntools = 'core'\n[targets.a]\n"
+    from_file = load_file(tmp_path, text)
+    assert (from_file.tools, from_file.tools_source) == ("core", f"{tmp_path / 'targets.toml'}: "
+                                                                  "gateway.tools")
+    from_env = load_file(tmp_path, text, CHROME_SSH_GATEWAY_TOOLS="all,-cdp")
+    assert (from_env.tools, from_env.tools_source) == ("all,-cdp", "CHROME_SSH_GATEWAY_TOOLS")
+    path = str(tmp_path / "targets.toml")
+    flag = load_config(env(CHROME_SSH_GATEWAY_TOOLS="all,-cdp"), path, tools="core,+network")
+    assert (flag.tools, flag.tools_source) == ("core,+network", "--tools")
+    assert (load_config(env()).tools, load_config(env()).tools_source) == ("all", "--tools")

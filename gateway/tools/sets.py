@@ -1,0 +1,116 @@
+"""Which tools a gateway offers: ``--tools`` (``[gateway] tools``, ``$CHROME_SSH_GATEWAY_TOOLS``).
+
+Every offered tool's definition sits in the agent's context on every turn, so a user
+can offer fewer. A spec is a comma list read left to right: ``all`` (the default),
+``core`` (the few tools that drive a page: ``CORE``), a category (a tool family:
+``network``, ``cdp``, …, the module that defines it) or a tool name; a ``-`` in front
+removes, a ``+`` or nothing adds. A spec that starts with a removal starts from
+``all`` (``-cdp`` is ``all,-cdp``). ``--read-only`` then leaves out what changes
+something.
+
+Pure: the catalogue (name → category, read-only) is read off the definitions by
+``catalogue()``, without a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ParamSpec, TypeVar
+
+from pydantic import BaseModel
+
+from gateway.errors import ConfigError
+
+__all__ = ["CORE", "Selection", "ToolInfo", "catalogue", "category_of", "select"]
+
+P = ParamSpec("P")
+R = TypeVar("R", bound=BaseModel)
+
+CORE = ("list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_tab")
+"""Enough to do the whole job on a page: find or open it (list_tabs, browse), read
+it (browse_view), act on it (browse_act), what the view cannot say (evaluate), and
+clean up (close_tab)."""
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    name: str
+    category: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The tools to offer, and for each one left out the sentence a call to it gets."""
+
+    offered: frozenset[str]
+    withheld: Mapping[str, str] = field(default_factory=dict)
+
+
+def category_of(fn: Callable[..., Any]) -> str:
+    """A tool's category: the name of the family module that defines it."""
+    return fn.__module__.rsplit(".", 1)[-1]
+
+
+class _Recorder:
+    """A ``ToolRegistrar`` that only notes what would be registered."""
+
+    def __init__(self) -> None:
+        self.tools: list[ToolInfo] = []
+
+    def tool(
+        self, *, read_only: bool = False, destructive: bool = False
+    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
+        def note(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+            self.tools.append(ToolInfo(fn.__name__, category_of(fn), read_only))
+            return fn
+        return note
+
+
+def catalogue() -> list[ToolInfo]:
+    """Every tool the gateway defines, in registration order."""
+    from gateway.tools import register_all
+
+    recorder = _Recorder()
+    register_all(recorder, None)  # type: ignore[arg-type]  # no call ever reaches it
+    return recorder.tools
+
+
+def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
+           source: str = "--tools") -> Selection:
+    """The tools ``spec`` offers out of ``tools``; ``ConfigError`` (naming every valid
+    word) for an unknown one, or a spec that leaves nothing."""
+    names = [t.name for t in tools]
+    groups: dict[str, list[str]] = {"all": names, "core": [n for n in names if n in CORE]}
+    for tool in tools:
+        groups.setdefault(tool.category, []).append(tool.name)
+    for name in names:
+        groups.setdefault(name, [name])
+    items = [item.strip() for item in spec.split(",")]
+    chosen: list[str] = list(names) if items[0].startswith("-") else []
+    for item in items:
+        word = item.lstrip("+-").strip()
+        if word not in groups:
+            valid = ", ".join(dict.fromkeys(["all", "core", *sorted(t.category for t in tools),
+                                             *names]))
+            raise ConfigError(source, "", f"unknown tool or set {item!r} in {spec!r}; valid "
+                              f"(comma-separated, - in front removes): {valid}")
+        if item.startswith("-"):
+            chosen = [n for n in chosen if n not in groups[word]]
+        else:
+            chosen += [n for n in groups[word] if n not in chosen]
+    if not chosen:
+        raise ConfigError(source, "", f"{spec!r} offers no tools; try 'core' or 'all'")
+    read_only_names = {t.name for t in tools if t.read_only}
+    offered = frozenset(n for n in chosen if n in read_only_names or not read_only)
+    withheld = {}
+    for tool in tools:
+        if tool.name not in chosen:
+            withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs with "
+                                   f"--tools {spec!r}; add it with --tools '{spec},+{tool.name}'"
+                                   f" (or +{tool.category})")
+        elif tool.name not in offered:
+            withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs read-only "
+                                   "(--read-only); restart it without that to use it")
+    return Selection(offered, withheld)

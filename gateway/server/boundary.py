@@ -24,15 +24,16 @@ import anyio
 import structlog
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import compact_input, compact_output
+from gateway.tools.definition import ReadsAsText
 from gateway.tools.sets import Selection
 
-__all__ = ["MAX_ERROR_CHARS", "Boundary", "error_text", "failure_of"]
+__all__ = ["MAX_ERROR_CHARS", "Boundary", "as_call_result", "error_text", "failure_of"]
 
 log = structlog.get_logger("gateway.server")
 
@@ -75,6 +76,18 @@ def error_text(exc: BaseException) -> str:
         return text
     return (f"{text[:MAX_ERROR_CHARS]}… [error text cut: {len(text) - MAX_ERROR_CHARS} more "
             "characters]")
+
+
+def as_call_result(result: BaseModel) -> CallToolResult:
+    """What the client gets for a tool's result: the model's fields as structured
+    content, and as text what a model reads easily — ``as_text()`` for a result that
+    has one (a page view is its view, not a JSON string of escaped quotes and
+    newlines), else compact JSON (no indentation: every space lands in a context)."""
+    if isinstance(result, CallToolResult):
+        return result  # the tool built its own content (screenshot: an image)
+    text = result.as_text() if isinstance(result, ReadsAsText) else result.model_dump_json()
+    return CallToolResult(content=[TextContent(text=text)],
+                          structured_content=result.model_dump(mode="json"))
 
 
 def _annotations(*, read_only: bool, destructive: bool) -> ToolAnnotations:
@@ -125,13 +138,13 @@ class Boundary:
                 return fn
 
             @functools.wraps(fn)
-            async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            async def call(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
                 call_id = next(self._call_ids)
                 start = time.perf_counter()
                 outcome, error, result = "ok", None, None
                 try:
                     result = await fn(*args, **kwargs)
-                    return result
+                    return as_call_result(result)
                 except anyio.get_cancelled_exc_class():
                     outcome = "cancelled"
                     raise
@@ -153,7 +166,7 @@ class Boundary:
                 annotations=_annotations(read_only=read_only, destructive=destructive),
             )
             _publish_compact(self._server, name)
-            return call
+            return fn
 
         return register
 

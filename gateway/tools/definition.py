@@ -21,7 +21,7 @@ import inspect
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
 
-__all__ = ["OnBrowser", "OnTab", "TabMode", "ToolRegistrar", "Tools"]
+__all__ = ["OnBrowser", "OnTab", "ReadsAsText", "TabMode", "ToolRegistrar", "Tools"]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
@@ -40,6 +40,14 @@ TabMode = Literal["required", "optional", "for_url"]
 """How a tab tool finds its tab: ``required`` from its ``tab`` argument; ``optional``
 from ``tab`` when given, else just the browser of ``target`` (no tab, no lock);
 ``for_url`` the ``tab`` given or a fresh one, for loading its (checked) ``url``."""
+
+
+@runtime_checkable
+class ReadsAsText(Protocol):
+    """A result a model reads better as text than as JSON (a page view): the server
+    sends ``as_text()`` as the text content, the fields stay structured content."""
+
+    def as_text(self) -> str: ...
 
 
 class ToolRegistrar(Protocol):

@@ -30,9 +30,23 @@ class PageView(BaseModel):
     refs: int
     truncated: bool = False
 
+    def header(self) -> str:
+        cut = " (view truncated: raise max_chars)" if self.truncated else ""
+        return f"tab {self.tab} on {self.target}: {self.url} ({self.refs} refs){cut}"
+
+    def as_text(self) -> str:
+        """The view as plain text after a one-line header (``ReadsAsText``)."""
+        return f"{self.header()}\n{self.view}"
+
 
 class ActResult(PageView):
     steps: list[StepResult]
+
+    def as_text(self) -> str:
+        """The header, one line for the steps (why the failing one failed), the view."""
+        steps = "; ".join(step.do if step.ok else f"{step.do} failed: {step.error}"
+                          for step in self.steps)
+        return f"{self.header()}\nsteps: {steps}\n{self.view}"
 
 
 async def _view(on: OnTab, max_chars: int) -> PageView:

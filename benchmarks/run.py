@@ -83,7 +83,8 @@ PAGES = REPO / "fixtures" / "pages"
 # Chromium gives our pages a renderer process of their own, not the one running the
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
-PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view")
+PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
+          "context")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -98,6 +99,14 @@ LOG_ENTRIES = 1000             # = the default console_buffer / network_buffer
 # Issue 3, "Speed and size".
 TARGET_VIEW_MS = 40.0
 TARGET_VIEW_CHARS = 12_000
+# Issue 12, "Context economy".
+PLAYWRIGHT_TOOLS_LIST_CHARS = 21_432   # Playwright MCP 0.0.83's tools/list (DESIGN §7)
+TARGET_TOOLS_ALL_CHARS = 14_000
+TARGET_TOOLS_CORE_CHARS = 4_000
+TARGET_VIEW_TEXT_EXTRA = 200           # text content ≤ the view + this many characters
+TARGET_IMPORT_OVER_SDK_MS = 80.0
+TARGET_START_OVER_NOOP_MS = 150.0
+TOOL_SETS = {"tools_all": "all", "tools_core": "core", "tools_read_only": "all"}
 # Issue 5, "Load".
 LOAD_CALLERS_PER_TARGET = 4
 LOAD_BUDGET_S = 300.0          # the mixed-load phase, set-up included (a bound, not a target)
@@ -266,6 +275,12 @@ async def mcp_client(params: StdioServerParameters) -> AsyncIterator[Client]:
 
 async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     """One tool call that must succeed; its structured content."""
+    return (await call_with_text(client, tool, args))[0]
+
+
+async def call_with_text(client: Client, tool: str,
+                         args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """One tool call that must succeed; its structured content and its text content."""
     result = await client.call_tool(tool, args)
     if result.is_error:
         text = " ".join(getattr(block, "text", "") for block in result.content)
@@ -273,7 +288,7 @@ async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any
     content = result.structured_content
     if not isinstance(content, dict):
         raise RuntimeError(f"{tool} returned no structured content: {content!r}")
-    return content
+    return content, "".join(getattr(block, "text", "") for block in result.content)
 
 
 def child_pid_with(marker: str) -> int | None:
@@ -524,6 +539,10 @@ class Bench:
         r.row("gw_init", "gateway: spawn → MCP initialized")
         r.row("gw_start", "gateway: spawn → first non-empty `list_tabs` over SSH",
               target=f"≤ {TARGET_STARTUP_MS:.0f} ms")
+        r.row("imp_over_sdk", "gateway import - SDK import (medians above)", show_p90=False,
+              target=f"≤ {TARGET_IMPORT_OVER_SDK_MS:.0f} ms")
+        r.row("start_over_noop", "gateway start - no-op server start (medians above)",
+              show_p90=False, target=f"≤ {TARGET_START_OVER_NOOP_MS:.0f} ms")
         r.row("rss", "gateway VmRSS, 8 targets up (+1 list_tabs)", unit="MB",
               target=f"≤ {TARGET_RSS_MB:.0f} MB", show_p90=False)
         r.row("conc", f"{n} concurrent `evaluate` awaiting a 50 ms timer, {n} tabs / 8 targets, "
@@ -592,6 +611,16 @@ class Bench:
               target=f"≤ {TARGET_VIEW_CHARS:,} chars")
         r.row("view_refs", "↳ refs in that view (links and controls)", unit="refs",
               show_p90=False, target="every link and control")
+        r.row("view_text", "↳ that view's MCP text content (header + view)", unit="chars",
+              show_p90=False, target=f"≤ view + {TARGET_VIEW_TEXT_EXTRA} chars")
+        # Issue 12: what the tool definitions cost in the agent's context.
+        r.row("tools_all", "`tools/list` JSON, `--tools all` (16 tools)", unit="chars",
+              show_p90=False, target=f"≤ {TARGET_TOOLS_ALL_CHARS:,} (Playwright MCP "
+              f"{PLAYWRIGHT_TOOLS_LIST_CHARS:,})")
+        r.row("tools_core", "`tools/list` JSON, `--tools core`", unit="chars", show_p90=False,
+              target=f"≤ {TARGET_TOOLS_CORE_CHARS:,}")
+        r.row("tools_read_only", "`tools/list` JSON, `--read-only`", unit="chars",
+              show_p90=False, target="≤ all")
 
     # ------------------------------------------------------------------ top level
 
@@ -619,7 +648,7 @@ class Bench:
               "in_cdp", "in_eval", "ovh_cdp", "ovh_eval", "ssh_connect")),
             ("startup", self.startup,
              ("py_bare", "py_mcp", "py_gateway", "imp_own", "imp_mcp", "imp_deps", "imp_rest",
-              "noop_start", "gw_init", "gw_start")),
+              "noop_start", "gw_init", "gw_start", "imp_over_sdk", "start_over_noop")),
             ("targets", self.many_targets,
              ("rss", "conc", "conc_bg", "conc_nowait", "conc_floor",
               "tp_mcp", "tp_gw", "tp_ratio")),
@@ -632,7 +661,9 @@ class Bench:
             ("screenshot", self.screenshots, ("raw_shot", "gw_shot", "ovh_shot")),
             ("logs", self.long_lists,
              ("mcp_list", "gw_console", "gw_network", "in_console", "in_network")),
-            ("view", self.live_view, ("raw_ax", "gw_view", "view_chars", "view_refs")),
+            ("view", self.live_view,
+             ("raw_ax", "gw_view", "view_chars", "view_refs", "view_text")),
+            ("context", self.context, tuple(TOOL_SETS)),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -866,6 +897,13 @@ class Bench:
             await self._gateway_start(env)
         row = r.rows["gw_start"]
         row.ok = row.median is not None and row.median <= TARGET_STARTUP_MS
+        for key, (ours, floor, target) in {
+                "imp_over_sdk": ("py_gateway", "py_mcp", TARGET_IMPORT_OVER_SDK_MS),
+                "start_over_noop": ("gw_start", "noop_start", TARGET_START_OVER_NOOP_MS)}.items():
+            ours_ms, floor_ms = r.rows[ours].median, r.rows[floor].median
+            if ours_ms is not None and floor_ms is not None:
+                r.rows[key].samples = [ours_ms - floor_ms]
+                r.rows[key].ok = ours_ms - floor_ms <= target
         progress(f"start-up: gateway {fmt(row.median, 'ms')}, no-op server "
                  f"{fmt(r.rows['noop_start'].median, 'ms')}, import mcp "
                  f"{fmt(r.rows['py_mcp'].median, 'ms')}")
@@ -1475,10 +1513,11 @@ class Bench:
                         assert seen["ax_nodes"] > 1000, seen
 
                     async def gw_view() -> None:
-                        view = await call(gw, "browse_view", {"tab": tab})
+                        view, text = await call_with_text(gw, "browse_view", {"tab": tab})
                         # Ref numbers count on across views of a tab, so later views
                         # are longer: the size row is the first view's.
                         seen.setdefault("first", view)
+                        seen.setdefault("first_text", text)
                         seen["last"] = view
                         assert view["refs"] > 200 and not view["truncated"], view["refs"]
 
@@ -1497,12 +1536,40 @@ class Bench:
         r.rows["view_chars"].samples = [float(chars)]
         r.rows["view_chars"].ok = chars <= TARGET_VIEW_CHARS
         r.rows["view_refs"].samples = [float(first["refs"])]
+        text_chars = len(seen["first_text"])
+        r.rows["view_text"].samples = [float(text_chars)]
+        r.rows["view_text"].ok = text_chars <= chars + TARGET_VIEW_TEXT_EXTRA
         r.meta["view"] = {"ax_nodes": seen.get("ax_nodes"), "first_view_chars": chars,
                           "refs": first["refs"], "views": len(r.rows["gw_view"].samples),
                           "last_view_chars": len(last["view"]),
                           "last_view_first_ref": _first_ref(last["view"])}
         r.rows["raw_ax"].label = (f"raw CDP `Accessibility.getFullAXTree` of the news page "
                                   f"({seen.get('ax_nodes')} nodes), same forward")
+
+    # ----------------------------------------------------------- issue 12: context
+
+    async def context(self) -> None:
+        """The ``tools/list`` a client gets per tool set, from a real gateway over stdio,
+        measured as issue 12 measured it (``json.dumps`` of the tools, camelCase keys)."""
+        assert self.topo is not None
+        env = {**self.topo.client_env(), "SSH_PROXY_TO": "h1"}
+        for key, spec in TOOL_SETS.items():
+            args = ["--tools", spec] + (["--read-only"] if key == "tools_read_only" else [])
+            with anyio.fail_after(CALL_TIMEOUT_S):
+                async with mcp_client(gateway_params(env, args)) as gw:
+                    listed = await gw.list_tools()
+            tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True)
+                     for t in listed.tools]
+            row = self.r.rows[key]
+            row.samples = [float(len(json.dumps(tools)))]
+            row.label = row.label.replace("(16 tools)", f"({len(tools)} tools)")
+            self.r.meta.setdefault("tools_list", {})[key] = {
+                "tools": len(tools), "chars": len(json.dumps(tools))}
+        rows = self.r.rows
+        rows["tools_all"].ok = rows["tools_all"].samples[0] <= TARGET_TOOLS_ALL_CHARS
+        rows["tools_core"].ok = rows["tools_core"].samples[0] <= TARGET_TOOLS_CORE_CHARS
+        rows["tools_read_only"].ok = (rows["tools_read_only"].samples[0]
+                                      <= rows["tools_all"].samples[0])
 
     # ------------------------------------------------------------------- --profile
 

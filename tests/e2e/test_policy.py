@@ -11,9 +11,12 @@ policy alone:
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -173,7 +176,8 @@ async def test_read_only_offers_only_tools_that_change_nothing(
             error = await call_err(gw, tool, {"tab": 1, "url": "about:blank",
                                               "expression": "1", "method": "Page.reload"},
                                    timeout=ERROR_BOUND)
-            assert "Unknown tool" in error or "unknown tool" in error.lower(), (tool, error)
+            # Not offered, and the answer says which flag withholds it (issue 12).
+            assert f"{tool} is not offered" in error and "--read-only" in error, (tool, error)
         # What is left works.
         listing = await call_ok(gw, "list_tabs")
         assert isinstance(listing["tabs"], list)
@@ -182,3 +186,46 @@ async def test_read_only_offers_only_tools_that_change_nothing(
 
 async def test_without_read_only_every_tool_is_offered(gw: Client) -> None:
     assert await _tool_names(gw) == READ_ONLY_TOOLS | CHANGING_TOOLS
+
+
+CORE_TOOLS = {"list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_tab"}
+
+
+@pytest.mark.parametrize("how", ["flag", "env", "file"])
+async def test_tools_core_drives_a_page_and_names_the_flag_for_the_rest(
+    topology: Topology, tmp_path: Path, how: str
+) -> None:
+    """Issue 12: ``--tools core,+network`` from each source offers exactly those tools, they
+    do the whole job on a page, and a call to another one says how to offer it."""
+    spec = "core,+network"
+    gateway_table = {"tools": spec} if how == "file" else None
+    path = write_targets(tmp_path / "targets.toml", {"t": {"ssh": "h1"}}, gateway_table)
+    args = ["--config", str(path)] + (["--tools", spec] if how == "flag" else [])
+    env = topology.client_env() | ({"CHROME_SSH_GATEWAY_TOOLS": spec} if how == "env" else {})
+    async with open_gateway(env, args) as gw:
+        assert await _tool_names(gw) == CORE_TOOLS | {"network_requests", "network_request"}
+        page = await call_ok(gw, "browse", {"url": data_url("core", "<button>Go</button>")})
+        try:
+            ref = int(page["view"].split('button#')[1].split(" ")[0])
+            acted = await call_ok(gw, "browse_act", {"tab": page["tab"], "actions": [
+                {"do": "click", "ref": ref}]})
+            assert acted["steps"] == [{"do": "click", "ok": True, "error": None}]
+            assert (await call_ok(gw, "evaluate", {"tab": page["tab"],
+                                                   "expression": "6*7"}))["value"] == 42
+            error = await call_err(gw, "cdp_command", {"method": "Browser.getVersion"},
+                                   timeout=ERROR_BOUND)
+            assert f"--tools '{spec},+cdp_command'" in error, error
+        finally:
+            await call_ok(gw, "close_tab", {"tab": page["tab"]})
+
+
+async def test_an_unknown_tool_set_stops_the_gateway_at_start(
+    topology: Topology, tmp_path: Path
+) -> None:
+    path = write_targets(tmp_path / "targets.toml", {"t": {"ssh": "h1"}})
+    proc = await anyio.run_process(
+        [sys.executable, "-m", "gateway", "serve", "--config", str(path), "--tools", "core,+nope"],
+        env=topology.client_env(), check=False, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert "--tools: unknown tool or set '+nope'" in err and "network" in err, err

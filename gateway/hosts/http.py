@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import h11
-
 from gateway.config import host_port
 
 __all__ = ["MAX_RESPONSE_BYTES", "HttpResponse", "get_over", "host_header"]
@@ -47,6 +45,8 @@ async def get_over(reader: _Reader, writer: _Writer, host: str, port: int,
                    path: str) -> HttpResponse:
     """Send ``GET path`` and read the whole response; ``ValueError`` when it is not
     HTTP, too large, or cut short."""
+    import h11  # ~12 ms: only discovery's /json/version needs it, not every start
+
     conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
     request = h11.Request(method="GET", target=path, headers=[
         ("Host", host_header(host, port)), ("Connection", "close"),

@@ -33,7 +33,12 @@ GOLDEN = Path(__file__).parent / "golden"
 
 TOTAL_BUDGET = 21_000
 """Characters of the whole ``tools/list`` (``json.dumps`` of the tools, as measured in
-issue 12): Playwright MCP's is 21,432; ours must stay below it whatever is added."""
+issue 12): Playwright MCP's is 21,432; ours must stay below it whatever is added.
+(Issue 12 aims at 14,000 for today's 16 tools; with every output schema kept in
+full the list is about 20,900 — the gap is the output schemas, ~7,700.)"""
+CORE_BUDGET = 8_000
+"""``--tools core`` (issue 12 aims at 4,000; ``browse_act``'s action union alone is
+~3,300)."""
 
 CONSTRAINTS = ("type", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
                "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
@@ -72,6 +77,9 @@ async def test_tools_list_keeps_its_budget() -> None:
     assert _size(tools) <= TOTAL_BUDGET, f"tools/list is {_size(tools)} characters"
     before = json.loads((GOLDEN / "tools_list_pydantic.json").read_text(encoding="utf-8"))
     assert _size(tools) < _size(before) * 0.6
+    core = await _listed(tools="core")
+    assert len(core) == 6 and _size(core) <= CORE_BUDGET, f"core is {_size(core)} characters"
+    assert _size(await _listed(read_only=True)) < _size(tools)
 
 
 def _constraints(schema: dict[str, Any], *, output: bool) -> set[tuple[str, str, str]]:
@@ -133,3 +141,44 @@ def test_constraint_walk_sees_what_compaction_could_lose() -> None:
     looser = {**schema, "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
     assert full - _constraints(looser, output=True) >= {
         ("/a", "maximum", "3"), ("/a", "nullable", "true"), ("/b", "enum", '["x", "y"]')}
+
+
+_SAYS_WHAT = ("type", "anyOf", "oneOf", "allOf", "enum", "const", "$ref")
+
+
+def _portability_problems(node: Any, path: str) -> list[str]:
+    """The two rules of the MCP Inspector's ``--strict`` check our schemas once broke:
+    a schema that constrains nothing (``{}``: evaluate's value, cdp_command's result),
+    and a ``type`` array (less portable than ``anyOf``)."""
+    if not isinstance(node, dict):
+        return []
+    problems = []
+    if not any(key in node for key in _SAYS_WHAT):
+        problems.append(f"{path}: accepts anything")
+    if isinstance(node.get("type"), list):
+        problems.append(f"{path}: type is an array")
+    for name, prop in node.get("properties", {}).items():
+        problems += _portability_problems(prop, f"{path}.properties.{name}")
+    for name, body in node.get("$defs", {}).items():
+        problems += _portability_problems(body, f"{path}.$defs.{name}")
+    problems += _portability_problems(node.get("items"), f"{path}.items")
+    for key in ("anyOf", "oneOf"):
+        for index, branch in enumerate(node.get(key, [])):
+            problems += _portability_problems(branch, f"{path}.{key}[{index}]")
+    return problems
+
+
+async def test_schemas_pass_the_inspectors_strict_rules() -> None:
+    """Run by hand with the real Inspector (``mcp-inspector --cli --strict --method
+    tools/list``, npm ``@modelcontextprotocol/inspector`` 2.12.0): no warnings, with
+    ``--tools all`` and ``core``. This keeps its two rules we once broke."""
+    problems = []
+    for tool in await _listed():
+        problems += _portability_problems(tool["input_schema"], f"{tool['name']}.inputSchema")
+        problems += _portability_problems(tool["output_schema"], f"{tool['name']}.outputSchema")
+    assert problems == []
+    before = json.loads((GOLDEN / "tools_list_pydantic.json").read_text(encoding="utf-8"))
+    old = [p for tool in before
+           for p in _portability_problems(tool["output_schema"], f"{tool['name']}.outputSchema")]
+    assert old == ["evaluate.outputSchema.properties.value: accepts anything",
+                   "cdp_command.outputSchema.properties.result: accepts anything"]

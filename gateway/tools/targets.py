@@ -13,6 +13,7 @@ from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
+    from gateway.browsers.host_scan import HostScan
     from gateway.browsers.registry import Registry
 
 __all__ = ["register"]
@@ -27,6 +28,33 @@ class TargetInfo(BaseModel):
     cdp_endpoint: str | None
     tabs: int
     error: str | None
+    # A browser a host scan found (browsers = "all"): what tells it apart.
+    pid: int | None = None
+    started: str | None = None
+    profile: str | None = None
+    port: int | None = None
+    program: str | None = None
+    started_by: str | None = None
+    # A scan group itself: the browsers it found, by target name.
+    browsers: list[str] | None = None
+
+
+def _info(t: Browser) -> TargetInfo:
+    info = TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label, state=t.state,
+                      browser=t.browser, cdp_endpoint=_endpoint(t), tabs=len(t.tabs),
+                      error=t.error)
+    found = t.found
+    if found is None:
+        return info
+    return info.model_copy(update={
+        "pid": found.pid, "started": found.started, "profile": found.profile,
+        "port": found.active_port, "program": found.program, "started_by": found.started_by})
+
+
+def _group_info(g: HostScan) -> TargetInfo:
+    return TargetInfo(name=g.name, transport=g.host.kind, host=g.host.label, state=g.state,
+                      browser=None, cdp_endpoint=None, tabs=0, error=g.error,
+                      browsers=g.members)
 
 
 class TargetList(BaseModel):
@@ -53,14 +81,15 @@ def register(tools: Tools, registry: Registry) -> None:
     async def list_targets() -> TargetList:
         """List the configured browsers (targets) with their connection state.
 
-        Use first to see target names. `state` is up / connecting / down; `error`
-        says why a target is down. Answers from memory, never waits on a browser.
+        Use first to see target names. `state` is up / connecting / down / gone;
+        `error` says why a target is down. A `browsers = "all"` target lists the
+        browsers its host scan found (each a target: pid, profile, port,
+        started_by tell them apart). Answers from memory, never waits on a browser.
         """
         return TargetList(targets=[
-            TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label,
-                       state=t.state, browser=t.browser, cdp_endpoint=_endpoint(t),
-                       tabs=len(t.tabs), error=t.error)
-            for t in registry.targets.values()
+            *(_group_info(g) for g in registry.groups.values()),
+            *(_info(t) for t in registry.targets.values()),
+            *(_info(t) for t in registry.departed()),
         ])
 
     @tools.tool(read_only=True)

@@ -29,11 +29,14 @@ from gateway.config import TargetConfig
 from gateway.errors import HostError
 from gateway.hosts.base import Host
 
-__all__ = ["SCAN_TIMEOUT_S", "HostScan", "ScanTargets"]
+__all__ = ["SCAN_TIMEOUT_S", "STARTING_GRACE_S", "HostScan", "ScanTargets"]
 
 log = structlog.get_logger("gateway.scan")
 
 SCAN_TIMEOUT_S = 5.0
+# A port 0 browser writes its DevToolsActivePort a moment after it starts: wait this
+# long for the file before listing the browser as one that has none.
+STARTING_GRACE_S = 10.0
 ScanState = Literal["connecting", "up", "down"]
 
 
@@ -67,6 +70,7 @@ class HostScan:
         self.last_scan_ms: float | None = None
         self.truncated = False
         self._members: dict[tuple[int, str | None], _Member] = {}
+        self._starting: dict[tuple[int, str | None], float] = {}  # first seen, no file yet
         self._numbers = itertools.count(1)
         self._changed = anyio.Event()
 
@@ -108,6 +112,7 @@ class HostScan:
             key = (process.pid, process.started)
             seen.add(key)
             self._follow(key, classify(process, scan.uid))
+        self._starting = {k: t for k, t in self._starting.items() if k in seen}
         for key in [k for k in self._members if k not in seen]:
             member = self._members.pop(key)
             log.info("browser exited", target=member.name, pid=key[0])
@@ -116,6 +121,10 @@ class HostScan:
 
     def _follow(self, key: tuple[int, str | None], candidate: Candidate) -> None:
         member = self._members.get(key)
+        if member is None and candidate.starting:
+            first_seen = self._starting.setdefault(key, time.monotonic())
+            if time.monotonic() - first_seen < STARTING_GRACE_S:
+                return  # listed once its file is there (or the grace is over)
         if member is None:
             name = f"{self.name}-{next(self._numbers)}"
             member = _Member(name, Scanned(candidate))

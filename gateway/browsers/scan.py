@@ -63,15 +63,20 @@ class ScannedProcess:
     parent: str                  # the parent process's name ("" when unknown)
     active_port: str             # "<port> <path>" of DevToolsActivePort; "-" none, "!" unreadable,
                                  # "?" no profile to look in
-    args: tuple[str, ...]        # the command line (macOS: split at " --", best effort)
+    args: tuple[str, ...]        # the command line (ps: split at " --", best effort)
+    exact_args: bool = True      # False from ps, whose command line is one string
 
     def option(self, name: str) -> str | None:
-        """The value of ``--name=value``, else None (``""`` for a bare ``--name``)."""
+        """The value of ``--name=value``, else None (``""`` for a bare ``--name``).
+
+        From ``ps`` a value ends at its first space, as the script reads it (a
+        trailing URL would otherwise stick to the last option)."""
         for arg in self.args[1:]:
-            if arg == f"--{name}":
+            if arg.split(" ", 1)[0] == f"--{name}":
                 return ""
             if arg.startswith(f"--{name}="):
-                return arg[len(name) + 3:]
+                value = arg[len(name) + 3:]
+                return value if self.exact_args else value.split(" ", 1)[0]
         return None
 
 
@@ -96,6 +101,7 @@ class Candidate:
     active_port: int | None      # the port it listens on, when known (fixed, or its file)
     browser_path: str | None     # /devtools/browser/<id>, when its DevToolsActivePort said
     problem: str | None          # why it cannot be attached to, and the fix
+    starting: bool = False       # port 0 and no DevToolsActivePort yet: likely just started
 
 
 def parse_scan(output: str) -> Scan:
@@ -131,7 +137,7 @@ def _process(fields: list[str], system: str, boot: int) -> ScannedProcess | None
         head, *rest = command.split(" --")
         args = (head, *(f"--{a}" for a in rest))
     return ScannedProcess(pid, ppid, _int(fields[4]), started, fields[5] == "same", fields[6],
-                          fields[7], args)
+                          fields[7], args, exact_args=system == "linux")
 
 
 def _ps_time(text: str) -> str | None:
@@ -182,7 +188,8 @@ def classify(process: ScannedProcess, scan_uid: int | None) -> Candidate:
         listening, path = parsed
     problem = _problem(process, port, parsed is not None, profile, started_by, scan_uid)
     return Candidate(process.pid, process.started, program, profile, port, started_by,
-                     listening, path, problem)
+                     listening, path, problem,
+                     starting=port == 0 and process.active_port == "-")
 
 
 def _problem(process: ScannedProcess, port: int | None, has_file: bool, profile: str | None,

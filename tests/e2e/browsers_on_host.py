@@ -11,6 +11,7 @@ its profile removed, when the ``BrowserFarm`` closes.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -108,10 +109,8 @@ class BrowserFarm:
 
     def close(self) -> None:
         for browser in self.started:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(browser.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + 5
         for browser in self.started:
             while time.monotonic() < deadline and _alive(browser.pid):
@@ -135,7 +134,5 @@ def _alive(pid: int) -> bool:
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass

@@ -11,6 +11,7 @@ about the pids started here, and the topology's own h1 Chromium.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,11 @@ from typing import Any
 
 import pytest
 
+from gateway.browsers.discovery import Scanned
+from gateway.browsers.host_scan import SCAN_TIMEOUT_S, HostScan
+from gateway.browsers.scan import Candidate
+from gateway.config import TargetConfig, load_config
+from gateway.hosts.ssh import SshHost
 from tests.e2e.browsers_on_host import BrowserFarm
 from tests.e2e.helpers import (
     ERROR_BOUND,
@@ -120,8 +126,13 @@ async def test_every_browser_on_the_host(topology: Topology, farm: BrowserFarm,
         # A browser started now is there within the interval, watched from its first page.
         started = time.monotonic()
         late = farm.start("puppeteer_dev_chrome_profile-", "--remote-debugging-port=0")
-        late_member = (await _members(client, {late.pid}))[late.pid]
-        assert late_member["state"] == "up", late_member
+
+        async def late_up() -> dict[str, Any] | None:
+            listed = (await _members(client, {late.pid}, settled=False))[late.pid]
+            return listed if listed["state"] == "up" else None
+
+        late_member = await eventually(late_up, timeout=INTERVAL_S + 10,
+                                       what="the late browser up")
         assert time.monotonic() - started < INTERVAL_S + 10
 
         async def first_page() -> int | None:
@@ -160,12 +171,60 @@ async def test_every_browser_on_the_host(topology: Topology, farm: BrowserFarm,
         assert len(names) == len(set(names)), "a name was reused"
 
 
+class _Counted(SshHost):
+    """h1 over real SSH, counting the commands a scan runs."""
+
+    runs = 0
+
+    async def run(self, command: str, timeout_s: float) -> str:
+        self.runs += 1
+        return await super().run(command, timeout_s)
+
+
+class _Recorder:
+    """The registry's side of a scan, kept in a list."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, Candidate]] = []
+
+    def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
+        self.found.append((target.name, strategy.candidate))
+
+    def update_found(self, name: str, candidate: Candidate) -> None:
+        return None
+
+    async def remove(self, name: str, why: str = "was removed") -> None:
+        return None
+
+
 async def test_twenty_browsers_at_once(topology: Topology, farm: BrowserFarm,
-                                       tmp_path: Path) -> None:
+                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     browsers = [farm.start("puppeteer_dev_chrome_profile-", "--remote-debugging-port=0")
                 for _ in range(20)]
     for browser in browsers:
         assert browser.port
+
+    # One scan is one SSH exec, within its time bound, and sees all twenty.
+    for key, value in topology.client_env().items():
+        monkeypatch.setenv(key, value)  # asyncssh reads ~/.ssh/config of this process
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = load_config({**os.environ, "SSH_PROXY_TO": "h1",
+                          "CHROME_SSH_GATEWAY_BROWSERS": "all"}).targets[0]
+    assert config.ssh is not None
+    host = _Counted(config.ssh, config.host_key_policy, config.reconnect)
+    recorder = _Recorder()
+    try:
+        scan = HostScan(config, host, recorder)
+        await scan.scan_once()
+    finally:
+        await host.aclose()
+    assert host.runs == 1 and scan.state == "up"
+    assert scan.last_scan_ms is not None and scan.last_scan_ms < SCAN_TIMEOUT_S * 1000
+    seen = {c.pid: c for _, c in recorder.found}
+    assert {b.pid for b in browsers} <= set(seen)
+    assert all(seen[b.pid].problem is None and seen[b.pid].active_port == b.port
+               for b in browsers)
+
     path = write_targets(tmp_path / "targets.toml", {
         "ci": {"ssh": "h1", "browsers": "all", "scan_interval_s": INTERVAL_S}})
     async with open_gateway(topology.client_env(), ["--config", str(path)]) as client:

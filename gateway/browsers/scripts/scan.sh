@@ -23,7 +23,9 @@ active_port() {  # $1/DevToolsActivePort's two lines; "-" absent, "!" profile un
 option() {  # the value of --$1= in $cmd (arguments separated by $2), or empty
   case $cmd in *"$2--$1="*) v=${cmd#*"$2--$1="}; v=${v%%"$2"*} ;; *) v= ;; esac
 }
-if [ -r /proc/self/stat ]; then
+# CSGW_SCAN=ps takes the ps branch on Linux too (procps prints the same columns), so
+# the macOS path is exercised on a Linux test host.
+if [ -r /proc/self/stat ] && [ "${CSGW_SCAN:-}" != ps ]; then
   btime=0; me=
   while read -r key value _; do [ "$key" = btime ] && btime=$value; done < /proc/stat
   while read -r key value _; do [ "$key" = Uid: ] && me=$value; done < /proc/self/status
@@ -50,6 +52,7 @@ else
   echo "S${US}ps${US}0${US}$(id -u)"
   ps -axo pid=,ppid=,uid=,lstart=,command= 2>/dev/null | while read -r pid ppid uid w m d t y cmd; do
     case $cmd in *" --type="*) continue ;; esac
+    case ${cmd%% --*} in *crashpad*|*driver*) continue ;; esac  # helpers, not browsers
     case ${cmd%% --*} in *[Cc]hrom*|*[Ee]dge*|*headless_shell*) ;; *) continue ;; esac
     option user-data-dir " "; dir=$v
     if [ -z "$dir" ]; then dtap=?; else active_port "$dir"; fi

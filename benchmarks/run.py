@@ -64,6 +64,9 @@ from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
+from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
+from benchmarks.scan_phase import define_rows as define_scan_rows
+from benchmarks.scan_phase import scan_phase
 from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
@@ -83,7 +86,8 @@ PAGES = REPO / "fixtures" / "pages"
 # Chromium gives our pages a renderer process of their own, not the one running the
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
-PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view")
+PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
+          "scan")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -592,6 +596,8 @@ class Bench:
               target=f"≤ {TARGET_VIEW_CHARS:,} chars")
         r.row("view_refs", "↳ refs in that view (links and controls)", unit="refs",
               show_p90=False, target="every link and control")
+        # Issue 10: scanning a host for every browser.
+        define_scan_rows(r.row)
 
     # ------------------------------------------------------------------ top level
 
@@ -633,6 +639,7 @@ class Bench:
             ("logs", self.long_lists,
              ("mcp_list", "gw_console", "gw_network", "in_console", "in_network")),
             ("view", self.live_view, ("raw_ax", "gw_view", "view_chars", "view_refs")),
+            ("scan", self.host_scan, SCAN_ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1503,6 +1510,14 @@ class Bench:
                           "last_view_first_ref": _first_ref(last["view"])}
         r.rows["raw_ax"].label = (f"raw CDP `Accessibility.getFullAXTree` of the news page "
                                   f"({seen.get('ax_nodes')} nodes), same forward")
+
+    async def host_scan(self) -> None:
+        """Issue 10: one scan with 0/5/20 browsers; a new browser's start → up."""
+        assert self.topo is not None
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-scan-") as workdir:
+            await scan_phase(self.topo, self.r.rows,
+                             lambda env, args: mcp_client(gateway_params(env, args)), call,
+                             Path(workdir))
 
     # ------------------------------------------------------------------- --profile
 

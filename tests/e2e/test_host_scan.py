@@ -11,7 +11,10 @@ about the pids started here, and the topology's own h1 Chromium.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -231,3 +234,22 @@ async def test_twenty_browsers_at_once(topology: Topology, farm: BrowserFarm,
         members = await _members(client, {b.pid for b in browsers}, timeout=60)
         assert all(m["state"] == "up" for m in members.values()), members
         assert len({m["name"] for m in members.values()}) == 20
+
+
+def test_doctor_shows_the_scan(topology: Topology, farm: BrowserFarm, tmp_path: Path) -> None:
+    """What the scan saw, and what each process became, in doctor's endpoint step; then
+    the first attachable browser is checked like any target's."""
+    pipe = farm.start("playwright_chromiumdev_profile-", "--remote-debugging-pipe", pipe=True)
+    path = write_targets(tmp_path / "targets.toml", {"ci": {"ssh": "h1", "browsers": "all"}})
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway", "doctor", "--config", str(path), "--json"],
+        env=topology.client_env(), capture_output=True, text=True, timeout=90,
+        stdin=subprocess.DEVNULL, cwd=Path(__file__).resolve().parents[2])
+    [entry] = json.loads(done.stdout)["targets"]
+    steps = {s["name"]: s for s in entry["steps"]}
+    assert done.returncode == 0 and entry["up"], done.stdout
+    endpoint = steps["endpoint"]["detail"]
+    assert f"pid {pipe.pid} chromium (playwright): not attachable" in endpoint
+    own = topology.host("h1").chrome_pid()
+    assert f"pid {own} chromium: port {topology.host('h1').chrome_port()}" in endpoint
+    assert steps["websocket"]["status"] == "ok" and steps["tabs"]["status"] == "ok"

@@ -64,6 +64,9 @@ from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
+from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
+from benchmarks.scan_phase import define_rows as define_scan_rows
+from benchmarks.scan_phase import scan_phase
 from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
@@ -84,7 +87,7 @@ PAGES = REPO / "fixtures" / "pages"
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
-          "context")
+          "context", "scan")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -621,6 +624,8 @@ class Bench:
               target=f"≤ {TARGET_TOOLS_CORE_CHARS:,}")
         r.row("tools_read_only", "`tools/list` JSON, `--read-only`", unit="chars",
               show_p90=False, target="≤ all")
+        # Issue 10: scanning a host for every browser.
+        define_scan_rows(r.row)
 
     # ------------------------------------------------------------------ top level
 
@@ -664,6 +669,7 @@ class Bench:
             ("view", self.live_view,
              ("raw_ax", "gw_view", "view_chars", "view_refs", "view_text")),
             ("context", self.context, tuple(TOOL_SETS)),
+            ("scan", self.host_scan, SCAN_ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1570,6 +1576,13 @@ class Bench:
         rows["tools_core"].ok = rows["tools_core"].samples[0] <= TARGET_TOOLS_CORE_CHARS
         rows["tools_read_only"].ok = (rows["tools_read_only"].samples[0]
                                       <= rows["tools_all"].samples[0])
+    async def host_scan(self) -> None:
+        """Issue 10: one scan with 0/5/20 browsers; a new browser's start → up."""
+        assert self.topo is not None
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-scan-") as workdir:
+            await scan_phase(self.topo, self.r.rows,
+                             lambda env, args: mcp_client(gateway_params(env, args)), call,
+                             Path(workdir))
 
     # ------------------------------------------------------------------- --profile
 

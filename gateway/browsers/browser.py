@@ -37,6 +37,7 @@ from gateway.browsers.discovery import Search, Strategy, find_browser
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
+from gateway.browsers.scan import Candidate
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.config import TargetConfig
 from gateway.errors import (
@@ -66,6 +67,9 @@ class Browser:
         registry: TabRegistry,
         strategies: Sequence[Strategy],
         launcher: ChromeLauncher | None = None,
+        *,
+        found: Candidate | None = None,
+        group: str | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -82,7 +86,18 @@ class Browser:
         self._changed = anyio.Event()
         self._wake = anyio.Event()
         self._last_browser_path: str | None = None
+        self.found = found    # what a host scan saw of this browser (pid, profile, …)
+        self.group = group    # the browsers = "all" target that found it
         self._log = log.bind(target=self.name)
+
+    @property
+    def described(self) -> str:
+        """``'ci-3' (pid 4242)``: the name, and the process when a scan found it."""
+        return f"{self.name!r}" + (f" (pid {self.found.pid})" if self.found else "")
+
+    def retry_now(self) -> None:
+        """Start the next connection attempt now rather than after the backoff."""
+        self._wake.set()
 
     @property
     def tabs(self) -> dict[str, Tab]:
@@ -326,7 +341,7 @@ class Browser:
         good: its tabs are retired with that reason and calls fail with it."""
         if gone is not None:
             self._set_state("gone", gone)
-            self.pages.retire_all(f"belonged to target {self.name!r}, which {gone}")
+            self.pages.retire_all(f"belonged to target {self.described}, which {gone}")
         if self._cdp is not None:
             await self._cdp.aclose()
         if self.endpoint is not None:

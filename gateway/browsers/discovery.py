@@ -48,6 +48,7 @@ from gateway.hosts.base import Host
 
 if TYPE_CHECKING:
     from gateway.browsers.launcher import ChromeLauncher
+    from gateway.browsers.scan import Candidate
 
 __all__ = [
     "ActivePortFiles",
@@ -55,6 +56,7 @@ __all__ = [
     "ExplicitAddress",
     "Found",
     "Launch",
+    "Scanned",
     "Search",
     "Strategy",
     "VersionProbe",
@@ -183,6 +185,34 @@ class Launch:
         if found is None:
             raise DiscoveryError(search.name, "; ".join(search.tried[-1:]))
         return found
+
+
+class Scanned:
+    """A browser a host scan found (``host_scan``): its fixed port, or its profile's
+    DevToolsActivePort — or, while it cannot be attached to, the reason and the fix.
+    The scan updates ``candidate`` as the process changes (a port 0 browser writes
+    its file a moment after it starts)."""
+
+    def __init__(self, candidate: Candidate) -> None:
+        self.candidate = candidate
+
+    async def find(self, search: Search) -> Found | None:
+        found = self.candidate
+        if found.problem is not None:
+            raise DiscoveryError(search.name, f"the browser {search.name} (pid {found.pid}) "
+                                 f"{found.problem}")
+        if found.port:
+            return await _from_address(search, CdpAddress(host="127.0.0.1", port=found.port))
+        # Port 0: the scan read its DevToolsActivePort already (no exec of our own, so
+        # twenty browsers starting at once need no twenty SSH sessions).
+        assert found.active_port is not None and found.browser_path is not None
+        endpoint = Endpoint("127.0.0.1", found.active_port, found.browser_path,
+                            f"DevToolsActivePort in {found.profile}")
+        try:
+            return endpoint, await search.connect(endpoint)
+        except GatewayError as exc:
+            raise DiscoveryError(search.name, f"{found.profile}/DevToolsActivePort says port "
+                                 f"{found.active_port} but {exc.cause}") from None
 
 
 def strategies_for(config: TargetConfig,

@@ -7,23 +7,29 @@ targets file edited — each with a log line, and ``list_targets`` shows the
 change at once. A removed target's tab ids fail with the reason, never reach
 another page: ids come from one counter and are never reused.
 
-Hosts are shared: browsers on the same SSH destination with the same link
-settings use one connection, closed when its last browser goes. There is no
-global lock: each browser runs its own supervisor, and calls on different
-targets or tabs proceed concurrently.
+A target with ``browsers = "all"`` is a scan group (``host_scan``): each browser
+its scan finds is a target of its own (``ci-1``, ``ci-2``, …), and the group's
+name means its one attachable browser. Hosts are shared: browsers on the same
+SSH destination with the same link settings use one connection, closed when
+its last user goes. There is no global lock: each browser runs its own
+supervisor, and calls on different targets or tabs proceed concurrently.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import structlog
 
 from gateway.browsers.browser import Browser
-from gateway.browsers.discovery import strategies_for
+from gateway.browsers.discovery import Scanned, Strategy, strategies_for
+from gateway.browsers.host_scan import HostScan
 from gateway.browsers.launcher import ChromeLauncher
+from gateway.browsers.scan import Candidate
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.config import GatewayConfig, TargetConfig
 from gateway.config.urls import check_url
@@ -33,17 +39,19 @@ from gateway.errors import (
     TargetAmbiguous,
     TargetNotFound,
     TargetRemoved,
+    TargetUnavailable,
 )
 from gateway.hosts.base import Host
 from gateway.hosts.local import LocalHost
 from gateway.hosts.ssh import SshHost
 
-__all__ = ["Registry", "open_registry"]
+__all__ = ["GONE_LISTED_S", "Registry", "open_registry"]
 
 log = structlog.get_logger("gateway")
 
 _HostKey = tuple[object, ...]
 MAX_REMOVED = 1_000  # names whose removal is still explained; older ones are just unknown
+GONE_LISTED_S = 60.0  # how long a browser that exited stays in list_targets as "gone"
 
 
 class Registry:
@@ -51,6 +59,8 @@ class Registry:
         self.config = config
         self.tabs = TabRegistry()
         self.targets: dict[str, Browser] = {}
+        self.groups: dict[str, HostScan] = {}
+        self._departed: dict[str, tuple[Browser, float]] = {}  # exited, listed as gone
         self._hosts: dict[_HostKey, tuple[Host, set[str]]] = {}
         self._host_of: dict[str, _HostKey] = {}
         self._scopes: dict[str, anyio.CancelScope] = {}
@@ -59,38 +69,63 @@ class Registry:
 
     # ------------------------------------------------------------- membership
 
-    def add(self, target: TargetConfig) -> Browser:
-        """Register a target and start keeping its browser connected (while serving)."""
-        if self._tasks is None:
-            raise RuntimeError("the registry is not serving (use open_registry)")
-        if target.name in self.targets:
-            raise InvalidArgument(f"target {target.name!r} exists already")
-        key = self._host_key(target)
-        host, users = self._hosts.get(key) or (self._new_host(target), set())
-        self._hosts[key] = (host, users | {target.name})
-        self._host_of[target.name] = key
+    def add(self, target: TargetConfig) -> None:
+        """Register a target and start keeping its browser connected — or, with
+        ``browsers = "all"``, start scanning its host (while serving)."""
+        if target.browsers == "all":
+            group = HostScan(target, self._use_host(target), self)
+            self.groups[target.name] = group
+            self._start(group.run, target.name, f"scan {target.name}")
+            log.info("target added", target=target.name, host=group.host.label,
+                     browsers="all")
+            return
         launcher = ChromeLauncher(target.name) if target.launch else None
-        browser = Browser(target, host, self.tabs, strategies_for(target, launcher), launcher)
+        self._add_browser(target, strategies_for(target, launcher), launcher)
+
+    def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
+        """A browser a scan found: a target of its own, on the scan's host."""
+        self._add_browser(target, [strategy], None, found=strategy.candidate, group=group)
+
+    def update_found(self, name: str, candidate: Candidate) -> None:
+        """What the scan sees of a found browser changed (its DevToolsActivePort is
+        there now, say): show it, and try to attach at once."""
+        browser = self.targets.get(name)
+        if browser is not None:
+            browser.found = candidate
+            browser.retry_now()
+
+    def _add_browser(self, target: TargetConfig, strategies: Sequence[Strategy],
+                     launcher: ChromeLauncher | None, *, found: Candidate | None = None,
+                     group: str | None = None) -> None:
+        browser = Browser(target, self._use_host(target), self.tabs, strategies, launcher,
+                          found=found, group=group)
         self.targets[target.name] = browser
-        self._removed.pop(target.name, None)
-        self._tasks.start_soon(self._supervise, browser, name=f"target {target.name}")
-        log.info("target added", target=target.name, host=host.label)
-        return browser
+        self._start(browser.run, target.name, f"target {target.name}")
+        log.info("target added", target=target.name, host=browser.host.label,
+                 **({"pid": found.pid} if found else {}))
 
     async def remove(self, name: str, why: str = "was removed") -> None:
-        """Stop a target's browser supervisor and let its tabs go (with ``why``: "tab 7
-        belonged to target 'ci-1', which was removed")."""
+        """Stop a target's supervisor (a scan group's, and every browser it found) and
+        let its tabs go with ``why``: "tab 7 belonged to target 'ci-1' (pid 4242),
+        which exited"."""
         browser = self.targets.pop(name, None)
-        if browser is None:
-            raise TargetNotFound(name, sorted(self.targets))
+        group = self.groups.pop(name, None)
+        if browser is None and group is None:
+            raise TargetNotFound(name, self.names())
         if len(self._removed) >= MAX_REMOVED:
             self._removed.pop(next(iter(self._removed)))
-        self._removed[name] = why
+        self._removed[name] = why if browser is None or browser.found is None else (
+            f"(pid {browser.found.pid}) {why}")
         scope = self._scopes.pop(name, None)
         if scope is not None:
             scope.cancel()
         with anyio.CancelScope(shield=True):
-            await browser.aclose(gone=why)
+            for member in group.members if group is not None else ():
+                await self.remove(member, f"was found by {name!r}, which {why}")
+            if browser is not None:
+                await browser.aclose(gone=why)
+                if browser.found is not None:
+                    self._departed[name] = (browser, time.monotonic() + GONE_LISTED_S)
             await self._release_host(name)
         log.info("target removed", target=name, reason=why)
 
@@ -99,20 +134,39 @@ class Registry:
         it no longer has are removed, and a target whose settings changed starts over
         (a new browser connection, new tab ids). The others are left alone."""
         wanted = {t.name: t for t in config.targets}
-        for name, browser in list(self.targets.items()):
+        current = {n: b.config for n, b in self.targets.items() if b.group is None}
+        current |= {n: g.config for n, g in self.groups.items()}
+        for name, settings in current.items():
             if name not in wanted:
                 await self.remove(name, f"was removed from {config.source}")
-            elif wanted[name] != browser.config:
+            elif wanted[name] != settings:
                 await self.remove(name, f"was changed in {config.source} and started over")
         for name, target in wanted.items():
-            if name not in self.targets:
+            if name not in self.targets and name not in self.groups:
                 self.add(target)
         self.config = config
 
-    async def _supervise(self, browser: Browser) -> None:
+    def _start(self, run: Callable[[], Awaitable[None]], name: str, what: str) -> None:
+        assert self._tasks is not None
+        self._tasks.start_soon(self._supervise, run, name, name=what)
+
+    async def _supervise(self, run: Callable[[], Awaitable[None]], name: str) -> None:
         with anyio.CancelScope() as scope:
-            self._scopes[browser.name] = scope
-            await browser.run()
+            self._scopes[name] = scope
+            await run()
+
+    def _use_host(self, target: TargetConfig) -> Host:
+        """The host ``target`` runs on, shared, counting it as a user."""
+        if self._tasks is None:
+            raise RuntimeError("the registry is not serving (use open_registry)")
+        if target.name in self.targets or target.name in self.groups:
+            raise InvalidArgument(f"target {target.name!r} exists already")
+        key = self._host_key(target)
+        host, users = self._hosts.get(key) or (self._new_host(target), set())
+        self._hosts[key] = (host, users | {target.name})
+        self._host_of[target.name] = key
+        self._removed.pop(target.name, None)
+        return host
 
     def _host_key(self, target: TargetConfig) -> _HostKey:
         if target.ssh is None:
@@ -139,22 +193,63 @@ class Registry:
 
     # ------------------------------------------------------------- resolution
 
+    def names(self) -> list[str]:
+        return sorted([*self.targets, *self.groups])
+
+    def departed(self) -> list[Browser]:
+        """Browsers a scan saw exit not long ago (``list_targets`` shows them as gone)."""
+        now = time.monotonic()
+        for name in [n for n, (_, until) in self._departed.items() if until <= now]:
+            del self._departed[name]
+        return [browser for browser, _ in self._departed.values()]
+
     def target(self, name: str | None) -> Browser:
-        """The browser a call means: the named one, or the only one there is."""
+        """The browser a call means: the named one, or the only one there is; a scan
+        group's name means its one attachable browser."""
         if name is None:
-            if len(self.targets) == 1:
+            lone = next(iter(self.groups.values())) if len(self.groups) == 1 else None
+            if lone is not None and set(self.targets) <= set(lone.members):
+                return self._one_of(lone)
+            if len(self.targets) == 1 and not self.groups:
                 return next(iter(self.targets.values()))
-            raise TargetAmbiguous(sorted(self.targets))
+            raise TargetAmbiguous(self.names())
         found = self.targets.get(name)
-        if found is None:
-            why = self._removed.get(name)
-            if why is not None:
-                raise TargetRemoved(name, why, sorted(self.targets))
-            raise TargetNotFound(name, sorted(self.targets))
-        return found
+        if found is not None:
+            return found
+        group = self.groups.get(name)
+        if group is not None:
+            return self._one_of(group)
+        why = self._removed.get(name)
+        if why is not None:
+            raise TargetRemoved(name, why, self.names())
+        raise TargetNotFound(name, self.names())
+
+    def _one_of(self, group: HostScan) -> Browser:
+        live = group.attachable()
+        if len(live) == 1:
+            return self.targets[live[0]]
+        if live:
+            raise InvalidArgument(f"target {group.name!r} has {len(live)} browsers now: "
+                                  f"{', '.join(live)}; pass target=<one of them> "
+                                  "(list_targets tells them apart)")
+        others = (f"; not attachable: {', '.join(group.members)} (list_targets says why)"
+                  if group.members else "")
+        raise TargetUnavailable(group.name, f"no debuggable browser found on "
+                                f"{group.host.label}{others}; start one with "
+                                "--remote-debugging-port=0 and a --user-data-dir")
+
+    async def settled(self) -> None:
+        """Wait (bounded) for every target and scan that is still connecting."""
+        waits: list[Callable[[], Coroutine[Any, Any, None]]] = [
+            *(t.settled for t in self.targets.values() if t.state == "connecting"),
+            *(g.settled for g in self.groups.values() if g.state == "connecting")]
+        async with anyio.create_task_group() as tg:
+            for wait in waits:
+                tg.start_soon(wait)
 
     async def tab(self, tab_id: int, target: str | None = None) -> tuple[Browser, Tab]:
-        """The tab behind an id; ``target``, if given, must be the tab's own.
+        """The tab behind an id; ``target``, if given, must be the tab's own (or the
+        scan group that found its browser).
 
         An id nobody knows yet may belong to a target still connecting (the
         first call after start-up): wait for those, bounded, before refusing it.
@@ -162,18 +257,14 @@ class Registry:
         try:
             tab = self.tabs.get(tab_id)
         except TabNotFound:
-            connecting = [t for t in self.targets.values() if t.state == "connecting"]
-            if not connecting:
-                raise
-            async with anyio.create_task_group() as tg:
-                for t in connecting:
-                    tg.start_soon(t.settled)
+            await self.settled()
             tab = self.tabs.get(tab_id)
-        if target is not None and target != tab.target:
+        owner = self.target(tab.target)
+        if target is not None and target not in (tab.target, owner.group):
             self.target(target)  # an unknown name is the clearer error
             raise InvalidArgument(f"tab {tab_id} belongs to target {tab.target!r}, not "
                                   f"{target!r}; omit target or pass target={tab.target!r}")
-        return self.target(tab.target), tab
+        return owner, tab
 
     async def tab_for_url(
         self, tab_id: int | None, target: str | None, url: str

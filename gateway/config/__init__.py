@@ -31,6 +31,7 @@ from gateway.config.model import (
     TargetSettings,
 )
 from gateway.config.sources import (
+    ENV_BROWSERS,
     ENV_CALL_LOG,
     ENV_CDP_URL,
     ENV_CONFIG,
@@ -44,6 +45,7 @@ from gateway.config.sources import (
 from gateway.errors import ConfigError
 
 __all__ = [
+    "ENV_BROWSERS",
     "ENV_CALL_LOG",
     "ENV_CDP_URL",
     "ENV_CONFIG",

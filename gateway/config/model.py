@@ -168,6 +168,7 @@ def _opt_in_scheme(scheme: str) -> str:
 
 
 Seconds = Annotated[float, _duration(zero_ok=False)]
+Browsers = Literal["one", "all"]
 Port = Annotated[int, _in_range(1, 65535, what="port ")]
 BufferSize = Annotated[int, _in_range(MIN_BUFFER, MAX_BUFFER, unit=" entries")]
 TargetName = Annotated[str, AfterValidator(_target_name)]
@@ -245,12 +246,24 @@ class TargetSettings(StrictModel):
     cdp_allow: CdpPatterns | None = None       # Domain.* / Domain.method; None = any
     allow_evaluate: bool = True                # evaluate, and CDP methods that run page JS
     allow_schemes: Schemes = frozenset()       # of OPT_IN_SCHEMES, e.g. {"file"}
+    browsers: Browsers = "one"                 # "all": every debuggable browser on the host
+    scan_interval_s: Seconds = 2.0             # how often "all" looks for new browsers
 
     @model_validator(mode="after")
     def _launch_is_local(self) -> TargetSettings:
         if self.launch and self.ssh is not None:
             raise FieldProblem("launch applies only to local targets (no 'ssh'); "
                                "start Chrome on the remote host yourself", "launch")
+        return self
+
+    @model_validator(mode="after")
+    def _all_finds_its_own(self) -> TargetSettings:
+        if self.browsers == "all":
+            for key in ("cdp", "profile", "launch"):
+                if getattr(self, key):
+                    raise FieldProblem(f'browsers = "all" finds every browser on the host '
+                                       f"by itself; drop {key!r}, or use a target of its own "
+                                       "for that browser", key)
         return self
 
 

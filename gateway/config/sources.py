@@ -28,11 +28,12 @@ from pathlib import Path
 
 from gateway.config.addresses import parse_cdp_address, parse_port, parse_ssh_destination
 from gateway.config.file import read_targets_file
-from gateway.config.model import GatewayConfig, TargetConfig
+from gateway.config.model import Browsers, GatewayConfig, TargetConfig
 from gateway.config.text import show
 from gateway.errors import ConfigError
 
 __all__ = [
+    "ENV_BROWSERS",
     "ENV_CALL_LOG",
     "ENV_CDP_URL",
     "ENV_CONFIG",
@@ -51,6 +52,7 @@ ENV_SSH_PROXY_PORT = "SSH_PROXY_PORT"
 ENV_CALL_LOG = "MCP_DEBUG_LOG"
 ENV_READ_ONLY = "CHROME_SSH_GATEWAY_READ_ONLY"
 ENV_TOOLS = "CHROME_SSH_GATEWAY_TOOLS"
+ENV_BROWSERS = "CHROME_SSH_GATEWAY_BROWSERS"
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
@@ -105,6 +107,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
     cdp_text = _env(environ, ENV_CDP_URL)
     port_text = _env(environ, ENV_SSH_PROXY_PORT)
     log_text = _env(environ, ENV_CALL_LOG)
+    browsers = _browsers(environ)
 
     env_log: Path | None = None
     if log_text is not None:
@@ -121,6 +124,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
             (ENV_SSH_PROXY_TO, ssh_text),
             (ENV_CDP_URL, cdp_text),
             (ENV_SSH_PROXY_PORT, port_text),
+            (ENV_BROWSERS, None if browsers == "one" else browsers),
         ):
             if value is not None:
                 raise ConfigError(
@@ -139,17 +143,34 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
         expose = None
         if port_text is not None:
             expose = parse_port(port_text.strip(), source=ENV_SSH_PROXY_PORT, key="", what="port")
-        target = TargetConfig(name="default", ssh=ssh, cdp=cdp, expose_port=expose)
+        if cdp is not None and browsers == "all":
+            raise ConfigError(ENV_BROWSERS, "", f"all finds every browser itself; unset "
+                              f"{ENV_CDP_URL} or this")
+        target = TargetConfig(name="default", ssh=ssh, cdp=cdp, expose_port=expose,
+                              browsers=browsers)
         return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_SSH_PROXY_TO}")
     if port_text is not None:
         raise ConfigError(
             ENV_SSH_PROXY_PORT, "", f"only applies together with {ENV_SSH_PROXY_TO}; set that too"
         )
     if cdp is not None:
+        if browsers == "all":
+            raise ConfigError(ENV_BROWSERS, "", f"all finds every browser itself; unset "
+                              f"{ENV_CDP_URL} or this")
         target = TargetConfig(name="local", ssh=None, cdp=cdp, launch=False)
         return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_CDP_URL}")
-    target = TargetConfig(name="local", ssh=None, cdp=None, launch=True)
+    target = TargetConfig(name="local", ssh=None, cdp=None, launch=browsers == "one",
+                          browsers=browsers)
     return GatewayConfig(targets=(target,), call_log=env_log, source="embedded default")
+
+
+def _browsers(environ: Mapping[str, str]) -> Browsers:
+    text = _env(environ, ENV_BROWSERS)
+    if text is None or text.strip().lower() == "one":
+        return "one"
+    if text.strip().lower() == "all":
+        return "all"
+    raise ConfigError(ENV_BROWSERS, "", f"{show(text)} is not a choice; expected all or one")
 
 
 def _load_file(path: str, environ: Mapping[str, str]) -> GatewayConfig:

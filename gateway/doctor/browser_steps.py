@@ -19,12 +19,14 @@ from websockets.asyncio.client import ClientConnection
 
 import gateway.doctor.fixes as fixes
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import DiscoveryTrace, discover
+from gateway.browsers.discovery import DiscoveryTrace, Scanned, Search, discover
 from gateway.browsers.endpoint import Endpoint
+from gateway.browsers.host_scan import SCAN_TIMEOUT_S
 from gateway.browsers.launcher import find_chrome
+from gateway.browsers.scan import classify, parse_scan, scan_script
 from gateway.config import CdpAddress, TargetConfig
 from gateway.doctor.report import Recorder, StopCheck
-from gateway.errors import GatewayError, TargetUnavailable
+from gateway.errors import GatewayError, HostError, TargetUnavailable
 from gateway.hosts.base import Host
 
 __all__ = ["BrowserSteps"]
@@ -75,6 +77,8 @@ class BrowserSteps:
         return self.timeout_s * 4 + 1
 
     async def run(self, host: Host) -> None:
+        if self.config.browsers == "all":
+            return await self._scanned(host)
         trace = _Trace()
         start = time.monotonic()
         try:
@@ -117,6 +121,35 @@ class BrowserSteps:
         record.fail("endpoint", since(start), *fixes.endpoint_failure(
             self.config, host, reason, listed=bool(trace.dirs), stale=trace.stale,
             unanswered=trace.unanswered_at))
+
+    async def _scanned(self, host: Host) -> None:
+        """``browsers = "all"``: what one scan sees, each browser and what it would become;
+        then the first attachable one is checked like any other target's browser."""
+        record, since = self.record, Recorder.since
+        start = time.monotonic()
+        try:
+            with anyio.fail_after(SCAN_TIMEOUT_S + 1):
+                scan = parse_scan(await host.run(scan_script(), SCAN_TIMEOUT_S))
+        except (HostError, TimeoutError) as exc:
+            record.fail("endpoint", since(start), f"scanning {host.label} for browsers "
+                        f"failed: {exc.reason if isinstance(exc, HostError) else exc}",
+                        fixes.SCAN_FIX)
+        found = [classify(p, scan.uid) for p in scan.processes]
+        seen = fixes.scan_summary(found)
+        for candidate in (c for c in found if c.problem is None):
+            search = Search(host, self.config.name, self.timeout_s)
+            try:
+                with anyio.fail_after(self._discovery_bound_s):
+                    located = await Scanned(candidate).find(search)
+            except (GatewayError, TimeoutError):
+                continue
+            assert located is not None
+            endpoint, ws = located
+            record.ok("endpoint", since(start), f"{seen}; checked pid {candidate.pid}: port "
+                      f"{endpoint.port}")
+            record.ok("websocket", 0.0, endpoint.url)
+            return await self._ask_browser(ws)
+        record.fail("endpoint", since(start), seen, fixes.scan_fix(found))
 
     async def _ask_browser(self, ws: ClientConnection) -> None:
         record, since = self.record, Recorder.since

@@ -14,6 +14,7 @@ import socket
 from collections.abc import Sequence
 
 from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
+from gateway.browsers.scan import Candidate
 from gateway.config import CdpAddress, TargetConfig, host_port
 from gateway.hosts.known_hosts import HostKeyVerdict
 
@@ -21,6 +22,7 @@ __all__ = [
     "BROWSER_HUNG_FIX",
     "DNS_TIMEOUT_FIX",
     "NO_BINARY_FIX",
+    "SCAN_FIX",
     "TABS_FIX",
     "auth_fix",
     "dns_failure",
@@ -30,6 +32,8 @@ __all__ = [
     "login_fix",
     "not_sshd_fix",
     "proxy_jump_fix",
+    "scan_fix",
+    "scan_summary",
     "ssh_config_fix",
     "stale_notes",
     "start_chrome_hint",
@@ -203,3 +207,30 @@ def endpoint_failure(
               f"nothing at {fallback}")
     fix = f"no Chrome found in {shown} on {host}; {start_chrome_hint()}"
     return detail, fix
+
+
+SCAN_FIX = ("the scan is one `sh` command over SSH: check that the login user's shell runs "
+            "commands (`ssh HOST true`) and that /proc (Linux) or ps (macOS) is readable")
+
+
+def scan_summary(found: Sequence[Candidate]) -> str:
+    """What one host scan saw: each browser, and how it would be attached to or why not."""
+    if not found:
+        return "the scan found no Chrome/Chromium/Edge process"
+    parts = []
+    for c in found:
+        who = f" ({c.started_by})" if c.started_by else ""
+        how = f"port {c.active_port}" if c.problem is None else "not attachable"
+        parts.append(f"pid {c.pid} {c.program}{who}: {how}")
+    attachable = sum(1 for c in found if c.problem is None)
+    return f"{len(found)} browsers, {attachable} attachable: {'; '.join(parts)}"
+
+
+def scan_fix(found: Sequence[Candidate]) -> str:
+    """The fix when no scanned browser could be attached to: the first reason's own fix."""
+    problems = [f"pid {c.pid} {c.problem}" for c in found if c.problem is not None]
+    if problems:
+        return problems[0]
+    return ("no debuggable browser runs on the host: start one with --remote-debugging-port=0 "
+            "and a --user-data-dir (test frameworks do), and it is found within "
+            "scan_interval_s")

@@ -47,6 +47,7 @@ log = structlog.get_logger("gateway.ssh")
 
 _AES_GCM = (b"aes128-gcm@openssh.com", b"aes256-gcm@openssh.com")
 _Forward = tuple[asyncssh.SSHClientConnection, asyncssh.SSHListener]
+MAX_SESSIONS = 8  # commands run at once over one connection (below sshd's MaxSessions 10)
 
 
 def cipher_preference(configured: Sequence[bytes]) -> list[str] | None:
@@ -84,6 +85,9 @@ class SshHost:
         self._lock = anyio.Lock()
         self.known_hosts_files: list[str] = []
         self.progress = ConnectProgress()  # of the latest connect attempt
+        # sshd refuses more than MaxSessions (10 by default) commands at once on one
+        # connection; many browsers connecting together queue here instead.
+        self._sessions = anyio.Semaphore(MAX_SESSIONS)
         self._socket_dir: str | None = None
         self._routes: dict[tuple[str, int], _Forward] = {}
         self._exposed: dict[tuple[str, int], tuple[int, _Forward]] = {}
@@ -181,7 +185,8 @@ class SshHost:
         conn = await self.connection()
         try:
             with anyio.fail_after(timeout_s):
-                result = await conn.run(command, check=False)
+                async with self._sessions:
+                    result = await conn.run(command, check=False)
         except TimeoutError:
             raise HostError(f"a command over SSH timed out after {timeout_s:g} s") from None
         except (OSError, asyncssh.Error) as exc:

@@ -9,7 +9,8 @@ generates is rewritten once, when a tool is registered. Nothing a model needs is
   argument is plain ``X``, optional because it is not required (the argument model
   still accepts an explicit ``null``). In an output schema a nullable field stays
   ``anyOf`` (a ``type`` array is less portable: the MCP Inspector's ``--strict``
-  warns about it);
+  warns about it) — unless the field is marked ``x-absent`` (``tools.args.absent``):
+  left out of results when it does not apply, so it is just ``X`` when present;
 - ``discriminator`` (an OpenAPI keyword, not JSON Schema: the ``oneOf`` branches'
   ``const`` values already tell them apart);
 - ``additionalProperties: true`` (JSON Schema's default) and output defaults (an
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+from gateway.tools.args import ABSENT
 
 __all__ = ["compact_input", "compact_output"]
 
@@ -88,10 +91,12 @@ def _node(node: Any, defs: dict[str, Any], inline: set[str], output: bool) -> An
 
 
 def _without_null(node: dict[str, Any], output: bool) -> dict[str, Any]:
-    """An input's ``anyOf`` without its ``{type: null}`` branch; one branch left is
-    the plain schema."""
+    """An input's ``anyOf`` (or an absent-when-none output's) without its ``{type:
+    null}`` branch; one branch left is the plain schema."""
     options = node.get("anyOf")
-    if output or not (isinstance(options, list) and {"type": "null"} in options):
+    absent = node.pop(ABSENT, False) if output else False
+    if (output and not absent) or not (isinstance(options, list)
+                                       and {"type": "null"} in options):
         return node
     rest = {k: v for k, v in node.items() if k != "anyOf"}
     others = [o for o in options if o != {"type": "null"}]

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from .args import TabArg, TargetArg
+from .args import TabArg, TargetArg, absent
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ class ConsoleMessage(BaseModel):
     url: str | None
     time: str
     navigation: int
-    stack: str | None = None
+    stack: str | None = absent()
 
 
 class ConsoleMessages(BaseModel):
@@ -35,7 +35,7 @@ class ConsoleMessages(BaseModel):
     last_id: int
     navigation: int
     dropped: int
-    note: str | None = None
+    note: str | None = absent()
 
 
 def register(tools: Tools, registry: Registry) -> None:

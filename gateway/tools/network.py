@@ -15,7 +15,7 @@ from gateway.output.files import write_private
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
-from .args import MaxChars, TabArg, TargetArg
+from .args import MaxChars, TabArg, TargetArg, absent
 from .definition import OnTab, Tools
 from .saving import save_path
 
@@ -40,7 +40,7 @@ class RequestSummary(BaseModel):
     type: str
     size: int | None
     duration_ms: float | None
-    error: str | None = None
+    error: str | None = absent()
     navigation: int
 
 
@@ -50,7 +50,7 @@ class NetworkRequests(BaseModel):
     requests: list[RequestSummary]
     last_id: int
     dropped: int
-    note: str | None = None
+    note: str | None = absent()
 
 
 class Body(BaseModel):
@@ -62,7 +62,7 @@ class Body(BaseModel):
     omitted_chars: int = 0
     binary: bool = False
     path: str | None = None
-    note: str | None = None
+    note: str | None = absent()
 
 
 class RequestDetail(BaseModel):

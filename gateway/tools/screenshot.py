@@ -15,7 +15,7 @@ from gateway.output.images import image_size
 from gateway.page.actions import element_box
 from gateway.page.js import script
 
-from .args import TabArg, TargetArg, TimeoutArg
+from .args import TabArg, TargetArg, TimeoutArg, absent
 from .definition import OnTab, Tools
 from .saving import save_path
 
@@ -37,7 +37,7 @@ class ScreenshotInfo(BaseModel):
     width: int
     height: int
     bytes: int
-    path: str | None = None
+    path: str | None = absent()
     clipped: bool = False
 
 

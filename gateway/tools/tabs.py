@@ -91,6 +91,8 @@ def register(tools: Tools, registry: Registry) -> None:
 
         # Only targets that are not up need a (concurrent, bounded) wait: the common
         # case — all up — stays a read from memory, with no task per target.
+        if any(g.state == "connecting" for g in registry.groups.values()):
+            await registry.settled()  # a host scan's first look: its browsers appear
         waiting = [t for t in registry.targets.values() if t.state != "up"]
         problems = [p for p in await gather(*(problem(t) for t in waiting)) if p is not None]
         failed = {p.target for p in problems}

@@ -8,11 +8,12 @@ from pydantic import BaseModel
 
 from gateway.errors import TargetUnavailable
 
-from .args import TargetArg
+from .args import TargetArg, absent
 from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
+    from gateway.browsers.host_scan import HostScan
     from gateway.browsers.registry import Registry
 
 __all__ = ["register"]
@@ -27,6 +28,33 @@ class TargetInfo(BaseModel):
     cdp_endpoint: str | None
     tabs: int
     error: str | None
+    # A browser a host scan found (browsers = "all"): what tells it apart.
+    pid: int | None = absent()
+    started: str | None = absent()
+    profile: str | None = absent()
+    port: int | None = absent()
+    program: str | None = absent()
+    started_by: str | None = absent()
+    # A scan group itself: the browsers it found, by target name.
+    browsers: list[str] | None = absent()
+
+
+def _info(t: Browser) -> TargetInfo:
+    info = TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label, state=t.state,
+                      browser=t.browser, cdp_endpoint=_endpoint(t), tabs=len(t.tabs),
+                      error=t.error)
+    found = t.found
+    if found is None:
+        return info
+    return info.model_copy(update={
+        "pid": found.pid, "started": found.started, "profile": found.profile,
+        "port": found.active_port, "program": found.program, "started_by": found.started_by})
+
+
+def _group_info(g: HostScan) -> TargetInfo:
+    return TargetInfo(name=g.name, transport=g.host.kind, host=g.host.label, state=g.state,
+                      browser=None, cdp_endpoint=None, tabs=0, error=g.error,
+                      browsers=g.members)
 
 
 class TargetList(BaseModel):
@@ -40,7 +68,7 @@ class PingResult(BaseModel):
     browser: str | None
     protocol: str | None
     latency_ms: float | None
-    error: str | None = None
+    error: str | None = absent()
 
 
 def _endpoint(target: Browser) -> str | None:
@@ -51,15 +79,16 @@ def _endpoint(target: Browser) -> str | None:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_targets() -> TargetList:
-        """List the browsers (targets): state up / connecting / down, and why a target is down.
+        """List the targets (browsers): state up / connecting / down / gone, and why one is
+        down.
 
-        Use first to see target names; answers from memory, never waits on a browser.
+        Use first; answers from memory. A `browsers = "all"` target lists the browsers it
+        found, each a target.
         """
         return TargetList(targets=[
-            TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label,
-                       state=t.state, browser=t.browser, cdp_endpoint=_endpoint(t),
-                       tabs=len(t.tabs), error=t.error)
-            for t in registry.targets.values()
+            *(_group_info(g) for g in registry.groups.values()),
+            *(_info(t) for t in registry.targets.values()),
+            *(_info(t) for t in registry.departed()),
         ])
 
     @tools.tool(read_only=True)

@@ -84,11 +84,13 @@ async def test_tools_list_keeps_its_budget() -> None:
 
 def _constraints(schema: dict[str, Any], *, output: bool) -> set[tuple[str, str, str]]:
     """Every constraint in ``schema`` as (path, keyword, value), ``$ref`` resolved and
-    an input's ``null`` branches left out (an optional argument is its plain type)."""
+    an input's ``null`` branches left out (an optional argument is its plain type), as
+    are those of an output field that is not required: such a field may be left out
+    of a result instead of sent as null (``tools.args.absent``)."""
     defs = schema.get("$defs", {})
     found: set[tuple[str, str, str]] = set()
 
-    def walk(node: Any, path: str) -> None:
+    def walk(node: Any, path: str, optional: bool = False) -> None:
         if not isinstance(node, dict):
             return
         if "$ref" in node:
@@ -97,18 +99,19 @@ def _constraints(schema: dict[str, Any], *, output: bool) -> set[tuple[str, str,
         if "anyOf" in node:
             options = node["anyOf"]
             branches = [o for o in options if o != {"type": "null"}]
-            if output and len(branches) < len(options):
+            if output and len(branches) < len(options) and not optional:
                 found.add((path, "nullable", "true"))
             rest = {k: v for k, v in node.items() if k != "anyOf"}
             if len(branches) == 1:
-                walk({**branches[0], **rest}, path)
+                walk({**branches[0], **rest}, path, optional)
                 return
             node = {**rest, "anyOf": branches}
         for key in CONSTRAINTS:
             if key in node and not (key == "default" and (output or node[key] is None)):
                 found.add((path, key, json.dumps(node[key], sort_keys=True)))
+        required = set(node.get("required", ()))
         for name, prop in node.get("properties", {}).items():
-            walk(prop, f"{path}/{name}")
+            walk(prop, f"{path}/{name}", optional=name not in required)
         walk(node.get("items"), f"{path}/items")
         for key in ("anyOf", "oneOf"):
             for index, branch in enumerate(node.get(key, [])):

@@ -85,6 +85,16 @@ class Browser:
         self._log = log.bind(target=self.name)
 
     @property
+    def launched(self) -> bool:
+        """Whether the browser served now is one the gateway launched."""
+        return self._launcher is not None and self._launcher.attached
+
+    @property
+    def restarts(self) -> int:
+        """How often the gateway started its launched browser again after it died."""
+        return self._launcher.restarts if self._launcher is not None else 0
+
+    @property
     def tabs(self) -> dict[str, Tab]:
         """The browser's live tabs by Chrome targetId."""
         return self.pages.tabs
@@ -185,6 +195,8 @@ class Browser:
             await self.host.connect()
         except HostError as exc:
             raise TunnelError.of(self.name, exc) from None
+        if self._launcher is not None:
+            self._launcher.attached = False  # until ``Launch`` finds it again
         endpoint, ws = await find_browser(self._strategies, Search(self.host, self.name,
                                                                   timeout_s))
         if self.endpoint is not None and self.endpoint != endpoint:

@@ -69,7 +69,7 @@ class Registry:
         host, users = self._hosts.get(key) or (self._new_host(target), set())
         self._hosts[key] = (host, users | {target.name})
         self._host_of[target.name] = key
-        launcher = ChromeLauncher(target.name) if target.launch else None
+        launcher = ChromeLauncher(host, target) if target.launch else None
         browser = Browser(target, host, self.tabs, strategies_for(target, launcher), launcher)
         self.targets[target.name] = browser
         self._removed.pop(target.name, None)

@@ -16,6 +16,10 @@ Where the targets come from, first match wins:
 4. nothing — the embedded default: one local target ``local`` that discovers a
    running Chrome or launches a headless Chromium.
 
+``CHROME_SSH_GATEWAY_LAUNCH=1`` sets ``launch = true`` on the ``SSH_PROXY_TO`` or
+``CDP_URL`` target (the embedded default launches anyway; with a targets file,
+say it there).
+
 The call log (``MCP_DEBUG_LOG`` or ``[gateway] call_log``) is independent of
 where the targets come from; a non-empty env value wins over the file.
 """
@@ -25,6 +29,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from gateway.config.addresses import parse_cdp_address, parse_port, parse_ssh_destination
 from gateway.config.file import read_targets_file
@@ -36,6 +43,7 @@ __all__ = [
     "ENV_CALL_LOG",
     "ENV_CDP_URL",
     "ENV_CONFIG",
+    "ENV_LAUNCH",
     "ENV_READ_ONLY",
     "ENV_SSH_PROXY_PORT",
     "ENV_SSH_PROXY_TO",
@@ -49,6 +57,7 @@ ENV_CDP_URL = "CDP_URL"
 ENV_SSH_PROXY_PORT = "SSH_PROXY_PORT"
 ENV_CALL_LOG = "MCP_DEBUG_LOG"
 ENV_READ_ONLY = "CHROME_SSH_GATEWAY_READ_ONLY"
+ENV_LAUNCH = "CHROME_SSH_GATEWAY_LAUNCH"
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
@@ -65,13 +74,7 @@ def load_config(
     Raises ``ConfigError`` on anything invalid — the only exception this function raises.
     """
     config = _load_targets(environ, config_path)
-    env_read_only = _env(environ, ENV_READ_ONLY)
-    if env_read_only is not None:
-        word = env_read_only.strip().lower()
-        if word not in _TRUE_WORDS | _FALSE_WORDS:
-            raise ConfigError(ENV_READ_ONLY, "", f"{show(env_read_only)} is not a switch; "
-                              "expected 1/0, true/false, yes/no or on/off")
-        read_only = read_only or word in _TRUE_WORDS
+    read_only = read_only or _switch(environ, ENV_READ_ONLY)
     return config.model_copy(update={"read_only": True}) if read_only else config
 
 
@@ -93,6 +96,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
     cdp_text = _env(environ, ENV_CDP_URL)
     port_text = _env(environ, ENV_SSH_PROXY_PORT)
     log_text = _env(environ, ENV_CALL_LOG)
+    launch = _switch(environ, ENV_LAUNCH)
 
     env_log: Path | None = None
     if log_text is not None:
@@ -109,6 +113,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
             (ENV_SSH_PROXY_TO, ssh_text),
             (ENV_CDP_URL, cdp_text),
             (ENV_SSH_PROXY_PORT, port_text),
+            (ENV_LAUNCH, "1" if launch else None),
         ):
             if value is not None:
                 raise ConfigError(
@@ -127,16 +132,17 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
         expose = None
         if port_text is not None:
             expose = parse_port(port_text.strip(), source=ENV_SSH_PROXY_PORT, key="", what="port")
-        target = TargetConfig(name="default", ssh=ssh, cdp=cdp, expose_port=expose)
+        target = _env_target(launch, name="default", ssh=ssh, cdp=cdp, expose_port=expose)
         return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_SSH_PROXY_TO}")
     if port_text is not None:
         raise ConfigError(
             ENV_SSH_PROXY_PORT, "", f"only applies together with {ENV_SSH_PROXY_TO}; set that too"
         )
     if cdp is not None:
-        target = TargetConfig(name="local", ssh=None, cdp=cdp, launch=False)
+        target = _env_target(launch, name="local", ssh=None, cdp=cdp)
         return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_CDP_URL}")
-    target = TargetConfig(name="local", ssh=None, cdp=None, launch=True)
+    target = TargetConfig(name="local", ssh=None, cdp=None, launch=True,
+                          launch_temporary=True, keep_running=False)
     return GatewayConfig(targets=(target,), call_log=env_log, source="embedded default")
 
 
@@ -157,6 +163,28 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
     """An env var's value, with "set but empty" treated as unset (MCP clients emit that)."""
     value = environ.get(name, "")
     return value if value != "" else None
+
+
+def _env_target(launch: bool, **fields: Any) -> TargetConfig:
+    """The one target the env vars describe; what ``launch`` cannot go with is refused
+    under its variable's name."""
+    try:
+        return TargetConfig(launch=launch, **fields)
+    except ValidationError as err:
+        problem = err.errors()[0].get("ctx", {}).get("error", err)
+        raise ConfigError(ENV_LAUNCH, "", str(problem)) from None
+
+
+def _switch(environ: Mapping[str, str], name: str) -> bool:
+    """An on/off env var (unset or empty: off); anything else is refused."""
+    value = _env(environ, name)
+    if value is None:
+        return False
+    word = value.strip().lower()
+    if word not in _TRUE_WORDS | _FALSE_WORDS:
+        raise ConfigError(name, "", f"{show(value)} is not a switch; "
+                          "expected 1/0, true/false, yes/no or on/off")
+    return word in _TRUE_WORDS
 
 
 def _expand_home(text: str, environ: Mapping[str, str]) -> str:

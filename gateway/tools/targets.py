@@ -27,6 +27,8 @@ class TargetInfo(BaseModel):
     cdp_endpoint: str | None
     tabs: int
     error: str | None
+    launched: bool   # the gateway started this browser (launch = true)
+    restarts: int    # times it started it again after it died
 
 
 class TargetList(BaseModel):
@@ -54,12 +56,15 @@ def register(tools: Tools, registry: Registry) -> None:
         """List the configured browsers (targets) with their connection state.
 
         Use first to see target names. `state` is up / connecting / down; `error`
-        says why a target is down. Answers from memory, never waits on a browser.
+        says why a target is down. `launched`: the gateway started this browser
+        itself; `restarts`: how often it started it again after it died. Answers
+        from memory, never waits on a browser.
         """
         return TargetList(targets=[
             TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label,
                        state=t.state, browser=t.browser, cdp_endpoint=_endpoint(t),
-                       tabs=len(t.tabs), error=t.error)
+                       tabs=len(t.tabs), error=t.error, launched=t.launched,
+                       restarts=t.restarts)
             for t in registry.targets.values()
         ])
 

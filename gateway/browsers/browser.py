@@ -332,6 +332,13 @@ class Browser:
         version = await self.browser_call("Browser.getVersion")
         return version, (time.perf_counter() - start) * 1000
 
+    async def _quit(self, cdp: CdpConnection) -> None:
+        """Ask a launched browser to quit, as closing its last window would: it then
+        writes its cookies (a signal alone loses those). Nobody waits for the answer
+        (the reader has stopped); the launcher's stop waits for the process."""
+        with anyio.move_on_after(RELEASE_S, shield=True):
+            await cdp.notify("Browser.close")
+
     async def aclose(self, gone: str | None = None) -> None:
         """Close the connection and what the browser holds on its host (its route, a
         browser the gateway launched). With ``gone``, the browser is finished for
@@ -339,9 +346,13 @@ class Browser:
         if gone is not None:
             self._set_state("gone", gone)
             self.pages.retire_all(f"belonged to target {self.name!r}, which {gone}")
+        quitting = False
         if self._cdp is not None:
+            if self._launcher is not None and self._launcher.stops_on_exit and self.launched:
+                await self._quit(self._cdp)
+                quitting = True
             await self._cdp.aclose()
         if self.endpoint is not None:
             self.host.release(self.endpoint.host, self.endpoint.port)
         if self._launcher is not None:
-            await self._launcher.aclose()
+            await self._launcher.aclose(quitting=quitting)

@@ -103,9 +103,10 @@ def _find_binary() -> str:
 def _check_lock() -> str:
     """A SingletonLock (a symlink to ``<hostname>-<pid>``) whose process lives on this
     host: another Chrome has the profile, and a second one would only hand it the URL."""
+    holder = '"${L##*-}"'
     return ('L=$(readlink "$P/SingletonLock" 2>/dev/null); '
             'if [ -n "$L" ] && [ "${L%-*}" = "$(uname -n)" ] && '
-            'ps -p "${L##*-}" >/dev/null 2>&1; then '
+            f"{_alive(holder)}; then "
             f"printf '{_MARK} locked %s\\n' \"${{L##*-}}\"; exit 0; fi; ")
 
 
@@ -156,15 +157,20 @@ def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True) ->
     return "".join(parts)
 
 
-def stop_command(pid: int, profile: str, *, remove_profile: bool, grace_s: float = 5.0) -> str:
+def stop_command(pid: int, profile: str, *, remove_profile: bool, quitting: bool = False,
+                 grace_s: float = 5.0) -> str:
     """Stop the browser ``pid`` — only if it still is the one running on ``profile`` (a
-    reused pid is left alone) — TERM to its process group, KILL after ``grace_s``;
-    ``remove_profile`` then deletes the (temporary) profile."""
+    reused pid is left alone): TERM to the browser alone, as ``kill`` would (it shuts
+    its helpers down and writes its cookies first — a TERM to its network process at
+    the same time loses them), then KILL to its process group for whatever is left
+    after ``grace_s``; ``remove_profile`` then deletes the (temporary) profile. A browser
+    already ``quitting`` (asked over CDP) first gets ``grace_s`` to finish on its own."""
     p = quote_path(profile)
     rounds = max(1, int(grace_s / 0.05))
+    wait = (f"i=0; while [ $i -lt {rounds} ] && {_alive(str(pid))}; do sleep 0.05; "
+            "i=$((i+1)); done; ")
     script = (f'case "$(ps -ww -o args= -p {pid} 2>/dev/null)" in *--user-data-dir={p}*) '
-              f"kill -TERM -- -{pid} 2>/dev/null || kill -TERM {pid} 2>/dev/null; i=0; "
-              f"while [ $i -lt {rounds} ] && {_alive(str(pid))}; do sleep 0.05; i=$((i+1)); done; "
+              + (wait if quitting else "") + f"kill -TERM {pid} 2>/dev/null; " + wait +
               f"kill -KILL -- -{pid} 2>/dev/null || kill -KILL {pid} 2>/dev/null ;; esac; ")
     if remove_profile:
         script += f"rm -rf -- {p}; "

@@ -99,6 +99,11 @@ class ChromeLauncher:
         self._served = False    # some browser was served from the profile already
         self._starts: list[float] = []
 
+    @property
+    def stops_on_exit(self) -> bool:
+        """Whether ``aclose`` stops a browser (one this process started is running)."""
+        return self.pid is not None and not self._keep_running
+
     def serving(self) -> None:
         """The browser found is the launched one (``Launch`` found it)."""
         self.attached = self._served = True
@@ -148,9 +153,9 @@ class ChromeLauncher:
             raise DiscoveryError(self._target, "the launch script named no profile")
         return self.profile
 
-    async def aclose(self) -> None:
+    async def aclose(self, *, quitting: bool = False) -> None:
         """Stop the browser this process started, unless it is to keep running; a
-        temporary profile goes with it."""
+        temporary profile goes with it. ``quitting``: it was asked to quit already."""
         pid, self.pid = self.pid, None
         temporary = self.plan.profile is None
         if pid is None or self._keep_running or self.profile is None:
@@ -159,8 +164,8 @@ class ChromeLauncher:
         if temporary:
             self.profile = None
         try:
-            await self._host.run(stop_command(pid, profile, remove_profile=temporary),
-                                 STOP_TIMEOUT_S)
+            await self._host.run(stop_command(pid, profile, remove_profile=temporary,
+                                              quitting=quitting), STOP_TIMEOUT_S * 2)
         except HostError as exc:
             log.warning("could not stop the launched browser", target=self._target,
                         pid=pid, host=self._host.label, error=exc.reason)

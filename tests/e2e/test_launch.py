@@ -8,10 +8,12 @@ a test started, or the gateway started for it, is killed by pid afterwards.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,6 +33,7 @@ from tests.e2e.helpers import (
 from tests.topology import CHROMIUM, RemoteHost, Topology
 
 pytestmark = pytest.mark.anyio
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _state(pid: int) -> str:
@@ -248,3 +251,21 @@ async def test_no_binary_on_the_host_lists_the_paths_tried(
             "/Applications/") in vm["error"], vm
     assert "sudo apt install chromium" in vm["error"]
     assert not profile.exists()  # nothing was started, no profile made
+
+
+def test_doctor_says_what_it_would_launch_without_starting_it(
+        no_browser: tuple[Topology, RemoteHost, Path], tmp_path: Path) -> None:
+    topology, _, profile = no_browser
+    config = _config(tmp_path, profile)
+    done = subprocess.run([sys.executable, "-m", "gateway", "doctor", "--config", str(config),
+                           "--json"], env=topology.client_env(), capture_output=True,
+                          text=True, timeout=90, stdin=subprocess.DEVNULL, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [target] = json.loads(done.stdout)["targets"]
+    steps = {s["name"]: s for s in target["steps"]}
+    assert steps["endpoint"]["status"] == "ok"
+    assert steps["endpoint"]["detail"].startswith("no running Chrome found")
+    assert (steps["launch"]["status"], steps["launch"]["detail"]) == (
+        "ok", f"`serve` would start /usr/bin/chromium (headless) on profile ~/{profile.name} "
+              "(not locked)")
+    assert not profile.exists() and _browser_pid(profile) is None  # nothing started

@@ -29,7 +29,7 @@ import anyio
 
 from tests.topology import CHROME_FLAGS, CHROMIUM, RemoteHost, Topology
 
-__all__ = ["TARGET_SLACK_MS", "cold_launch"]
+__all__ = ["TARGET_SLACK_MS", "cold_launch", "until_tabs"]
 
 TARGET_SLACK_MS = 300.0  # aim: within this of Chromium's own start plus one SSH connect
 
@@ -126,12 +126,18 @@ async def _first_tabs_ms(gateway: AbstractAsyncContextManager[Any],
     t0 = time.perf_counter()
     with anyio.fail_after(60):
         async with gateway as gw:
-            for _attempt in range(2000):  # bounded by the fail_after too
-                content = await call(gw, "list_tabs", {})
-                if content["tabs"]:
-                    break
-                await anyio.sleep(0.005)
-            else:
-                raise RuntimeError(f"list_tabs stayed empty: {content}")
+            await until_tabs(gw, call)
             return (time.perf_counter() - t0) * 1000
+
+
+async def until_tabs(gw: Any,
+                     call: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]],
+                     ) -> None:
+    """Call ``list_tabs`` until it lists a tab (the caller bounds the time)."""
+    for _attempt in range(2000):
+        content = await call(gw, "list_tabs", {})
+        if content["tabs"]:
+            return
+        await anyio.sleep(0.005)
+    raise RuntimeError(f"list_tabs stayed empty: {content}")
 

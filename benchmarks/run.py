@@ -64,7 +64,7 @@ from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
-from benchmarks.launch import TARGET_SLACK_MS, cold_launch
+from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
 from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
@@ -913,13 +913,7 @@ class Bench:
         with anyio.fail_after(60):
             async with mcp_client(gateway_params(env)) as gw:
                 r.rows["gw_init"].samples.append((time.perf_counter() - t0) * 1000)
-                for _attempt in range(500):  # bounded by the fail_after too
-                    content = await call(gw, "list_tabs", {})
-                    if content["tabs"]:
-                        break
-                    await anyio.sleep(0.005)
-                else:
-                    raise RuntimeError(f"list_tabs stayed empty: {content}")
+                await until_tabs(gw, call)
                 r.rows["gw_start"].samples.append((time.perf_counter() - t0) * 1000)
 
     async def cold_launch(self) -> None:

@@ -64,6 +64,7 @@ from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
+from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
 from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
 from benchmarks.scan_phase import define_rows as define_scan_rows
 from benchmarks.scan_phase import scan_phase
@@ -87,7 +88,7 @@ PAGES = REPO / "fixtures" / "pages"
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
-          "context", "scan")
+          "context", "launch", "scan")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -539,6 +540,14 @@ class Bench:
         r.row("noop_start", "no-op MCP server: spawn → first tool result",
               target="floor: SDK start + handshake")
         r.row("ssh_connect", "asyncssh connect + auth to h1", target="floor (DESIGN §6: 29 ms)")
+        r.row("launch_floor", "Chromium started by hand on h1: spawn → DevToolsActivePort",
+              target="floor")
+        r.row("launch_ssh", "asyncssh connect + auth to h1 (launch phase)", target="floor")
+        r.row("launch_cold", "gateway, no browser on h1 (`launch = true`): spawn → first "
+              "non-empty `list_tabs` (cold launch over SSH)")
+        r.row("launch_warm", "↳ the same, its browser already running (reattach)")
+        r.row("launch_cost", "↳ cold - warm: what launching costs",
+              target=f"≤ Chromium by hand + {TARGET_SLACK_MS:.0f} ms")
         r.row("gw_init", "gateway: spawn → MCP initialized")
         r.row("gw_start", "gateway: spawn → first non-empty `list_tabs` over SSH",
               target=f"≤ {TARGET_STARTUP_MS:.0f} ms")
@@ -669,6 +678,8 @@ class Bench:
             ("view", self.live_view,
              ("raw_ax", "gw_view", "view_chars", "view_refs", "view_text")),
             ("context", self.context, tuple(TOOL_SETS)),
+            ("launch", self.cold_launch,
+             ("launch_floor", "launch_ssh", "launch_cold", "launch_warm", "launch_cost")),
             ("scan", self.host_scan, SCAN_ROWS),
         ]
         if opts.profile is not None:
@@ -945,14 +956,27 @@ class Bench:
         with anyio.fail_after(60):
             async with mcp_client(gateway_params(env)) as gw:
                 r.rows["gw_init"].samples.append((time.perf_counter() - t0) * 1000)
-                for _attempt in range(500):  # bounded by the fail_after too
-                    content = await call(gw, "list_tabs", {})
-                    if content["tabs"]:
-                        break
-                    await anyio.sleep(0.005)
-                else:
-                    raise RuntimeError(f"list_tabs stayed empty: {content}")
+                await until_tabs(gw, call)
                 r.rows["gw_start"].samples.append((time.perf_counter() - t0) * 1000)
+
+    async def cold_launch(self) -> None:
+        """Issue 11: a cold launch over SSH (see benchmarks/launch.py), median of --starts."""
+        assert self.topo is not None
+        topo, r = self.topo, self.r
+        env = topo.client_env()
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-") as scratch:
+            await cold_launch(r.rows, topo, self.opts.starts, Path(scratch),
+                              lambda config: mcp_client(gateway_params(
+                                  env, ["--config", str(config)])),
+                              call, RawCdp(topo, topo.host("h1")).ssh_connect)
+        row, floor = r.rows["launch_cost"], r.rows["launch_floor"]
+        if row.median is not None and floor.median is not None:
+            bound = floor.median + TARGET_SLACK_MS
+            row.ok = row.median <= bound
+            row.target = f"≤ {bound:.0f} ms (Chromium by hand + {TARGET_SLACK_MS:.0f} ms)"
+        progress(f"launch: cold {fmt(r.rows['launch_cold'].median, 'ms')}, warm "
+                 f"{fmt(r.rows['launch_warm'].median, 'ms')}, Chromium by hand "
+                 f"{fmt(floor.median, 'ms')}")
 
     # ------------------------------------------- 6-7: 8 targets, memory and concurrency
 

@@ -100,6 +100,16 @@ class Browser:
         self._wake.set()
 
     @property
+    def launched(self) -> bool:
+        """Whether the browser served now is one the gateway launched."""
+        return self._launcher is not None and self._launcher.attached
+
+    @property
+    def restarts(self) -> int:
+        """How often the gateway started its launched browser again after it died."""
+        return self._launcher.restarts if self._launcher is not None else 0
+
+    @property
     def tabs(self) -> dict[str, Tab]:
         """The browser's live tabs by Chrome targetId."""
         return self.pages.tabs
@@ -200,6 +210,8 @@ class Browser:
             await self.host.connect()
         except HostError as exc:
             raise TunnelError.of(self.name, exc) from None
+        if self._launcher is not None:
+            self._launcher.attached = False  # until ``Launch`` finds it again
         endpoint, ws = await find_browser(self._strategies, Search(self.host, self.name,
                                                                   timeout_s))
         if self.endpoint is not None and self.endpoint != endpoint:
@@ -335,6 +347,13 @@ class Browser:
         version = await self.browser_call("Browser.getVersion")
         return version, (time.perf_counter() - start) * 1000
 
+    async def _quit(self, cdp: CdpConnection) -> None:
+        """Ask a launched browser to quit, as closing its last window would: it then
+        writes its cookies (a signal alone loses those). Nobody waits for the answer
+        (the reader has stopped); the launcher's stop waits for the process."""
+        with anyio.move_on_after(RELEASE_S, shield=True):
+            await cdp.notify("Browser.close")
+
     async def aclose(self, gone: str | None = None) -> None:
         """Close the connection and what the browser holds on its host (its route, a
         browser the gateway launched). With ``gone``, the browser is finished for
@@ -342,9 +361,13 @@ class Browser:
         if gone is not None:
             self._set_state("gone", gone)
             self.pages.retire_all(f"belonged to target {self.described}, which {gone}")
+        quitting = False
         if self._cdp is not None:
+            if self._launcher is not None and self._launcher.stops_on_exit and self.launched:
+                await self._quit(self._cdp)
+                quitting = True
             await self._cdp.aclose()
         if self.endpoint is not None:
             self.host.release(self.endpoint.host, self.endpoint.port)
         if self._launcher is not None:
-            await self._launcher.aclose()
+            await self._launcher.aclose(quitting=quitting)

@@ -8,7 +8,8 @@ explicit ``cdp`` address:
    Chrome never deletes the file, so a crashed browser leaves a stale one
    behind: a candidate only counts once its websocket opens.
 2. ``VersionProbe`` — ``/json/version`` on 127.0.0.1:9222, the conventional port.
-3. ``Launch`` — (local default only) a headless Chromium of the gateway's own.
+3. ``Launch`` — (``launch = true``) the browser the gateway starts on the host:
+   attached to again when it still runs in its profile, else started.
 
 With an explicit ``cdp`` address, ``ExplicitAddress`` alone: ``/json/version``
 there, or the given ``/devtools/browser/…`` path directly (Chrome's
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+import anyio
 from websockets.asyncio.client import ClientConnection
 
 from gateway.browsers.cdp import open_websocket
@@ -175,16 +177,28 @@ class VersionProbe:
 
 @dataclass(frozen=True)
 class Launch:
-    """A headless Chromium of the gateway's own, when nothing else was found."""
+    """The gateway's own browser, when nothing else was found: the one still running in
+    the launch profile (after an SSH drop or a gateway restart), else a new one."""
 
     launcher: ChromeLauncher
+    # DevToolsActivePort can be written a moment before the port accepts: retries.
+    connect_tries: int = 5
 
     async def find(self, search: Search) -> Found | None:
-        profile = await self.launcher.start()
-        found = await ActivePortFiles((profile,), configured=True).find(search)
-        if found is None:
-            raise DiscoveryError(search.name, "; ".join(search.tried[-1:]))
-        return found
+        launcher = self.launcher
+        if launcher.profile is not None:
+            found = await ActivePortFiles((launcher.profile,), configured=True).find(search)
+            if found is not None:
+                launcher.serving()
+                return found
+        profile = await launcher.start(search.timeout_s)
+        for attempt in range(self.connect_tries):
+            found = await ActivePortFiles((profile,), configured=True).find(search)
+            if found is not None:
+                launcher.serving()
+                return found
+            await anyio.sleep(0.05 * (attempt + 1))
+        raise DiscoveryError(search.name, "; ".join(search.tried[-1:]))
 
 
 class Scanned:
@@ -219,12 +233,17 @@ def strategies_for(config: TargetConfig,
                    launcher: ChromeLauncher | None = None) -> list[Strategy]:
     """How the browser of a configured target is found, in order."""
     if config.cdp is not None:
+        if launcher is not None:  # nothing there: launch one on that port
+            return [VersionProbe(config.cdp), Launch(launcher)]
         return [ExplicitAddress(config.cdp)]
     dirs = (config.profile,) if config.profile else DEFAULT_PROFILE_DIRS
     found: list[Strategy] = [ActivePortFiles(dirs, configured=bool(config.profile)),
                              VersionProbe()]
     if launcher is not None:
         found.append(Launch(launcher))
+    elif config.launch and config.launch_dir is not None and config.launch_dir not in dirs:
+        # No launching (doctor): still find the one launched earlier, as serve would.
+        found.append(ActivePortFiles((config.launch_dir,), configured=True))
     return found
 
 

@@ -1,136 +1,173 @@
-"""Launching a headless Chromium for the embedded ``local`` default.
+"""Starting a Chrome on a target's host when none is found (``launch = true``).
 
-Used only when nothing is configured and no Chrome already runs here: the
-gateway then still does its job with a browser of its own, in a temporary
-profile (0700) that is removed, with the process, when the gateway exits.
+Any host: the same shell script (``launch_script``) runs through ``Host.run`` on
+this machine or over SSH, so the embedded ``local`` default and a dev VM three
+hops away launch the same way. The browser is detached from the session that
+started it: it outlives an SSH drop, and the next connect attaches to it again
+(``Launch`` in ``discovery`` looks in its profile first) instead of starting a
+second one.
+
+Two kinds of profile:
+
+* persistent (the default for a configured target): ``launch_profile``, else
+  ``~/.cache/chrome-ssh-gateway/<target>`` on the host, so logins made there
+  survive gateway restarts; with ``keep_running`` (the default) the browser is
+  left running when the gateway exits;
+* temporary (the embedded local default): a fresh 0700 directory per start,
+  removed with the browser when the gateway exits.
+
+Only a browser this process started is ever stopped — by its pid, and only
+while that pid still runs on the profile it was started on. A browser it
+started that dies is started again by the supervisor, at most
+``MAX_STARTS_PER_MINUTE`` times a minute; ``restarts`` counts those.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import signal
-import subprocess
-import tempfile
-from pathlib import Path
+import time
 
-import anyio
 import structlog
 
-from gateway.browsers.endpoint import parse_active_port
-from gateway.errors import DiscoveryError
+from gateway.browsers.launch_script import (
+    LaunchPlan,
+    ScriptResult,
+    launch_command,
+    parse_script,
+    stop_command,
+)
+from gateway.config import TargetConfig
+from gateway.errors import DiscoveryError, HostError
+from gateway.hosts.base import Host
 
-__all__ = ["ChromeLauncher", "find_chrome"]
+__all__ = ["MAX_STARTS_PER_MINUTE", "ChromeLauncher", "launch_failure"]
 
 log = structlog.get_logger("gateway.launcher")
 
-_CANDIDATES = (
-    "/usr/lib/chromium/chromium",  # Debian: the real binary behind the /usr/bin wrapper
-    "chromium",
-    "chromium-browser",
-    "google-chrome",
-    "google-chrome-stable",
-    "chrome",
-    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
-    "/Applications/Chromium.app/Contents/MacOS/Chromium",
-)
-_FLAGS = (
-    "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--remote-debugging-port=0",
-)
+MAX_STARTS_PER_MINUTE = 3
+START_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 10.0
+_SANDBOX_HINT = "No usable sandbox"
 
 
-def find_chrome() -> str | None:
-    """The first Chrome/Chromium binary found: $CHROME_PATH, then the usual names."""
-    explicit = os.environ.get("CHROME_PATH")
-    if explicit:
-        return explicit if os.access(explicit, os.X_OK) else None
-    for name in _CANDIDATES:
-        path = name if os.path.isabs(name) else shutil.which(name)
-        if path and os.access(path, os.X_OK):
-            return path
+def launch_failure(result: ScriptResult, host: str, plan: LaunchPlan,
+                   timeout_s: float) -> tuple[str, str] | None:
+    """(what went wrong, what to do) when the launch (or probe) ``result`` gives no
+    browser; None when it did (or, for a probe, would)."""
+    if result.binary is None:
+        return (f"no Chrome/Chromium binary found on {host} (tried "
+                f"{', '.join(result.tried) or 'nothing'})",
+                "install one there (`sudo apt install chromium`, or the vendor's package of "
+                "Google Chrome or Microsoft Edge), or set CHROME_PATH to its binary in that "
+                "host's environment")
+    if result.locked_by is not None:
+        return (f"the profile {plan.profile} on {host} is in use by a Chrome (pid "
+                f"{result.locked_by}) without a DevTools port the gateway can reach",
+                "close it, or set launch_profile to another directory")
+    if result.outcome == "error":
+        return (f"could not launch {result.binary} on {host}: {result.error}",
+                "check the permissions of the profile's parent directory there")
+    if result.outcome in ("exited", "slow"):
+        said = result.stderr or "(nothing on stderr)"
+        what = ("exited at once" if result.outcome == "exited" else
+                f"wrote no DevToolsActivePort within {timeout_s:g} s")
+        fix = "see its output above; fix the cause on the host or in chrome_args"
+        if not plan.headless and any(w in said.lower() for w in ("display", "x server",
+                                                                  "wayland")):
+            fix = (f"the display {plan.display or ':0'} cannot be opened there: set display "
+                   "to the host's running X (\":0\") or Wayland (\"wayland-0\") display that "
+                   "the login user may use, or headless = true")
+        elif _SANDBOX_HINT in said:
+            fix = ("Chrome's sandbox is not usable on that host: enable unprivileged user "
+                   "namespaces there, or add \"--no-sandbox\" to chrome_args")
+        return f"launched {result.binary} on {host} but it {what}; its last output: {said}", fix
     return None
 
 
-# Chrome keeps its SingletonSocket under TMPDIR (set to <profile>/tmp below), and a
-# Unix socket path must fit in 107 bytes: "<tmp>/csgw-chrome-<8 random>/tmp/
-# org.chromium.Chromium.<6 random>/SingletonSocket" leaves 38 for the temp dir.
-_MAX_TMP_CHARS = 38
-
-
-def _profile_parent() -> str | None:
-    """The user's temp dir, or /tmp when that is too long for Chrome's socket path
-    (macOS: /var/folders/…/T/, 49 characters) — else the launch aborts."""
-    if len(tempfile.gettempdir()) <= _MAX_TMP_CHARS or not os.path.isdir("/tmp"):
-        return None
-    return "/tmp"
-
-
 class ChromeLauncher:
-    """One headless browser process owned by the gateway."""
+    """The browser of one target that the gateway starts on the target's host."""
 
-    def __init__(self, target: str) -> None:
-        self._target = target
-        self._process: subprocess.Popen[bytes] | None = None
-        self._profile: str | None = None
+    def __init__(self, host: Host, config: TargetConfig) -> None:
+        self._host = host
+        self._target = config.name
+        self._keep_running = config.keep_running
+        self.plan = LaunchPlan(config.launch_dir, config.cdp.port if config.cdp else 0,
+                               config.headless, config.display, tuple(config.chrome_args))
+        self.profile: str | None = config.launch_dir  # where to look for one running
+        self.pid: int | None = None                    # the browser this process started
+        self.restarts = 0
+        self.attached = False   # the current browser is the launched one
+        self._served = False    # some browser was served from the profile already
+        self._starts: list[float] = []
 
     @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+    def stops_on_exit(self) -> bool:
+        """Whether ``aclose`` stops a browser (one this process started is running)."""
+        return self.pid is not None and not self._keep_running
 
-    async def start(self, timeout_s: float = 20.0) -> str:
-        """Start the browser (again, if it died) and return its profile directory."""
-        if self.running and self._profile is not None:
-            return self._profile
-        await self.aclose()
-        binary = find_chrome()
-        if binary is None:
-            raise DiscoveryError(self._target, "no Chrome running here and no Chrome/Chromium "
-                                 "binary found to launch; install chromium or set CHROME_PATH")
-        self._profile = tempfile.mkdtemp(prefix="csgw-chrome-", dir=_profile_parent())
-        args = [binary, *_FLAGS, f"--user-data-dir={self._profile}"]
-        if os.geteuid() == 0:
-            args.append("--no-sandbox")  # Chrome refuses to run as root with its sandbox
-        args.append("about:blank")
-        # Chrome's scratch files (org.chromium.Chromium.*) go inside the profile,
-        # so removing the profile leaves nothing behind in /tmp.
-        scratch = os.path.join(self._profile, "tmp")
-        os.mkdir(scratch, 0o700)
-        self._process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
-            env={**os.environ, "TMPDIR": scratch},
-        )
-        log.info("launched headless browser", binary=binary, pid=self._process.pid,
-                 profile=self._profile)
-        active_port = Path(self._profile) / "DevToolsActivePort"
-        with anyio.move_on_after(timeout_s):
-            while self.running:
-                try:
-                    if parse_active_port(active_port.read_text()) is not None:
-                        return self._profile
-                except OSError:
-                    pass
-                await anyio.sleep(0.02)
-        code = self._process.poll()
-        await self.aclose()
-        raise DiscoveryError(self._target, f"launched {binary} but it "
-                             + (f"exited with status {code}" if code is not None else
-                                f"wrote no DevToolsActivePort within {timeout_s:g} s"))
+    def serving(self) -> None:
+        """The browser found is the launched one (``Launch`` found it)."""
+        self.attached = self._served = True
 
-    async def aclose(self) -> None:
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            with anyio.move_on_after(5, shield=True):
-                while process.poll() is None:
-                    await anyio.sleep(0.05)
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        if self._profile is not None:
-            shutil.rmtree(self._profile, ignore_errors=True)
-            self._profile = None
+    async def probe(self, timeout_s: float) -> tuple[ScriptResult, tuple[str, str] | None]:
+        """Which binary a launch would use and whether the profile is locked — without
+        starting or writing anything (``doctor``); with the failure text, if any."""
+        output = await self._host.run(launch_command(self.plan, timeout_s, start=False),
+                                      timeout_s)
+        result = parse_script(output)
+        return result, launch_failure(result, self._host.label, self.plan, timeout_s)
+
+    async def start(self, timeout_s: float = START_TIMEOUT_S) -> str:
+        """Start the browser and return its profile (as the host resolved it) once its
+        DevToolsActivePort is written; ``DiscoveryError`` with the reason otherwise."""
+        now = time.monotonic()
+        self._starts = [t for t in self._starts if now - t < 60]
+        if len(self._starts) >= MAX_STARTS_PER_MINUTE:
+            wait_s = 60 - (now - self._starts[0])
+            raise DiscoveryError(self._target, f"the browser the gateway launched on "
+                                 f"{self._host.label} stopped {len(self._starts)} times within "
+                                 f"a minute; starting it again in {wait_s:.0f} s (its log: "
+                                 f"{self.profile}/chrome-ssh-gateway.log on that host)")
+        await self.aclose()  # a temporary profile of a browser that died goes first
+        self._starts.append(now)
+        try:
+            output = await self._host.run(launch_command(self.plan, timeout_s),
+                                          timeout_s + 5)
+        except HostError as exc:
+            raise DiscoveryError(self._target, f"launching Chrome on {self._host.label} "
+                                 f"failed: {exc.reason}") from None
+        result = parse_script(output)
+        if result.profile is not None:
+            self.profile = result.profile
+        self.pid = result.pid
+        failure = launch_failure(result, self._host.label, self.plan, timeout_s)
+        if failure is not None:
+            if result.outcome == "slow":
+                await self.aclose()
+            raise DiscoveryError(self._target, "; ".join(failure))
+        if self._served:
+            self.restarts += 1
+        log.info("launched browser", target=self._target, host=self._host.label,
+                 binary=result.binary, pid=result.pid, profile=self.profile,
+                 restarts=self.restarts)
+        if self.profile is None:  # a temporary one the script did not name: cannot happen
+            raise DiscoveryError(self._target, "the launch script named no profile")
+        return self.profile
+
+    async def aclose(self, *, quitting: bool = False) -> None:
+        """Stop the browser this process started, unless it is to keep running; a
+        temporary profile goes with it. ``quitting``: it was asked to quit already."""
+        pid, self.pid = self.pid, None
+        temporary = self.plan.profile is None
+        if pid is None or self._keep_running or self.profile is None:
+            return
+        profile = self.profile
+        if temporary:
+            self.profile = None
+        try:
+            await self._host.run(stop_command(pid, profile, remove_profile=temporary,
+                                              quitting=quitting), STOP_TIMEOUT_S * 2)
+        except HostError as exc:
+            log.warning("could not stop the launched browser", target=self._target,
+                        pid=pid, host=self._host.label, error=exc.reason)
+        else:
+            log.info("stopped the launched browser", target=self._target, pid=pid)

@@ -72,19 +72,20 @@ class Registry:
     def add(self, target: TargetConfig) -> None:
         """Register a target and start keeping its browser connected — or, with
         ``browsers = "all"``, start scanning its host (while serving)."""
+        host = self._use_host(target)
         if target.browsers == "all":
-            group = HostScan(target, self._use_host(target), self)
+            group = HostScan(target, host, self)
             self.groups[target.name] = group
             self._start(group.run, target.name, f"scan {target.name}")
-            log.info("target added", target=target.name, host=group.host.label,
-                     browsers="all")
+            log.info("target added", target=target.name, host=host.label, browsers="all")
             return
-        launcher = ChromeLauncher(target.name) if target.launch else None
-        self._add_browser(target, strategies_for(target, launcher), launcher)
+        launcher = ChromeLauncher(host, target) if target.launch else None
+        self._add_browser(target, host, strategies_for(target, launcher), launcher)
 
     def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
         """A browser a scan found: a target of its own, on the scan's host."""
-        self._add_browser(target, [strategy], None, found=strategy.candidate, group=group)
+        self._add_browser(target, self._use_host(target), [strategy], None,
+                          found=strategy.candidate, group=group)
 
     def update_found(self, name: str, candidate: Candidate) -> None:
         """What the scan sees of a found browser changed (its DevToolsActivePort is
@@ -94,11 +95,11 @@ class Registry:
             browser.found = candidate
             browser.retry_now()
 
-    def _add_browser(self, target: TargetConfig, strategies: Sequence[Strategy],
+    def _add_browser(self, target: TargetConfig, host: Host, strategies: Sequence[Strategy],
                      launcher: ChromeLauncher | None, *, found: Candidate | None = None,
                      group: str | None = None) -> None:
-        browser = Browser(target, self._use_host(target), self.tabs, strategies, launcher,
-                          found=found, group=group)
+        browser = Browser(target, host, self.tabs, strategies, launcher, found=found,
+                          group=group)
         self.targets[target.name] = browser
         self._start(browser.run, target.name, f"target {target.name}")
         log.info("target added", target=target.name, host=browser.host.label,

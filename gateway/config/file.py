@@ -89,8 +89,10 @@ class TargetsFile(StrictModel):
         return self
 
     def target_configs(self) -> tuple[TargetConfig, ...]:
-        """The targets, in file order, each under its table's name."""
-        return tuple(TargetConfig(name=name, **dict(settings))
+        """The targets, in file order, each under its table's name (with the keys the
+        table set marked as set, as checks like "only applies with launch" need)."""
+        return tuple(TargetConfig(name=name, **{key: getattr(settings, key)
+                                                for key in settings.model_fields_set})
                      for name, settings in self.targets.items())
 
 

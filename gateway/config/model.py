@@ -34,6 +34,7 @@ from gateway.errors import ConfigError
 
 __all__ = [
     "HOST_KEY_POLICIES",
+    "LAUNCH_KEYS",
     "MAX_BUFFER",
     "MAX_SECONDS",
     "MIN_BUFFER",
@@ -143,6 +144,31 @@ def _profile(value: str) -> str:
     return value
 
 
+_MANAGED_FLAGS = ("--remote-debugging-port", "--remote-debugging-pipe", "--user-data-dir",
+                  "--headless")
+# An X display (":0", "localhost:10.0") or a Wayland socket name ("wayland-0").
+_DISPLAY_RE = re.compile(r"[A-Za-z0-9_.-]{0,64}:[0-9]{1,5}(\.[0-9]{1,3})?"
+                         r"|wayland-[0-9A-Za-z_.-]{1,32}")
+
+
+def _chrome_arg(arg: str) -> str:
+    """One extra flag for a launched Chrome: a ``--flag`` the gateway does not set itself."""
+    if not arg.startswith("--") or len(arg) > 4096 or any(c in arg for c in "\x00\n\r"):
+        raise ValueError(f"{show(arg)} is not a Chrome flag; expected --name or --name=value "
+                         "(at most 4096 characters, no NUL or newline)")
+    if arg.split("=", 1)[0] in _MANAGED_FLAGS:
+        raise ValueError(f"{show(arg)} is set by the gateway itself (use launch_profile / "
+                         "headless instead)")
+    return arg
+
+
+def _display(value: str) -> str:
+    if not _DISPLAY_RE.fullmatch(value):
+        raise ValueError(f"display {show(value)} is invalid; expected an X display such as "
+                         "\":0\" or a Wayland socket such as \"wayland-0\"")
+    return value
+
+
 def _cdp_pattern(pattern: str) -> str:
     if not _CDP_PATTERN_RE.fullmatch(pattern):
         raise ValueError(f"{show(pattern)} is not a CDP method pattern; "
@@ -178,6 +204,10 @@ Cdp = Annotated[CdpAddress, _parsed(CdpAddress, parse_cdp_address)]
 CdpPatterns = Annotated[
     tuple[Annotated[str, Field(strict=True), AfterValidator(_cdp_pattern)], ...],
     Field(strict=False), AfterValidator(_some_patterns),
+]
+ChromeArgs = Annotated[
+    tuple[Annotated[str, Field(strict=True), AfterValidator(_chrome_arg)], ...],
+    Field(strict=False, max_length=64),
 ]
 Schemes = Annotated[
     frozenset[Annotated[str, Field(strict=True), AfterValidator(_opt_in_scheme)]],
@@ -238,7 +268,13 @@ class TargetSettings(StrictModel):
     expose_port: Port | None = Field(default=None, validation_alias="expose")
     redact: bool = True
     command_timeout_s: Seconds = 30.0
+    # Launching a browser when none is found (gateway/browsers/launcher.py).
     launch: bool = False
+    launch_profile: Annotated[str, AfterValidator(_profile)] | None = None  # None: per target
+    headless: bool = True
+    display: Annotated[str, AfterValidator(_display)] | None = None  # headless = false only
+    chrome_args: ChromeArgs = ()
+    keep_running: bool = True                  # leave a launched browser running on exit
     reconnect: ReconnectPolicy = Field(default_factory=ReconnectPolicy)
     console_buffer: BufferSize = 1000          # console entries kept per tab
     network_buffer: BufferSize = 1000          # network requests kept per tab
@@ -250,10 +286,19 @@ class TargetSettings(StrictModel):
     scan_interval_s: Seconds = 2.0             # how often "all" looks for new browsers
 
     @model_validator(mode="after")
-    def _launch_is_local(self) -> TargetSettings:
-        if self.launch and self.ssh is not None:
-            raise FieldProblem("launch applies only to local targets (no 'ssh'); "
-                               "start Chrome on the remote host yourself", "launch")
+    def _launch_settings_fit(self) -> TargetSettings:
+        cdp = self.cdp
+        if self.launch and cdp is not None and (
+                cdp.host not in ("127.0.0.1", "localhost", "::1") or cdp.browser_path):
+            raise FieldProblem("with cdp, launch starts a browser on that port of the host's "
+                               "loopback: cdp must be 127.0.0.1:PORT (no /devtools/browser/ "
+                               "path, which a new browser would not have)", "launch")
+        if not self.launch:
+            for key in LAUNCH_KEYS[1:]:
+                if key in self.model_fields_set:
+                    raise FieldProblem(f"{key} only applies with launch = true", key)
+        if self.display is not None and self.headless:
+            raise FieldProblem("display only applies with headless = false", "display")
         return self
 
     @model_validator(mode="after")
@@ -267,6 +312,10 @@ class TargetSettings(StrictModel):
         return self
 
 
+LAUNCH_KEYS = ("launch", "launch_profile", "headless", "display", "chrome_args",
+               "keep_running")
+
+
 class TargetConfig(TargetSettings):
     """One named browser: how to reach its host and where its Chrome listens.
 
@@ -277,6 +326,27 @@ class TargetConfig(TargetSettings):
     """
 
     name: TargetName
+    # The embedded default's way (not a file key): a fresh profile per start, removed
+    # with the browser when the gateway exits.
+    launch_temporary: bool = False
+
+    @model_validator(mode="after")
+    def _temporary_is_stopped(self) -> TargetConfig:
+        if self.launch_temporary and (not self.launch or self.keep_running
+                                      or self.launch_profile is not None):
+            raise FieldProblem("launch_temporary needs launch = true, keep_running = false "
+                               "and no launch_profile", "launch_temporary")
+        return self
+
+    @property
+    def launch_dir(self) -> str | None:
+        """Where a launched browser keeps its profile: ``launch_profile``, else the
+        configured ``profile`` (so discovery finds it there next time), else one
+        persistent directory per target; None for a temporary profile."""
+        if self.launch_temporary:
+            return None
+        return (self.launch_profile or self.profile
+                or f"~/.cache/chrome-ssh-gateway/{self.name}")
 
     @property
     def transport(self) -> Literal["ssh", "local"]:

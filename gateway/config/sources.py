@@ -16,6 +16,10 @@ Where the targets come from, first match wins:
 4. nothing — the embedded default: one local target ``local`` that discovers a
    running Chrome or launches a headless Chromium.
 
+``CHROME_SSH_GATEWAY_LAUNCH=1`` sets ``launch = true`` on the ``SSH_PROXY_TO`` or
+``CDP_URL`` target (the embedded default launches anyway; with a targets file,
+say it there).
+
 The call log (``MCP_DEBUG_LOG`` or ``[gateway] call_log``) is independent of
 where the targets come from; a non-empty env value wins over the file.
 """
@@ -25,6 +29,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
 
 from gateway.config.addresses import parse_cdp_address, parse_port, parse_ssh_destination
 from gateway.config.file import read_targets_file
@@ -37,6 +44,7 @@ __all__ = [
     "ENV_CALL_LOG",
     "ENV_CDP_URL",
     "ENV_CONFIG",
+    "ENV_LAUNCH",
     "ENV_READ_ONLY",
     "ENV_SSH_PROXY_PORT",
     "ENV_SSH_PROXY_TO",
@@ -53,6 +61,7 @@ ENV_CALL_LOG = "MCP_DEBUG_LOG"
 ENV_READ_ONLY = "CHROME_SSH_GATEWAY_READ_ONLY"
 ENV_TOOLS = "CHROME_SSH_GATEWAY_TOOLS"
 ENV_BROWSERS = "CHROME_SSH_GATEWAY_BROWSERS"
+ENV_LAUNCH = "CHROME_SSH_GATEWAY_LAUNCH"
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
@@ -73,13 +82,7 @@ def load_config(
     exception this function raises.
     """
     config = _load_targets(environ, config_path)
-    env_read_only = _env(environ, ENV_READ_ONLY)
-    if env_read_only is not None:
-        word = env_read_only.strip().lower()
-        if word not in _TRUE_WORDS | _FALSE_WORDS:
-            raise ConfigError(ENV_READ_ONLY, "", f"{show(env_read_only)} is not a switch; "
-                              "expected 1/0, true/false, yes/no or on/off")
-        read_only = read_only or word in _TRUE_WORDS
+    read_only = read_only or _switch(environ, ENV_READ_ONLY)
     if read_only:
         config = config.model_copy(update={"read_only": True})
     env_tools = _env(environ, ENV_TOOLS)
@@ -108,6 +111,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
     port_text = _env(environ, ENV_SSH_PROXY_PORT)
     log_text = _env(environ, ENV_CALL_LOG)
     browsers = _browsers(environ)
+    launch = _switch(environ, ENV_LAUNCH)
 
     env_log: Path | None = None
     if log_text is not None:
@@ -125,6 +129,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
             (ENV_CDP_URL, cdp_text),
             (ENV_SSH_PROXY_PORT, port_text),
             (ENV_BROWSERS, None if browsers == "one" else browsers),
+            (ENV_LAUNCH, "1" if launch else None),
         ):
             if value is not None:
                 raise ConfigError(
@@ -146,8 +151,8 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
         if cdp is not None and browsers == "all":
             raise ConfigError(ENV_BROWSERS, "", f"all finds every browser itself; unset "
                               f"{ENV_CDP_URL} or this")
-        target = TargetConfig(name="default", ssh=ssh, cdp=cdp, expose_port=expose,
-                              browsers=browsers)
+        target = _env_target(launch, name="default", ssh=ssh, cdp=cdp, expose_port=expose,
+                             browsers=browsers)
         return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_SSH_PROXY_TO}")
     if port_text is not None:
         raise ConfigError(
@@ -157,10 +162,13 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
         if browsers == "all":
             raise ConfigError(ENV_BROWSERS, "", f"all finds every browser itself; unset "
                               f"{ENV_CDP_URL} or this")
-        target = TargetConfig(name="local", ssh=None, cdp=cdp, launch=False)
+        target = _env_target(launch, name="local", ssh=None, cdp=cdp)
         return GatewayConfig(targets=(target,), call_log=env_log, source=f"env {ENV_CDP_URL}")
-    target = TargetConfig(name="local", ssh=None, cdp=None, launch=browsers == "one",
-                          browsers=browsers)
+    if browsers == "all":
+        target = TargetConfig(name="local", ssh=None, cdp=None, browsers="all")
+    else:
+        target = TargetConfig(name="local", ssh=None, cdp=None, launch=True,
+                              launch_temporary=True, keep_running=False)
     return GatewayConfig(targets=(target,), call_log=env_log, source="embedded default")
 
 
@@ -195,6 +203,28 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
     return value if value != "" else None
 
 
+def _env_target(launch: bool, **fields: Any) -> TargetConfig:
+    """The one target the env vars describe; what ``launch`` cannot go with is refused
+    under its variable's name."""
+    try:
+        return TargetConfig(launch=launch, **fields)
+    except ValidationError as err:
+        problem = err.errors()[0].get("ctx", {}).get("error", err)
+        raise ConfigError(ENV_LAUNCH, "", str(problem)) from None
+
+
+def _switch(environ: Mapping[str, str], name: str) -> bool:
+    """An on/off env var (unset or empty: off); anything else is refused."""
+    value = _env(environ, name)
+    if value is None:
+        return False
+    word = value.strip().lower()
+    if word not in _TRUE_WORDS | _FALSE_WORDS:
+        raise ConfigError(name, "", f"{show(value)} is not a switch; "
+                          "expected 1/0, true/false, yes/no or on/off")
+    return word in _TRUE_WORDS
+
+
 def _expand_home(text: str, environ: Mapping[str, str]) -> str:
     """Expand a leading ``~`` with the given environment's HOME (pure, unlike os.path)."""
     if text == "~" or text.startswith("~/"):
@@ -207,10 +237,17 @@ def _expand_home(text: str, environ: Mapping[str, str]) -> str:
 def _call_log_from_text(value: str, environ: Mapping[str, str], *, source: str) -> Path | None:
     """Read ``MCP_DEBUG_LOG``: an on/off word, or a path to log to."""
     word = value.strip().lower()
-    if word in _TRUE_WORDS:
-        return default_call_log_path(environ)
     if word in _FALSE_WORDS:
         return None
-    if "\x00" in value or "\n" in value or "\r" in value:
+    if _unprintable(value):
         raise ConfigError(source, "", "call log path must not contain NUL or newline characters")
-    return Path(_expand_home(value.strip(), environ))
+    path = (default_call_log_path(environ) if word in _TRUE_WORDS
+            else Path(_expand_home(value.strip(), environ)))
+    if _unprintable(str(path)):  # from HOME or XDG_CACHE_HOME
+        raise ConfigError(source, "", f"the call log path would be {show(str(path))}, with a NUL "
+                          "or newline from HOME or XDG_CACHE_HOME; give a path instead")
+    return path
+
+
+def _unprintable(text: str) -> bool:
+    return "\x00" in text or "\n" in text or "\r" in text

@@ -3,10 +3,11 @@ browser version → tab count.
 
 DevTools discovery is the gateway's own ``discover``, watched through a
 ``DiscoveryTrace``; the browser is asked through ``CdpConnection``. One thing
-differs from ``serve`` on purpose: a target that may launch (the embedded
-``local`` default) never launches here — finding no browser is reported as what
-``serve`` would do (launch a headless one), not as a failure, as long as a
-Chromium/Chrome binary is there to launch.
+differs from ``serve`` on purpose: a target that may launch (``launch = true``,
+and the embedded ``local`` default) never launches here — finding no browser is
+reported as what ``serve`` would do, in the "launch" step: which binary it would
+start on which profile, and whether that profile is locked (the launch script's
+probe, which starts and writes nothing).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import DiscoveryTrace, Scanned, Search, discover
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.host_scan import SCAN_TIMEOUT_S
-from gateway.browsers.launcher import find_chrome
+from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.scan import classify, parse_scan, scan_script
 from gateway.config import CdpAddress, TargetConfig
 from gateway.doctor.report import Recorder, StopCheck
@@ -45,7 +46,7 @@ class _Trace(DiscoveryTrace):
         self.trying_since: float | None = None
 
     def listed(self, dirs: list[str], found: list[tuple[str, int, str]]) -> None:
-        self.dirs, self.found, self.last = dirs, found, "listed"
+        self.dirs, self.found, self.last = self.dirs + dirs, self.found + found, "listed"
 
     def trying(self, endpoint: Endpoint) -> None:
         self.trying_since, self.last = time.monotonic(), "trying"
@@ -85,7 +86,9 @@ class BrowserSteps:
             with anyio.fail_after(self._discovery_bound_s):
                 endpoint, ws = await discover(host, self.config, self.timeout_s, trace)
         except (TargetUnavailable, TimeoutError) as exc:
-            self._discovery_failed(host, trace, start, exc)
+            await self._discovery_failed(host, trace, start, exc)
+        if self.config.launch:
+            self.record.note(("launch",), "a browser runs already: nothing to launch")
         notes = fixes.stale_notes(trace.stale)
         self.record.ok("endpoint", Recorder.since(start, trace.trying_since),
                        f"{endpoint.found_by}: port {endpoint.port}"
@@ -94,7 +97,7 @@ class BrowserSteps:
                        f"ws://{endpoint.address}{endpoint.browser_path}")
         await self._ask_browser(ws)
 
-    def _discovery_failed(self, where: Host, trace: _Trace, start: float,
+    async def _discovery_failed(self, where: Host, trace: _Trace, start: float,
                           exc: BaseException) -> NoReturn:
         record, since = self.record, Recorder.since
         reason = exc.cause if isinstance(exc, TargetUnavailable) else (
@@ -108,14 +111,11 @@ class BrowserSteps:
                       f"{endpoint.found_by}: port {endpoint.port}")
             record.fail("websocket", since(trace.trying_since), why,
                         fixes.websocket_fix(endpoint.address, host))
-        if self.config.launch and not trace.found and not trace.stale:
-            binary = find_chrome()
-            if binary is None:
-                record.fail("endpoint", since(start),
-                            "no running Chrome found, and no Chrome/Chromium binary to launch",
-                            fixes.NO_BINARY_FIX)
-            record.ok("endpoint", since(start), "no running Chrome found; `serve` would "
-                      f"launch a headless one ({binary})")
+        if self.config.launch and isinstance(exc, TargetUnavailable):
+            notes = fixes.stale_notes(trace.stale)
+            record.ok("endpoint", since(start), "no running Chrome found"
+                      + (f" ({notes})" if notes else ""))
+            await self._probe_launch(where)
             record.note(("websocket", "browser", "tabs"), "no browser running to check")
             raise StopCheck  # up: nothing failed, and no browser to check further
         record.fail("endpoint", since(start), *fixes.endpoint_failure(
@@ -150,6 +150,25 @@ class BrowserSteps:
             record.ok("websocket", 0.0, endpoint.url)
             return await self._ask_browser(ws)
         record.fail("endpoint", since(start), seen, fixes.scan_fix(found))
+
+    async def _probe_launch(self, host: Host) -> None:
+        """The "launch" step: what ``serve`` would start, without starting it."""
+        record, start = self.record, time.monotonic()
+        launcher = ChromeLauncher(host, self.config)
+        try:
+            result, failure = await launcher.probe(self.timeout_s)
+        except HostError as exc:
+            record.fail("launch", Recorder.since(start), f"the launch check could not run on "
+                        f"{host.label}: {exc.reason}",
+                        f"check that commands can run over SSH on {host.label}")
+        if failure is not None:
+            record.fail("launch", Recorder.since(start), *failure)
+        plan = launcher.plan
+        how = "headless" if plan.headless else f"on display {plan.display or ':0'}"
+        profile = (f"profile {plan.profile} (not locked)" if plan.profile is not None
+                   else "a temporary profile")
+        record.ok("launch", Recorder.since(start),
+                  f"`serve` would start {result.binary} ({how}) on {profile}")
 
     async def _ask_browser(self, ws: ClientConnection) -> None:
         record, since = self.record, Recorder.since

@@ -21,7 +21,6 @@ from gateway.hosts.known_hosts import HostKeyVerdict
 __all__ = [
     "BROWSER_HUNG_FIX",
     "DNS_TIMEOUT_FIX",
-    "NO_BINARY_FIX",
     "SCAN_FIX",
     "TABS_FIX",
     "auth_fix",
@@ -42,7 +41,6 @@ __all__ = [
 ]
 
 DNS_TIMEOUT_FIX = "the DNS server does not answer — check the network connection or VPN"
-NO_BINARY_FIX = "install chromium (or Google Chrome), or set CHROME_PATH to its binary"
 BROWSER_HUNG_FIX = ("the browser accepted the websocket but does not answer commands: it may "
                     "be hung — restart it")
 TABS_FIX = "the browser does not list its tabs: restart it"

@@ -32,6 +32,7 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("host_key", "host key known"),
     ("auth", "authenticated"),
     ("endpoint", "DevTools endpoint"),
+    ("launch", "launch"),
     ("websocket", "websocket handshake"),
     ("browser", "browser version"),
     ("tabs", "tab count"),

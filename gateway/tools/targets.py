@@ -37,12 +37,18 @@ class TargetInfo(BaseModel):
     started_by: str | None = absent()
     # A scan group itself: the browsers it found, by target name.
     browsers: list[str] | None = absent()
+    # A target with launch = true: whether the gateway started the browser it serves,
+    # and how often it started it again after it died.
+    launched: bool | None = absent()
+    restarts: int | None = absent()
 
 
 def _info(t: Browser) -> TargetInfo:
     info = TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label, state=t.state,
                       browser=t.browser, cdp_endpoint=_endpoint(t), tabs=len(t.tabs),
                       error=t.error)
+    if t.config.launch:
+        info = info.model_copy(update={"launched": t.launched, "restarts": t.restarts})
     found = t.found
     if found is None:
         return info
@@ -79,11 +85,9 @@ def _endpoint(target: Browser) -> str | None:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_targets() -> TargetList:
-        """List the targets (browsers): state up / connecting / down / gone, and why one is
-        down.
+        """List the targets (browsers): state up/connecting/down/gone, and why one is down.
 
-        Use first; answers from memory. A `browsers = "all"` target lists the browsers it
-        found, each a target.
+        Use first; answers from memory. `browsers`: the targets a host scan found.
         """
         return TargetList(targets=[
             *(_group_info(g) for g in registry.groups.values()),

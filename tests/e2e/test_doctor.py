@@ -36,8 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 RUN_BOUND = 90
 """Upper bound on one doctor run: a hang fails the test instead of stalling CI."""
 
-STEP_NAMES = ["config", "dns", "tcp", "host_key", "auth", "endpoint", "websocket", "browser",
-              "tabs"]
+STEP_NAMES = ["config", "dns", "tcp", "host_key", "auth", "endpoint", "launch", "websocket",
+              "browser", "tabs"]
 SSH_STEPS = {"dns", "tcp", "host_key", "auth"}
 
 
@@ -63,6 +63,12 @@ def _steps(payload: dict[str, Any], target: str) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in entry["steps"]}
 
 
+def _checked(steps: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps of a target that does not launch: all but "launch", which is skipped."""
+    assert steps["launch"]["status"] == "skipped", steps["launch"]
+    return [s for name, s in steps.items() if name != "launch"]
+
+
 def _fingerprint(public_key: Path) -> str:
     out = subprocess.run(["ssh-keygen", "-lf", str(public_key)], capture_output=True,
                          text=True, check=True, timeout=10).stdout
@@ -75,7 +81,8 @@ def _assert_fails_at(steps: dict[str, dict[str, Any]], failed: str) -> dict[str,
     index = STEP_NAMES.index(failed)
     local = steps["dns"]["detail"] == "local target: no SSH"
     for name in STEP_NAMES[:index]:
-        expected = "skipped" if local and name in SSH_STEPS else "ok"
+        # "launch" runs only for a target that launches when no browser is found.
+        expected = "skipped" if (local and name in SSH_STEPS) or name == "launch" else "ok"
         assert steps[name]["status"] == expected, (name, steps[name])
     step = steps[failed]
     assert step["status"] == "failed", step
@@ -107,8 +114,8 @@ def test_every_step_ok_on_two_hosts(topology: Topology, tmp_path: Path) -> None:
     assert [t["name"] for t in payload["targets"]] == ["one", "two"]
     for name, host in (("one", h1), ("two", h2)):
         steps = _steps(payload, name)
-        assert all(s["status"] == "ok" and s["fix"] is None for s in steps.values()), steps
-        assert all(isinstance(s["ms"], float) and s["ms"] >= 0 for s in steps.values())
+        assert all(s["status"] == "ok" and s["fix"] is None for s in _checked(steps)), steps
+        assert all(isinstance(s["ms"], float) and s["ms"] >= 0 for s in _checked(steps))
         assert steps["dns"]["detail"] == (f"{host.address} (HostName of {host.name}) is an IP "
                                           "address, port 22")
         assert steps["tcp"]["detail"].startswith(f"{host.address}:22 answered: SSH-2.0-OpenSSH")
@@ -143,13 +150,13 @@ def test_human_table(topology: Topology, tmp_path: Path) -> None:
     assert "gone (ssh h1): DOWN" in lines
     header = lines.index("gone (ssh h1): DOWN") + 1
     assert lines[header].split() == ["step", "status", "ms", "detail"]
-    rows = lines[header + 1: header + 10]
+    rows = lines[header + 1: header + 11]
     assert [row.split("  ")[1].strip() for row in rows] == [
         "config parsed", "DNS resolution", "TCP connect", "host key known", "authenticated",
-        "DevTools endpoint", "websocket handshake", "browser version", "tab count"]
+        "DevTools endpoint", "launch", "websocket handshake", "browser version", "tab count"]
     statuses = [row[2 + 19 + 2:].split()[0] for row in rows]
-    assert statuses == ["ok"] * 5 + ["FAIL"] + ["skip"] * 3
-    assert lines[header + 10] == (
+    assert statuses == ["ok"] * 5 + ["FAIL"] + ["skip"] * 4
+    assert lines[header + 11] == (
         "  fix (DevTools endpoint): no Chrome DevTools at 127.0.0.1:1 on h1: start one with "
         "--remote-debugging-port=1 --user-data-dir=<dir> (Chrome ≥136 needs --user-data-dir "
         "for remote debugging), or fix `cdp`")
@@ -222,7 +229,7 @@ def test_accept_new_is_reported_but_not_recorded(topology: Topology, tmp_path: P
 
     assert result.returncode == 0, result.stdout
     steps = _steps(_json(result), "t")
-    assert all(s["status"] == "ok" for s in steps.values()), steps
+    assert all(s["status"] == "ok" for s in _checked(steps)), steps
     fingerprint = _fingerprint(h2.host_key.with_suffix(".pub"))
     assert steps["host_key"]["detail"] == (
         f"{fingerprint} is not in {known_hosts} yet; host_key_policy accept-new: `serve` "
@@ -289,7 +296,7 @@ def test_link_down(fault_topology: Topology, tmp_path: Path, silent: bool) -> No
         assert step["detail"] == f"no route to {h1.address} (No route to host)"
         assert step["fix"].startswith("host unreachable (no route) — check VPN")
     assert elapsed < 45
-    assert all(s["status"] == "ok" for s in _steps(payload, "fine").values())
+    assert all(s["status"] == "ok" for s in _checked(_steps(payload, "fine")))
 
 
 def test_authentication_failure(topology: Topology, tmp_path: Path) -> None:
@@ -325,7 +332,7 @@ def test_proxy_jump_checks_the_jump_host(topology: Topology, tmp_path: Path) -> 
 
     assert result.returncode == 0, result.stdout
     steps = _steps(_json(result), "t")
-    assert all(s["status"] == "ok" for s in steps.values()), steps
+    assert all(s["status"] == "ok" for s in _checked(steps)), steps
     assert steps["dns"]["detail"] == (f"ProxyJump h1: checking the jump host — {h1.address} is "
                                       "an IP address, port 22")
     assert steps["browser"]["detail"].startswith(h1.devtools_version()["Browser"])
@@ -437,7 +444,7 @@ def test_dns_resolution(topology: Topology, tmp_path: Path) -> None:
     assert result.returncode == 1, result.stderr
     payload = _json(result)
     named = _steps(payload, "named")
-    assert all(s["status"] == "ok" for s in named.values()), named
+    assert all(s["status"] == "ok" for s in _checked(named)), named
     assert named["dns"]["detail"] == f"h1.doctor.test (HostName of byname) → {h1.address}"
     step = _assert_fails_at(_steps(payload, "ghost"), "dns")
     assert step["detail"] == ("cannot resolve ghost.doctor.test (HostName of ghost in "
@@ -470,14 +477,20 @@ def test_embedded_local_default_is_not_launched(topology: Topology, tmp_path: Pa
     steps = _steps(payload, "local")
     assert steps["endpoint"] == {
         "name": "endpoint", "status": "ok", "ms": steps["endpoint"]["ms"], "fix": None,
-        "detail": "no running Chrome found; `serve` would launch a headless one "
-                  "(/usr/lib/chromium/chromium)"}
-    assert [steps[n]["status"] for n in STEP_NAMES] == ["ok"] + ["skipped"] * 4 + ["ok"] + [
+        "detail": "no running Chrome found"}
+    assert steps["launch"]["detail"] == ("`serve` would start /usr/lib/chromium/chromium "
+                                         "(headless) on a temporary profile")
+    assert [steps[n]["status"] for n in STEP_NAMES] == ["ok"] + ["skipped"] * 4 + ["ok"] * 2 + [
         "skipped"] * 3
     assert steps["dns"]["detail"] == "local target: no SSH"
     assert list(scratch.iterdir()) == []  # no temporary profile: nothing was launched
 
     assert without.returncode == 1
-    step = _assert_fails_at(_steps(_json(without), "local"), "endpoint")
-    assert step["fix"] == "install chromium (or Google Chrome), or set CHROME_PATH to its binary"
+    steps = _steps(_json(without), "local")
+    assert steps["endpoint"]["status"] == "ok"
+    step = steps["launch"]
+    assert step["status"] == "failed"
+    assert step["detail"] == (f"no Chrome/Chromium binary found on this machine (tried "
+                              f"{tmp_path / 'no-such-chrome'})")
+    assert step["fix"].startswith("install one there (`sudo apt install chromium`")
 

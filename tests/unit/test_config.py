@@ -205,7 +205,8 @@ def test_cdp_address_invalid(text: str, reason: str) -> None:
 def test_embedded_default_when_nothing_is_set() -> None:
     config = load_config(env())
     assert config == GatewayConfig(
-        targets=(TargetConfig(name="local", ssh=None, cdp=None, launch=True),),
+        targets=(TargetConfig(name="local", ssh=None, cdp=None, launch=True,
+                              launch_temporary=True, keep_running=False),),
         call_log=None,
         source="embedded default",
     )
@@ -615,7 +616,21 @@ def test_pathological_toml_is_a_config_error(tmp_path: Path) -> None:
             "targets.a.reconnect.max_delay_s",
             ["smaller than initial_delay_s"],
         ),
-        ("[targets.a]\nssh = 'h'\nlaunch = true\n", "targets.a.launch", ["only to local"]),
+        ("[targets.a]\ncdp = 'ws://127.0.0.1:9/devtools/browser/x'\nlaunch = true\n",
+         "targets.a.launch", ["no /devtools/browser/"]),
+        ("[targets.a]\nheadless = false\n", "targets.a.headless", ["only applies with launch"]),
+        ("[targets.a]\nlaunch = true\ndisplay = ':0'\n", "targets.a.display",
+         ["only applies with headless = false"]),
+        ("[targets.a]\nlaunch = true\nheadless = false\ndisplay = ':0;x'\n",
+         "targets.a.display", ["is invalid"]),
+        ("[targets.a]\nlaunch = true\nchrome_args = ['-x']\n", "targets.a.chrome_args",
+         ["not a Chrome flag"]),
+        ("[targets.a]\nlaunch = true\nchrome_args = ['--user-data-dir=/x']\n",
+         "targets.a.chrome_args", ["set by the gateway"]),
+        ("[targets.a]\nlaunch = true\nlaunch_profile = 'rel/dir'\n", "targets.a.launch_profile",
+         ["absolute"]),
+        ("[targets.a]\nlaunch = true\nkeep_running = 1\n", "targets.a.keep_running",
+         ["true or false"]),
         ("[targets.a]\nssh = '-oProxyCommand=x'\n", "targets.a.ssh", ["must not start with '-'"]),
         ("[targets.a]\nssh = ''\n", "targets.a.ssh", ["empty"]),
         ("[targets.a]\nssh = 'u@h:99999'\n", "targets.a.ssh", ["out of range"]),
@@ -723,7 +738,8 @@ def test_target_built_from_code_parses_address_strings() -> None:
         ({"name": "a", "cdp": "devvm:9222"}, "IP address or 'localhost'"),
         ({"name": "a", "expose_port": 0}, "out of range"),
         ({"name": "a", "redact": 1}, "bool"),
-        ({"name": "a", "ssh": "h", "launch": True}, "only to local"),
+        ({"name": "a", "ssh": "h", "keep_running": False}, "only applies with launch"),
+        ({"name": "a", "launch_temporary": True}, "launch_temporary needs"),
         ({"name": "a", "reconnect": ReconnectPolicy(), "command_timeout_s": math.inf}, "sane"),
     ],
 )
@@ -752,3 +768,60 @@ def test_tools_flag_beats_env_beats_file(tmp_path: Path) -> None:
     flag = load_config(env(CHROME_SSH_GATEWAY_TOOLS="all,-cdp"), path, tools="core,+network")
     assert (flag.tools, flag.tools_source) == ("core,+network", "--tools")
     assert (load_config(env()).tools, load_config(env()).tools_source) == ("all", "--tools")
+
+# --------------------------------------------------------------------------- launching
+
+
+def test_launch_env_switch_on_the_ssh_target() -> None:
+    [target] = load_config(env(SSH_PROXY_TO="alice@devvm",
+                               CHROME_SSH_GATEWAY_LAUNCH="1")).targets
+    assert (target.launch, target.keep_running, target.headless) == (True, True, True)
+    assert target.launch_dir == "~/.cache/chrome-ssh-gateway/default"
+    [plain] = load_config(env(SSH_PROXY_TO="alice@devvm", CHROME_SSH_GATEWAY_LAUNCH="0")).targets
+    assert plain.launch is False
+
+
+def test_launch_env_switch_refuses_other_words_and_a_remote_cdp() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(env(SSH_PROXY_TO="h", CHROME_SSH_GATEWAY_LAUNCH="sure"))
+    assert str(info.value).startswith("CHROME_SSH_GATEWAY_LAUNCH: 'sure' is not a switch")
+    with pytest.raises(ConfigError) as info:
+        load_config(env(SSH_PROXY_TO="h", CDP_URL="ws://127.0.0.1:9/devtools/browser/x",
+                        CHROME_SSH_GATEWAY_LAUNCH="1"))
+    assert str(info.value).startswith("CHROME_SSH_GATEWAY_LAUNCH: with cdp, launch starts")
+
+
+def test_launch_env_switch_and_a_targets_file_are_exclusive(tmp_path: Path) -> None:
+    path = write(tmp_path, "[targets.a]\nssh = 'h'\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(env(CHROME_SSH_GATEWAY_LAUNCH="yes"), path)
+    assert "set either CHROME_SSH_GATEWAY_LAUNCH or a targets file" in str(info.value)
+
+
+def test_launch_keys_parse_and_the_profile_defaults(tmp_path: Path) -> None:
+    config = load_file(tmp_path, """
+[targets.devvm]
+ssh = "alice@devvm"
+launch = true
+launch_profile = "~/.cache/chrome-ssh-gateway/devvm-x"
+headless = false
+display = "wayland-0"
+chrome_args = ["--lang=en-US"]
+keep_running = false
+
+[targets.plain]
+ssh = "alice@devvm"
+launch = true
+
+[targets.shared]
+ssh = "alice@devvm"
+profile = "~/.config/chromium"
+launch = true
+""")
+    devvm, plain, shared = config.targets
+    assert (devvm.launch_dir, devvm.headless, devvm.display, devvm.chrome_args,
+            devvm.keep_running) == ("~/.cache/chrome-ssh-gateway/devvm-x", False, "wayland-0",
+                                    ("--lang=en-US",), False)
+    assert plain.launch_dir == "~/.cache/chrome-ssh-gateway/plain"
+    assert shared.launch_dir == "~/.config/chromium"  # launched where discovery looks
+    assert load_config(env()).targets[0].launch_dir is None  # the embedded default: temporary

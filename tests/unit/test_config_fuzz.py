@@ -87,7 +87,6 @@ def assert_target_sane(target: TargetConfig) -> None:
     assert TARGET_NAME_RE.fullmatch(target.name), target.name
     if target.ssh is not None:
         assert_ssh_sane(target.ssh)
-        assert not target.launch, "launch is for local targets only"
     if target.cdp is not None:
         assert_cdp_sane(target.cdp)
     if target.profile is not None:

@@ -70,7 +70,8 @@ def test_table() -> None:
     assert lines[two + 2] == "  config parsed        ok          0.5"
     assert lines[two + 3] == "  DNS resolution       skip"
     assert lines[two + 7] == "  DevTools endpoint    FAIL       12.0  nothing at 127.0.0.1:9222"
-    assert lines[two + 11] == "  fix (DevTools endpoint): start Chrome"
+    assert lines[two + 8] == "  launch               skip"
+    assert lines[two + 12] == "  fix (DevTools endpoint): start Chrome"
     assert lines[-1] == "2 targets: 1 up, 1 down"
     assert text.endswith("\n")
 

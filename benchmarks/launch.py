@@ -1,0 +1,143 @@
+"""The ``launch`` phase (issue 11): a cold launch over SSH beside Chromium's own start.
+
+Each round, on h1 with its own Chromium stopped: Chromium started by hand in h1's
+namespace as the test user (the floor: spawn → ``DevToolsActivePort`` written),
+an asyncssh connect, then a gateway whose only target has ``launch = true``:
+spawn → first non-empty ``list_tabs`` (cold: it launches), and a second gateway
+on the same target (warm: it attaches to that browser, still running). Both
+include the gateway's own start (Python, MCP, SSH connect, discovery); the
+difference is what launching costs, set beside Chromium's own start. Every
+profile is fresh and removed afterwards; every browser is killed by its pid;
+h1's own Chromium is started again at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from tests.topology import CHROME_FLAGS, CHROMIUM, RemoteHost, Topology
+
+__all__ = ["TARGET_SLACK_MS", "cold_launch", "until_tabs"]
+
+TARGET_SLACK_MS = 300.0  # aim: within this of Chromium's own start plus one SSH connect
+
+
+def _by_hand(host: RemoteHost, profile: Path) -> float:
+    """Milliseconds from spawning Chromium on ``host`` to its DevToolsActivePort."""
+    active = profile / "DevToolsActivePort"
+    argv = host.netns_exec(
+        "setpriv", f"--reuid={host.uid}", f"--regid={host.uid}", "--clear-groups", "env", "-i",
+        f"HOME={host.home}", "PATH=/usr/bin:/bin", CHROMIUM,
+        *(f for f in CHROME_FLAGS if f != "--no-sandbox"),
+        "--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        while time.perf_counter() - t0 < 30:
+            if active.exists() and active.stat().st_size > 0:
+                return (time.perf_counter() - t0) * 1000
+            if proc.poll() is not None:
+                raise RuntimeError(f"Chromium on {host.name} exited with {proc.returncode}")
+            time.sleep(0.002)
+        raise RuntimeError(f"Chromium on {host.name} wrote no DevToolsActivePort in 30 s")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _left_on(profile: Path) -> list[int]:
+    """Processes still running with ``--user-data-dir=<profile>``."""
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{name}/stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if f"--user-data-dir={profile}".encode() in argv and state not in ("Z", "X"):
+            found.append(int(name))
+    return found
+
+
+async def cold_launch(
+    rows: dict[str, Any], topo: Topology, starts: int, scratch: Path,
+    gateway: Callable[[Path], AbstractAsyncContextManager[Any]],
+    call: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]],
+    ssh_connect: Callable[[], Awaitable[Any]],
+) -> None:
+    """Fill ``rows["launch_floor"]``, ``["launch_ssh"]``, ``["launch_cold"]``,
+    ``["launch_warm"]`` and ``["launch_cost"]`` (cold - warm, per round)."""
+    host = topo.host("h1")
+    await anyio.to_thread.run_sync(host.stop_chrome)
+    try:
+        for i in range(starts):
+            tag = uuid.uuid4().hex[:8]
+            floor_profile = host.home / f"bench-floor-{tag}"
+            try:
+                rows["launch_floor"].samples.append(
+                    await anyio.to_thread.run_sync(_by_hand, host, floor_profile))
+            finally:
+                shutil.rmtree(floor_profile, ignore_errors=True)
+            t0 = time.perf_counter()
+            conn = await ssh_connect()
+            rows["launch_ssh"].samples.append((time.perf_counter() - t0) * 1000)
+            conn.close()
+            await conn.wait_closed()
+            profile = host.home / f"bench-launch-{tag}"
+            config = scratch / f"launch-{i}.toml"
+            config.write_text(f'[targets.vm]\nssh = "{host.name}"\nlaunch = true\n'
+                              f'launch_profile = "~/{profile.name}"\n')
+            try:
+                cold = await _first_tabs_ms(gateway(config), call)
+                if not _left_on(profile):
+                    raise RuntimeError(f"no browser kept running on {profile}")
+                warm = await _first_tabs_ms(gateway(config), call)
+                rows["launch_cold"].samples.append(cold)
+                rows["launch_warm"].samples.append(warm)
+                rows["launch_cost"].samples.append(cold - warm)
+            finally:
+                for pid in _left_on(profile):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                shutil.rmtree(profile, ignore_errors=True)
+    finally:
+        if host.chrome_pid() is None:
+            await anyio.to_thread.run_sync(host.start_chrome)
+
+
+async def _first_tabs_ms(gateway: AbstractAsyncContextManager[Any],
+                         call: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]],
+                         ) -> float:
+    """Milliseconds from spawning ``gateway`` to its first non-empty ``list_tabs``."""
+    t0 = time.perf_counter()
+    with anyio.fail_after(60):
+        async with gateway as gw:
+            await until_tabs(gw, call)
+            return (time.perf_counter() - t0) * 1000
+
+
+async def until_tabs(gw: Any,
+                     call: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]],
+                     ) -> None:
+    """Call ``list_tabs`` until it lists a tab (the caller bounds the time)."""
+    for _attempt in range(2000):
+        content = await call(gw, "list_tabs", {})
+        if content["tabs"]:
+            return
+        await anyio.sleep(0.005)
+    raise RuntimeError(f"list_tabs stayed empty: {content}")
+

@@ -1,0 +1,204 @@
+"""The shell scripts that find, start and stop a Chrome on a host, and their output (pure).
+
+Launching runs as ONE ``sh`` command on the host — over SSH every exec is a
+round trip: find the binary, refuse a profile another Chrome holds, start the
+browser detached from the session (``setsid``, else ``nohup``; stdin from
+/dev/null, output to a log file in the profile) so an SSH drop does not take it
+down, then wait there for ``DevToolsActivePort`` — or for the browser to exit,
+and print the last lines it wrote. The same script without the start is the
+doctor's probe: nothing is started, nothing is written.
+
+Each fact comes back on a line of its own, ``@csgw <what> <value>``; what the
+browser wrote (``@csgw stderr``) comes last, so nothing it prints can pass for
+a fact.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gateway.hosts.shell import quote_path
+
+__all__ = [
+    "BINARY_CANDIDATES",
+    "CHROME_FLAGS",
+    "LaunchPlan",
+    "ScriptResult",
+    "launch_command",
+    "parse_script",
+    "stop_command",
+]
+
+# In this order, after $CHROME_PATH; names are looked up on the host's PATH.
+BINARY_CANDIDATES: tuple[str, ...] = (
+    "google-chrome-stable",
+    "google-chrome",
+    "chromium",
+    "chromium-browser",
+    "microsoft-edge",
+    "/snap/bin/chromium",
+    "/var/lib/flatpak/exports/bin/org.chromium.Chromium",
+    "/usr/lib/chromium/chromium",
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+    "/Applications/Microsoft Edge.app/Contents/MacOS/Microsoft Edge",
+)
+CHROME_FLAGS: tuple[str, ...] = (
+    "--no-first-run", "--no-default-browser-check",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+)
+_HEADLESS_FLAGS = ("--headless", "--disable-gpu")
+_MARK = "@csgw"
+LOG_NAME = "chrome-ssh-gateway.log"  # the browser's output, in its profile
+STDERR_LINES = 20
+# A temporary profile's parent: TMPDIR unless that is too long. Chrome keeps its
+# SingletonSocket under TMPDIR (set to <profile>/tmp), and a Unix socket path must
+# fit in 107 bytes: "<tmp>/csgw-chrome-<8>/tmp/org.chromium.Chromium.<6>/SingletonSocket"
+# leaves 38 for the temp dir (macOS's /var/folders/…/T/ has 49).
+_MAX_TMP_CHARS = 38
+_POLL_S = 0.02
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How to start the browser: ``profile`` None is a fresh temporary one."""
+
+    profile: str | None
+    port: int = 0            # 0: Chrome picks one (and writes it to DevToolsActivePort)
+    headless: bool = True
+    display: str | None = None
+    chrome_args: tuple[str, ...] = ()
+
+
+@dataclass
+class ScriptResult:
+    """What a launch (or probe) script reported."""
+
+    binary: str | None = None
+    tried: list[str] = field(default_factory=list)
+    locked_by: int | None = None    # pid holding the profile's SingletonLock
+    profile: str | None = None      # as the host resolved it
+    pid: int | None = None
+    outcome: str | None = None      # "ready" | "exited" | "slow" | "error"
+    error: str = ""
+    stderr: str = ""
+
+
+def _find_binary() -> str:
+    """$CHROME_PATH when set (and then only it: a path the user named is not swapped for
+    another browser), else the first of ``BINARY_CANDIDATES`` found."""
+    candidates = " ".join(shlex.quote(c) for c in BINARY_CANDIDATES)
+    return (f'if [ -n "${{CHROME_PATH:-}}" ]; then set -- "$CHROME_PATH"; '
+            f"else set -- {candidates}; fi; "
+            'B=; for c in "$@"; do '
+            f"printf '{_MARK} tried %s\\n' \"$c\"; "
+            'case $c in */*) p=$c ;; *) p=$(command -v "$c" 2>/dev/null) || continue ;; esac; '
+            'if [ -f "$p" ] && [ -x "$p" ]; then B=$p; break; fi; done; '
+            f"if [ -z \"$B\" ]; then echo '{_MARK} nobinary'; exit 0; fi; "
+            f"printf '{_MARK} binary %s\\n' \"$B\"; ")
+
+
+def _check_lock() -> str:
+    """A SingletonLock (a symlink to ``<hostname>-<pid>``) whose process lives on this
+    host: another Chrome has the profile, and a second one would only hand it the URL."""
+    holder = '"${L##*-}"'
+    return ('L=$(readlink "$P/SingletonLock" 2>/dev/null); '
+            'if [ -n "$L" ] && [ "${L%-*}" = "$(uname -n)" ] && '
+            f"{_alive(holder)}; then "
+            f"printf '{_MARK} locked %s\\n' \"${{L##*-}}\"; exit 0; fi; ")
+
+
+def _alive(pid: str) -> str:
+    """Whether ``pid`` runs (a zombie does not: nobody may reap it)."""
+    return f"ps -o stat= -p {pid} 2>/dev/null | grep -qv '^Z'"
+
+
+def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True) -> str:
+    """The script that finds the binary, checks the profile and (``start``) starts the
+    browser and waits up to ``timeout_s`` for its ``DevToolsActivePort``."""
+    parts = [_find_binary()]
+    if plan.profile is not None:
+        parts.append(f"P={quote_path(plan.profile)}; ")
+        parts.append(_check_lock())
+    if not start:
+        return "".join(parts) + "true"
+    if plan.profile is None:
+        parts.append(f't=${{TMPDIR:-/tmp}}; t=${{t%/}}; [ ${{#t}} -le {_MAX_TMP_CHARS} ] '
+                     '&& [ -d "$t" ] || t=/tmp; '
+                     'P=$(mktemp -d "$t/csgw-chrome-XXXXXXXX") && mkdir -m 700 "$P/tmp" || '
+                     f"{{ echo '{_MARK} error could not create a temporary profile'; exit 0; }}; "
+                     'export TMPDIR="$P/tmp"; ')
+    else:
+        parts.append('(umask 077; mkdir -p "$P") || '
+                     f"{{ echo '{_MARK} error could not create the profile'; exit 0; }}; ")
+    flags = [f"--remote-debugging-port={plan.port}", *CHROME_FLAGS,
+             *(_HEADLESS_FLAGS if plan.headless else ()), *plan.chrome_args]
+    env = ""
+    if not plan.headless:
+        display = plan.display or ":0"
+        env = f"{'DISPLAY' if ':' in display else 'WAYLAND_DISPLAY'}={shlex.quote(display)} "
+    rounds = max(1, int(timeout_s / _POLL_S))
+    parts.append(
+        f"printf '{_MARK} profile %s\\n' \"$P\"; "
+        'rm -f "$P/DevToolsActivePort"; '
+        'NS=; [ "$(id -u)" = 0 ] && NS=--no-sandbox; '  # Chrome refuses root with its sandbox
+        'S=nohup; command -v setsid >/dev/null 2>&1 && S=setsid; '
+        f'{env}$S "$B" {" ".join(shlex.quote(f) for f in flags)} $NS "--user-data-dir=$P" '
+        f'about:blank </dev/null >"$P/{LOG_NAME}" 2>&1 & '
+        f"pid=$!; printf '{_MARK} pid %s\\n' $pid; i=0; "
+        f'while [ $i -lt {rounds} ]; do '
+        f"if [ -s \"$P/DevToolsActivePort\" ]; then echo '{_MARK} ready'; exit 0; fi; "
+        f"{_alive('$pid')} || {{ echo '{_MARK} exited'; break; }}; "
+        f'sleep {_POLL_S}; i=$((i+1)); done; '
+        f"[ $i -lt {rounds} ] || echo '{_MARK} slow'; "
+        f"echo '{_MARK} stderr'; tail -n {STDERR_LINES} \"$P/{LOG_NAME}\" 2>/dev/null; true")
+    return "".join(parts)
+
+
+def stop_command(pid: int, profile: str, *, remove_profile: bool, quitting: bool = False,
+                 grace_s: float = 5.0) -> str:
+    """Stop the browser ``pid`` — only if it still is the one running on ``profile`` (a
+    reused pid is left alone): TERM to the browser alone, as ``kill`` would (it shuts
+    its helpers down and writes its cookies first — a TERM to its network process at
+    the same time loses them), then KILL to its process group for whatever is left
+    after ``grace_s``; ``remove_profile`` then deletes the (temporary) profile. A browser
+    already ``quitting`` (asked over CDP) first gets ``grace_s`` to finish on its own."""
+    p = quote_path(profile)
+    rounds = max(1, int(grace_s / 0.05))
+    wait = (f"i=0; while [ $i -lt {rounds} ] && {_alive(str(pid))}; do sleep 0.05; "
+            "i=$((i+1)); done; ")
+    script = (f'case "$(ps -ww -o args= -p {pid} 2>/dev/null)" in *--user-data-dir={p}*) '
+              + (wait if quitting else "") + f"kill -TERM {pid} 2>/dev/null; " + wait +
+              f"kill -KILL -- -{pid} 2>/dev/null || kill -KILL {pid} 2>/dev/null ;; esac; ")
+    if remove_profile:
+        script += f"rm -rf -- {p}; "
+    return script + "true"
+
+
+def parse_script(output: str, tried: Sequence[str] = ()) -> ScriptResult:
+    """The output of ``launch_command`` → what it found and did."""
+    result = ScriptResult(tried=list(tried))
+    facts, _, stderr = output.partition(f"{_MARK} stderr\n")
+    result.stderr = stderr.strip()
+    for line in facts.splitlines():
+        mark, _, rest = line.partition(" ")
+        if mark != _MARK:
+            continue
+        what, _, value = rest.partition(" ")
+        if what == "tried":
+            result.tried.append(value)
+        elif what == "binary":
+            result.binary = value
+        elif what == "locked" and value.isdigit():
+            result.locked_by = int(value)
+        elif what == "profile":
+            result.profile = value
+        elif what == "pid" and value.isdigit():
+            result.pid = int(value)
+        elif what in ("ready", "exited", "slow"):
+            result.outcome = what
+        elif what == "error":
+            result.outcome, result.error = "error", value
+    return result

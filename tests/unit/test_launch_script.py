@@ -1,0 +1,118 @@
+"""The launch scripts, run by this machine's /bin/sh on scratch directories (no browser),
+and the texts of what they report (see gateway/browsers/launch_script.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from gateway.browsers.launch_script import (
+    BINARY_CANDIDATES,
+    LaunchPlan,
+    ScriptResult,
+    launch_command,
+    parse_script,
+    stop_command,
+)
+from gateway.browsers.launcher import launch_failure
+
+
+def _sh(script: str, **env: str) -> str:
+    done = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True,
+                          timeout=30, env={"PATH": "/usr/bin:/bin", **env}, check=False)
+    return done.stdout
+
+
+def _fake_chrome(tmp_path: Path, body: str) -> Path:
+    binary = tmp_path / "chrome"
+    binary.write_text(f"#!/bin/sh\n{body}\n")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_probe_names_the_binary_and_a_free_profile(tmp_path: Path) -> None:
+    binary = _fake_chrome(tmp_path, "exit 1")
+    plan = LaunchPlan(str(tmp_path / "profile"))
+    result = parse_script(_sh(launch_command(plan, 5, start=False), CHROME_PATH=str(binary)))
+    assert (result.binary, result.locked_by, result.pid) == (str(binary), None, None)
+    assert not (tmp_path / "profile").exists()  # a probe writes nothing
+
+
+def test_probe_sees_a_profile_locked_by_a_live_process(tmp_path: Path) -> None:
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    (profile / "SingletonLock").symlink_to(f"{os.uname().nodename}-{os.getpid()}")
+    plan = LaunchPlan(str(profile))
+    binary = _fake_chrome(tmp_path, "exit 1")
+    result = parse_script(_sh(launch_command(plan, 5, start=False), CHROME_PATH=str(binary)))
+    assert result.locked_by == os.getpid()
+    what, fix = launch_failure(result, "devvm", plan, 5) or ("", "")
+    assert f"is in use by a Chrome (pid {os.getpid()})" in what
+    assert fix == "close it, or set launch_profile to another directory"
+    # A lock left by a process that is gone (a crash) does not count.
+    (profile / "SingletonLock").unlink()
+    (profile / "SingletonLock").symlink_to(f"{os.uname().nodename}-99999999")
+    assert parse_script(_sh(launch_command(plan, 5, start=False),
+                            CHROME_PATH=str(binary))).locked_by is None
+
+
+def test_no_binary_lists_what_was_tried(tmp_path: Path) -> None:
+    plan = LaunchPlan(None)
+    result = parse_script(_sh(launch_command(plan, 5, start=False), PATH=str(tmp_path)))
+    # In order, up to the first found (this machine may have an absolute one).
+    assert result.tried == list(BINARY_CANDIDATES[:len(result.tried)])
+    result = ScriptResult(tried=list(BINARY_CANDIDATES))
+    what, fix = launch_failure(result, "devvm", plan, 5) or ("", "")
+    assert what.startswith("no Chrome/Chromium binary found on devvm (tried "
+                           "google-chrome-stable, google-chrome, chromium,")
+    assert "sudo apt install chromium" in fix
+    # CHROME_PATH, when set, is the only one tried.
+    only = parse_script(_sh(launch_command(plan, 5, start=False),
+                            CHROME_PATH=str(tmp_path / "nope")))
+    assert (only.binary, only.tried) == (None, [str(tmp_path / "nope")])
+
+
+def test_a_browser_that_exits_at_once_reports_its_output(tmp_path: Path) -> None:
+    # Chromium's words, and the DISPLAY it was given.
+    binary = _fake_chrome(tmp_path, 'echo "Missing X server or \\$DISPLAY ($DISPLAY)" >&2; exit 1')
+    plan = LaunchPlan(str(tmp_path / "profile"), headless=False, display=":7")
+    result = parse_script(_sh(launch_command(plan, 5), CHROME_PATH=str(binary)))
+    assert (result.outcome, result.stderr) == ("exited", "Missing X server or $DISPLAY (:7)")
+    assert result.profile == str(tmp_path / "profile")
+    assert (tmp_path / "profile").stat().st_mode & 0o077 == 0
+    what, fix = launch_failure(result, "devvm", plan, 5) or ("", "")
+    assert what.endswith("exited at once; its last output: Missing X server or $DISPLAY (:7)")
+    assert fix.startswith("the display :7 cannot be opened there")
+
+
+def test_start_waits_for_devtools_active_port_and_stop_ends_only_that_browser(
+        tmp_path: Path) -> None:
+    # A stand-in that does what Chrome does first: writes DevToolsActivePort, then serves.
+    binary = _fake_chrome(tmp_path, 'for a; do case $a in --user-data-dir=*) d=${a#*=};; esac; '
+                                    'done; printf "1234\\n/devtools/browser/x" > "$d/'
+                                    'DevToolsActivePort"; sleep 60')
+    plan = LaunchPlan(None, chrome_args=("--lang=en-US",))
+    result = parse_script(_sh(launch_command(plan, 5), CHROME_PATH=str(binary),
+                              TMPDIR=str(tmp_path)))
+    assert result.outcome == "ready", result
+    assert result.pid is not None and result.profile is not None
+    # pytest's TMPDIR is too long for Chrome's socket path under it: /tmp instead.
+    assert len(str(tmp_path)) > 38 and Path(result.profile).parent == Path("/tmp")
+    cmdline = Path(f"/proc/{result.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"--lang=en-US" in cmdline and b"--headless" in cmdline
+    # The pid with another profile is not ours: left alone.
+    _sh(stop_command(result.pid, str(tmp_path / "other"), remove_profile=False))
+    assert Path(f"/proc/{result.pid}").exists()
+    _sh(stop_command(result.pid, result.profile, remove_profile=True))
+    state = Path(f"/proc/{result.pid}/stat").read_text().rpartition(")")[2].split()[0] \
+        if Path(f"/proc/{result.pid}").exists() else "gone"
+    assert state in ("Z", "gone")
+    assert not Path(result.profile).exists()
+
+
+def test_parse_ignores_lines_that_are_not_facts_and_keeps_stderr_last() -> None:
+    result = parse_script("noise\n@csgw binary /x\n@csgw pid 12\n@csgw exited\n@csgw stderr\n"
+                          "@csgw ready\nboom\n")
+    assert result == ScriptResult(binary="/x", pid=12, outcome="exited",
+                                  stderr="@csgw ready\nboom")

@@ -117,17 +117,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 async def _call_here(config: GatewayConfig, tool: str, arguments: dict[str, Any],
                      as_json: bool) -> int:
-    import anyio
     from mcp import Client
 
-    from gateway.server.app import running_server
+    from gateway.server.app import running_server, settled
     from gateway.server.call_output import print_result
 
     async with running_server(config) as (server, gateway), Client(server) as client:
-        # A one-shot call should see the targets as they are, not mid-connect.
-        async with anyio.create_task_group() as tg:
-            for target in gateway.targets.values():
-                tg.start_soon(target.settled)
+        await settled(gateway)
         result = await client.call_tool(tool, arguments)
     return print_result(result.model_dump(mode="json", by_alias=True, exclude_none=True),
                         as_json=as_json)
@@ -152,8 +148,15 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     from gateway.server.daemon_control import ensure_running
     from gateway.server.runtime_dir import daemon_paths
 
+    def check_config() -> None:
+        # About to start a daemon (a second's work anyway): a bad configuration is
+        # reported here, exit 2, rather than in the log of a daemon that exited.
+        from gateway.config import load_config
+
+        load_config(os.environ, args.config, read_only=args.read_only)
+
     paths = daemon_paths(args.config, args.read_only, os.environ)
-    for note in ensure_running(paths, _daemon_argv(args)):
+    for note in ensure_running(paths, _daemon_argv(args), before_start=check_config):
         print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
     return print_result(call_tool(paths.socket, args.tool, arguments), as_json=args.json)
 
@@ -223,6 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "daemon" and args.action != "run":
             return _daemon(args)
         return _serve_or_run(args)
+    except ConfigError as exc:
+        print(f"chrome-ssh-gateway: configuration error: {exc}", file=sys.stderr)
+        return 2
     except DaemonError as exc:
         print(f"chrome-ssh-gateway: {exc}", file=sys.stderr)
         return 1

@@ -29,7 +29,7 @@ from gateway.server.reload import reload_on_hangup
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
 
-__all__ = ["GatewayServer", "build_server", "running_server", "serve_stdio"]
+__all__ = ["GatewayServer", "build_server", "running_server", "serve_stdio", "settled"]
 
 log = structlog.get_logger("gateway.server")
 
@@ -155,6 +155,15 @@ async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer
             yield build_server(registry, call_log), registry
     finally:
         call_log.close()
+
+
+async def settled(registry: Registry) -> None:
+    """Wait until every target has finished its first connection attempt (each bounded
+    by its own connect timeout): a call from the shell should see targets as they are,
+    not mid-connect."""
+    async with anyio.create_task_group() as tg:
+        for target in registry.targets.values():
+            tg.start_soon(target.settled)
 
 
 async def serve_stdio(config: GatewayConfig,

@@ -57,6 +57,7 @@ async def run_daemon(paths: DaemonPaths, config: GatewayConfig,
     try:
         address = HttpAddress(path=str(paths.socket))
         sock = bind(address)
-        await serve_http(config, address, None, reload=load, idle=Idle(idle_timeout), sock=sock)
+        await serve_http(config, address, None, reload=load, idle=Idle(idle_timeout), sock=sock,
+                         settle=True)
     finally:
         remove_pid_file(paths.pid_file, os.getpid())

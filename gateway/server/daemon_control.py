@@ -15,7 +15,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,9 +123,11 @@ def stop(paths: DaemonPaths, wait_s: float = 15.0) -> DaemonState:
     return state
 
 
-def ensure_running(paths: DaemonPaths, argv: Sequence[str]) -> list[str]:
-    """A daemon answering on ``paths.socket``, started when needed; returns notes for
-    the user (a replaced stale daemon, another version)."""
+def ensure_running(paths: DaemonPaths, argv: Sequence[str],
+                   before_start: Callable[[], None] | None = None) -> list[str]:
+    """A daemon answering on ``paths.socket``, started when needed (after
+    ``before_start``, which may raise); returns notes for the user (a replaced stale
+    daemon, another version)."""
     state = state_of(paths)
     notes = []
     if state.stale:
@@ -142,6 +144,8 @@ def ensure_running(paths: DaemonPaths, argv: Sequence[str]) -> list[str]:
                                   f"{paths.socket}; run: chrome-ssh-gateway daemon stop")
             time.sleep(0.02)
         return notes
+    if before_start is not None:
+        before_start()
     start(paths, argv)
     return notes
 

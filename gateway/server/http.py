@@ -29,7 +29,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.config import GatewayConfig, host_port
 from gateway.errors import ConfigError
-from gateway.server.app import running_server
+from gateway.server.app import running_server, settled
 from gateway.server.auth import Guard, generate_token, read_token_file
 from gateway.server.idle import Idle
 from gateway.server.reload import reload_on_hangup
@@ -174,13 +174,17 @@ def _security(address: HttpAddress) -> TransportSecuritySettings:
 
 async def serve_http(config: GatewayConfig, address: HttpAddress, token: str | None, *,
                      reload: Callable[[], GatewayConfig] | None = None,
-                     idle: Idle | None = None, sock: socket.socket | None = None) -> None:
+                     idle: Idle | None = None, sock: socket.socket | None = None,
+                     settle: bool = False) -> None:
     """Serve MCP at ``address`` until SIGTERM/SIGINT (or cancellation); with ``reload``,
     SIGHUP applies what it returns; with ``idle``, the server stops after its timeout
-    without requests. ``sock`` is an already bound listening socket."""
+    without requests. ``sock`` is an already bound listening socket. With ``settle``,
+    the first request waits for the targets' first connection attempts (``call``)."""
     sock = sock if sock is not None else bind(address)
     try:
         async with running_server(config) as (server, registry):
+            if settle:
+                await settled(registry)  # meanwhile callers queue in the listen backlog
             app: Any = server.streamable_http_app(streamable_http_path=MCP_PATH,
                                                   transport_security=_security(address))
             asgi = Guard(idle.wrap(app) if idle is not None else app, token)

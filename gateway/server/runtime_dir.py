@@ -139,14 +139,21 @@ def read_pid_file(path: Path) -> dict[str, Any] | None:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (signal 0 checks without sending anything)."""
+    """Whether process ``pid`` runs (signal 0 checks without sending anything). A zombie
+    does not: a killed daemon whose parent never reaps it (a container's init) must
+    still count as gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True  # exists, but not ours
-    return True
+        pass  # exists, but not ours
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            state = file.read(512).rpartition(b")")[2].split()[:1]
+    except OSError:
+        return True  # no /proc here: trust the signal
+    return state != [b"Z"]
 
 
 def remove_pid_file(path: Path, pid: int) -> None:

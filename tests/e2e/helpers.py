@@ -30,6 +30,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from gateway.server.runtime_dir import pid_alive
 from tests.topology import RemoteHost
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "proc_status_kb",
     "remote_active_port",
     "remote_pages",
+    "stop_daemons",
     "targets_by_name",
     "text_of",
     "wait_for_targets",
@@ -499,3 +501,26 @@ def listening_unix(pid: int) -> list[str]:
         if len(fields) >= 8 and fields[6] in inodes and int(fields[3], 16) & 0x10000:
             found.append(fields[7])
     return sorted(found)
+
+
+def stop_daemons(runtime_dir: Path, wait_s: float = 15.0) -> int:
+    """SIGTERM every ``call`` daemon whose pid file is in ``runtime_dir``
+    (``$XDG_RUNTIME_DIR/chrome-ssh-gateway``) and wait for them; returns how many.
+
+    Tests give ``call`` a runtime directory of their own and end its daemons, so none
+    outlives the test by its idle timeout."""
+    import signal
+    import time
+
+    pids = []
+    for pid_file in runtime_dir.glob("*.pid") if runtime_dir.is_dir() else []:
+        try:
+            pids.append(int(json.loads(pid_file.read_text())["pid"]))
+            os.kill(pids[-1], signal.SIGTERM)
+        except (ValueError, KeyError, OSError):
+            continue
+    deadline = time.monotonic() + wait_s
+    for pid in pids:
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return len(pids)

@@ -61,7 +61,13 @@ import anyio
 import pytest
 
 from tests.doc_commands import PROGRAM, Documented, documented, expand_vars, subcommand
-from tests.e2e.helpers import call_ok, close_remote_pages, open_stdio, wait_for_targets
+from tests.e2e.helpers import (
+    call_ok,
+    close_remote_pages,
+    open_stdio,
+    stop_daemons,
+    wait_for_targets,
+)
 from tests.e2e.pages import serve_pages
 from tests.topology import RemoteHost, Topology
 
@@ -297,7 +303,13 @@ def _run(prepared: Prepared, docs: DocsEnv) -> subprocess.CompletedProcess[str]:
 
 
 def _call(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
-    done = _run(prepared, docs)
+    run = docs.home / "run"  # the daemon `call` starts lives here, and is stopped below
+    run.mkdir(mode=0o700, exist_ok=True)
+    prepared.env["XDG_RUNTIME_DIR"] = str(run)
+    try:
+        done = _run(prepared, docs)
+    finally:
+        stop_daemons(run / "chrome-ssh-gateway")
     assert done.returncode == 0, f"{item.where}: exit {done.returncode}: {done.stderr[-2000:]}"
     payload: dict[str, Any] = json.loads(done.stdout)
     rest = prepared.args[prepared.args.index("call") + 1:]

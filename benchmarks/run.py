@@ -64,6 +64,7 @@ from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
+from benchmarks import shell
 from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
@@ -83,7 +84,8 @@ PAGES = REPO / "fixtures" / "pages"
 # Chromium gives our pages a renderer process of their own, not the one running the
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
-PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view")
+PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
+          "shell")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -592,6 +594,8 @@ class Bench:
               target=f"≤ {TARGET_VIEW_CHARS:,} chars")
         r.row("view_refs", "↳ refs in that view (links and controls)", unit="refs",
               show_p90=False, target="every link and control")
+        # Issue 13: `call` from a shell (warm daemon), and MCP over HTTP vs stdio.
+        shell.define_rows(r.row)
 
     # ------------------------------------------------------------------ top level
 
@@ -633,6 +637,7 @@ class Bench:
             ("logs", self.long_lists,
              ("mcp_list", "gw_console", "gw_network", "in_console", "in_network")),
             ("view", self.live_view, ("raw_ax", "gw_view", "view_chars", "view_refs")),
+            ("shell", self.shell, shell.ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1451,6 +1456,18 @@ class Bench:
                 self.r.rows[key].samples.append(float(record["duration_ms"]))
                 result_bytes[record["tool"]] = int(record.get("result_bytes", 0))
         self.r.meta["list_result_bytes"] = result_bytes
+
+    async def shell(self) -> None:
+        """Issue 13: warm `call` against its floors; HTTP against stdio (benchmarks/shell.py)."""
+        assert self.topo is not None
+        env = {**self.topo.client_env(), "SSH_PROXY_TO": "h1"}
+        with anyio.fail_after(240):
+            async with mcp_client(gateway_params(env)) as stdio:
+                await shell.measure(self.r.rows, env, stdio, call, self.opts.calls,
+                                    self.opts.starts, SCREENSHOT_BUDGET_S)
+        progress(f"shell: warm call {fmt(self.r.rows['sh_call'].median, 'ms')}, python -c pass "
+                 f"{fmt(self.r.rows['sh_pass'].median, 'ms')}, HTTP - stdio "
+                 f"{fmt(self.r.rows['ovh_http'].median, 'ms')}")
 
     async def live_view(self) -> None:
         """Issue 3: browse_view of the live news page, beside the raw AX-tree fetch."""

@@ -110,6 +110,9 @@ def bind(address: HttpAddress) -> socket.socket:
         family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Inherited by accepted connections. Without it a reply written in two pieces
+        # waits for the client's delayed ACK: 50 ms per call instead of 3 (measured).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             sock.bind((address.host, address.port))
         except OSError as exc:

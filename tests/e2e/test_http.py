@@ -107,7 +107,9 @@ async def test_token_and_origin_are_checked_before_any_tool_runs(
             for headers, status in (({}, 401), ({"Authorization": "Bearer wrong"}, 401),
                                     ({"Authorization": f"Bearer {TOKEN}x"}, 401),
                                     ({"Authorization": f"Bearer {TOKEN}",
-                                      "Origin": "http://evil.example"}, 403)):
+                                      "Origin": "http://evil.example"}, 403),
+                                    ({"Authorization": f"Bearer {TOKEN}",  # DNS rebinding
+                                      "Host": "evil.example:8931"}, 421)):
                 reply = await http.post(url, json=call, headers=headers)
                 assert reply.status_code == status, (headers, reply.text)
         assert not log.exists() or log.read_text() == ""  # nothing ran, nothing logged

@@ -23,6 +23,9 @@ __all__ = ["register"]
 
 UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, data).",
                               max_length=2 * 1024 * 1024)]
+ContextArg = Annotated[str | None, Field(
+    description="Open the new tab in this isolated browser context (own cookies and "
+                "storage), made on first use of the name.", pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 WaitArg = Annotated[
     Literal["load", "domcontentloaded", "none"],
     Field(description="What to wait for after navigating: the load event (default), "
@@ -35,6 +38,7 @@ class TabInfo(BaseModel):
     target: str
     title: str
     url: str
+    context: str | None = None
 
 
 class TargetProblem(BaseModel):
@@ -51,6 +55,7 @@ class NewTabResult(BaseModel):
     tab: int
     target: str
     url: str
+    context: str | None = None
 
 
 class NavigateResult(BaseModel):
@@ -66,7 +71,8 @@ class CloseResult(BaseModel):
 
 
 def _info(tab: Tab) -> TabInfo:
-    return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url)
+    return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url,
+                   context=tab.context)
 
 
 def register(tools: Tools, registry: Registry) -> None:
@@ -101,13 +107,14 @@ def register(tools: Tools, registry: Registry) -> None:
         return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=problems)
 
     @tools.tool()
-    async def new_tab(url: UrlArg = "about:blank", target: TargetArg = None) -> NewTabResult:
+    async def new_tab(url: UrlArg = "about:blank", context: ContextArg = None,
+                      target: TargetArg = None) -> NewTabResult:
         """Open a new tab on a target and return its id (does not wait for loading;
         use navigate for that)."""
         t = registry.target(target)
         url = check_url(url, t.config.allow_schemes)
-        tab = await t.new_tab(url)
-        return NewTabResult(tab=tab.id, target=t.name, url=url)
+        tab = await t.new_tab(url, context)
+        return NewTabResult(tab=tab.id, target=t.name, url=url, context=context)
 
     @tools.tab_tool(tab="for_url")
     async def navigate(
@@ -115,6 +122,7 @@ def register(tools: Tools, registry: Registry) -> None:
         url: UrlArg,
         tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
                                                      "tab.", ge=1)] = None,
+        context: ContextArg = None,
         target: TargetArg = None,
         wait: WaitArg = "load",
         timeout_s: TimeoutArg = None,

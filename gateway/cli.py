@@ -156,8 +156,17 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
         load_config(os.environ, args.config, read_only=args.read_only)
 
     paths = daemon_paths(args.config, args.read_only, os.environ)
-    for note in ensure_running(paths, _daemon_argv(args), before_start=check_config):
+    notes, replaced = ensure_running(paths, _daemon_argv(args), before_start=check_config)
+    for note in notes:
         print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
+    if replaced:
+        gone = ("the previous gateway daemon is gone (killed or crashed) and a new one "
+                "started: tab ids and view refs from before are no longer valid")
+        if "tab" in arguments:  # an id the new daemon may have given to another page
+            print(f"chrome-ssh-gateway: {gone}; {args.tool} not run — call list_tabs for "
+                  "the current tab ids", file=sys.stderr)
+            return 1
+        print(f"chrome-ssh-gateway: {gone}", file=sys.stderr)
     return print_result(call_tool(paths.socket, args.tool, arguments), as_json=args.json)
 
 

@@ -124,15 +124,13 @@ def stop(paths: DaemonPaths, wait_s: float = 15.0) -> DaemonState:
 
 
 def ensure_running(paths: DaemonPaths, argv: Sequence[str],
-                   before_start: Callable[[], None] | None = None) -> list[str]:
+                   before_start: Callable[[], None] | None = None) -> tuple[list[str], bool]:
     """A daemon answering on ``paths.socket``, started when needed (after
-    ``before_start``, which may raise); returns notes for the user (a replaced stale
-    daemon, another version)."""
+    ``before_start``, which may raise). Returns notes for the user (another version)
+    and whether it replaced a daemon that died — whose tab ids the new one does not
+    know, and may even give to other pages."""
     state = state_of(paths)
-    notes = []
-    if state.stale:
-        notes.append(f"the previous gateway daemon (pid {state.pid}) is gone: tab ids and "
-                     "view refs from before are no longer valid; call list_tabs")
+    notes: list[str] = []
     if state.running:
         if state.version != __version__:
             notes.append(f"the gateway daemon runs version {state.version}, this is "
@@ -143,11 +141,11 @@ def ensure_running(paths: DaemonPaths, argv: Sequence[str],
                 raise DaemonError(f"the gateway daemon (pid {state.pid}) does not answer on "
                                   f"{paths.socket}; run: chrome-ssh-gateway daemon stop")
             time.sleep(0.02)
-        return notes
+        return notes, False
     if before_start is not None:
         before_start()
     start(paths, argv)
-    return notes
+    return notes, state.stale
 
 
 def _tail(path: Path, limit: int = 1500) -> str:

@@ -89,17 +89,25 @@ def test_a_call_sequence_shares_tabs_refs_and_one_ssh_login(topology: Topology,
 def test_a_killed_daemon_is_replaced_and_says_tab_ids_are_gone(topology: Topology,
                                                                run_dir: Path) -> None:
     env = _env(topology, run_dir)
-    _ok(env, "call", "navigate", json.dumps({"url": data_url("k", "<p>k</p>")}))
+    tab = json.loads(_ok(env, "call", "navigate",
+                         json.dumps({"url": data_url("k", "<p>k</p>")})).stdout)["tab"]
     old = _pid_record(run_dir)["pid"]
     assert isinstance(old, int)
     os.kill(old, signal.SIGKILL)
     _gone(old)
 
-    done = _ok(env, "call", "list_tabs")
-    assert f"previous gateway daemon (pid {old}) is gone" in done.stderr
+    # The new daemon numbers the browser's pages afresh, so `tab` may now name another
+    # page: a call with a tab id is refused instead of run on the wrong one.
+    done = _gw(env, "call", "close_tab", json.dumps({"tab": tab}))
+    assert done.returncode == 1 and done.stdout == ""
+    assert "previous gateway daemon is gone" in done.stderr
     assert "tab ids and view refs from before are no longer valid" in done.stderr
+    assert "close_tab not run" in done.stderr
     assert _pid_record(run_dir)["pid"] != old
     assert "running: pid" in _ok(env, "daemon", "status").stdout
+    # From then on the new daemon's ids work as usual.
+    listing = json.loads(_ok(env, "call", "list_tabs").stdout)
+    assert listing["tabs"]
 
 
 def test_status_stop_start_and_idle_exit(topology: Topology, run_dir: Path) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -26,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+
+from tests.e2e.helpers import accepts, open_http, terminated
 
 __all__ = ["ROWS", "TARGET_HTTP_OVERHEAD_MS", "TARGET_WARM_CALL_MS", "define_rows", "measure"]
 
@@ -89,28 +88,15 @@ async def _http_gateway(env: dict[str, str]) -> AsyncIterator[Client]:
         token_file.flush()
         argv = [sys.executable, "-m", "gateway", "serve", "--log-level", "WARNING",
                 "--http", f"127.0.0.1:{port}", "--token-file", token_file.name]
-        process = subprocess.Popen(argv, env=env, cwd=REPO, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL)
-        try:
+        async with await anyio.open_process(argv, env=env, cwd=REPO,
+                                            stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL) as process, \
+                terminated(process):
             with anyio.fail_after(60):
-                while True:
-                    try:
-                        stream = await anyio.connect_tcp("127.0.0.1", port)
-                        await stream.aclose()
-                        break
-                    except OSError:
-                        await anyio.sleep(0.05)
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                          timeout=60) as http, \
-                    Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp",
-                                                  http_client=http)) as client:
+                while not await accepts(f"127.0.0.1:{port}"):
+                    await anyio.sleep(0.05)
+            async with open_http(f"http://127.0.0.1:{port}/mcp", token) as client:
                 yield client
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
 
 
 async def measure(rows: dict[str, Any], env: dict[str, str], stdio: Client,

@@ -39,6 +39,7 @@ __all__ = [
     "MARKER_ENV",
     "RawJson",
     "RawRpc",
+    "accepts",
     "call_err",
     "call_ok",
     "close_remote_pages",
@@ -51,6 +52,7 @@ __all__ = [
     "marked_env",
     "marked_pids",
     "open_gateway",
+    "open_http",
     "open_raw_stdio",
     "open_stdio",
     "pages_agree",
@@ -59,6 +61,7 @@ __all__ = [
     "remote_pages",
     "stop_daemons",
     "targets_by_name",
+    "terminated",
     "text_of",
     "wait_for_targets",
     "write_targets",
@@ -524,3 +527,45 @@ def stop_daemons(runtime_dir: Path, wait_s: float = 15.0) -> int:
         while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
     return len(pids)
+
+
+async def accepts(listen: str) -> bool:
+    """Whether ``HOST:PORT`` or ``unix:PATH`` accepts a connection now."""
+    try:
+        if listen.startswith("unix:"):
+            stream = await anyio.connect_unix(listen[5:])
+        else:
+            host, _, port = listen.rpartition(":")
+            stream = await anyio.connect_tcp(host, int(port))
+    except OSError:
+        return False
+    await stream.aclose()
+    return True
+
+
+@asynccontextmanager
+async def open_http(url: str, token: str | None = None,
+                    uds: str | None = None) -> AsyncIterator[Client]:
+    """An ``mcp.Client`` over streamable HTTP to ``url`` (through the Unix socket
+    ``uds`` when given), sending ``token`` as the bearer token."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    transport = httpx2.AsyncHTTPTransport(uds=uds) if uds else None
+    async with httpx2.AsyncClient(headers=headers, transport=transport, timeout=60) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
+        yield client
+
+
+@asynccontextmanager
+async def terminated(process: Process, wait_s: float = 15.0) -> AsyncIterator[Process]:
+    """``process`` for the block; then SIGTERM, and SIGKILL after ``wait_s``."""
+    try:
+        yield process
+    finally:
+        process.terminate()
+        with anyio.move_on_after(wait_s):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()

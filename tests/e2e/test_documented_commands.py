@@ -58,17 +58,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.doc_commands import PROGRAM, Documented, documented, expand_vars, subcommand
 from tests.e2e.helpers import (
+    accepts,
     call_ok,
     close_remote_pages,
+    open_http,
     open_stdio,
     stop_daemons,
+    terminated,
     wait_for_targets,
 )
 from tests.e2e.pages import serve_pages
@@ -315,31 +316,18 @@ async def _open_http(prepared: Prepared, docs: DocsEnv, log: Path) -> AsyncItera
     args[where] = f"{host}:{port}"
     async with await anyio.open_process([str(SCRIPT), *args], env=prepared.env, cwd=docs.cwd,
                                         stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL) as process:
-        try:
-            assert process.stderr is not None
-            seen = b""
-            while b"Bearer <token>): " not in seen or not seen.endswith(b"\n"):
-                seen += await process.stderr.receive()
-            log.write_bytes(seen)
-            token = seen.split(b"Bearer <token>): ")[1].split()[0].decode()
-            while True:
-                try:
-                    await (await anyio.connect_tcp(host, port)).aclose()
-                    break
-                except OSError:
-                    await anyio.sleep(0.05)
-            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                          timeout=60) as http, \
-                    Client(streamable_http_client(f"http://{host}:{port}/mcp",
-                                                  http_client=http)) as client:
-                yield client
-        finally:
-            process.terminate()
-            with anyio.move_on_after(15):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
+                                        stdout=subprocess.DEVNULL) as process, \
+            terminated(process):
+        assert process.stderr is not None
+        seen = b""
+        while b"Bearer <token>): " not in seen or not seen.endswith(b"\n"):
+            seen += await process.stderr.receive()
+        log.write_bytes(seen)
+        token = seen.split(b"Bearer <token>): ")[1].split()[0].decode()
+        while not await accepts(f"{host}:{port}"):
+            await anyio.sleep(0.05)
+        async with open_http(f"http://{host}:{port}/mcp", token) as client:
+            yield client
 
 
 def _run(prepared: Prepared, docs: DocsEnv) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,8 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.helpers import call_ok, data_url
+from tests.e2e.helpers import accepts, call_ok, data_url, open_http, terminated
 from tests.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,42 +46,19 @@ async def _gateway(env: dict[str, str], listen: str, *extra: str) -> AsyncIterat
     """``serve --http listen`` running until the block ends (SIGTERM, bounded)."""
     argv = [sys.executable, "-m", "gateway", "serve", "--http", listen, *extra]
     async with await anyio.open_process(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL) as process:
-        try:
-            with anyio.fail_after(30):
-                while not await _accepts(listen):
-                    assert process.returncode is None, "gateway exited at start"
-                    await anyio.sleep(0.05)
-            yield
-        finally:
-            process.terminate()
-            with anyio.move_on_after(15):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
+                                        stdout=subprocess.DEVNULL) as process, \
+            terminated(process):
+        with anyio.fail_after(30):
+            while not await accepts(listen):
+                assert process.returncode is None, "gateway exited at start"
+                await anyio.sleep(0.05)
+        yield
 
 
-async def _accepts(listen: str) -> bool:
-    try:
-        if listen.startswith("unix:"):
-            stream = await anyio.connect_unix(listen[5:])
-        else:
-            host, _, port = listen.rpartition(":")
-            stream = await anyio.connect_tcp(host, int(port))
-    except OSError:
-        return False
-    await stream.aclose()
-    return True
-
-
-@asynccontextmanager
-async def _client(url: str, headers: dict[str, str] | None = None,
-                  uds: str | None = None) -> AsyncIterator[Client]:
-    transport = httpx2.AsyncHTTPTransport(uds=uds) if uds else None
-    async with httpx2.AsyncClient(headers=headers or {}, transport=transport,
-                                  timeout=60) as http, \
-            Client(streamable_http_client(url, http_client=http)) as client:
-        yield client
+def _client(url: str, headers: dict[str, str] | None = None,
+            uds: str | None = None) -> AbstractAsyncContextManager[Client]:
+    token = (headers or {}).get("Authorization", "").removeprefix("Bearer ") or None
+    return open_http(url, token, uds)
 
 
 @pytest.fixture

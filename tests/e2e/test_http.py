@@ -4,12 +4,14 @@ Real parts only: the gateway as a subprocess, the SDK's HTTP client, Chromium on
 behind sshd. Covers the token (missing, wrong, right), web-page ``Origin`` refusal,
 the refusal to bind a non-loopback address without a token, the 0600 Unix socket,
 two clients driving their own tabs concurrently (500 calls each, every reply
-checked) while a third disconnects mid-call, and the call log naming each session.
+checked) while a third disconnects mid-call, the call log naming each session, and
+SIGHUP reloading the targets.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -24,7 +26,15 @@ import httpx2
 import pytest
 from mcp import Client
 
-from tests.e2e.helpers import accepts, call_ok, data_url, open_http, terminated
+from tests.e2e.helpers import (
+    accepts,
+    call_ok,
+    data_url,
+    eventually,
+    open_http,
+    terminated,
+    write_targets,
+)
 from tests.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,3 +183,31 @@ async def test_unix_socket_is_0600_and_needs_no_token(
     assert not path.exists()  # removed at exit
     sessions = {json.loads(text)["session"] for text in log.read_text().splitlines()}
     assert sessions == {"unix socket"}
+
+
+async def test_sighup_reloads_the_targets_of_an_http_gateway(
+        setup: tuple[dict[str, str], Path, Path], tmp_path: Path) -> None:
+    env, token_file, _ = setup
+    env = {k: v for k, v in env.items() if k != "SSH_PROXY_TO"}
+    targets = write_targets(tmp_path / "targets.toml", {"one": {"ssh": "h1"}})
+    listen = f"127.0.0.1:{_free_port()}"
+    argv = [sys.executable, "-m", "gateway", "--config", str(targets), "serve", "--http", listen,
+            "--token-file", str(token_file)]
+    async with await anyio.open_process(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL) as process, \
+            terminated(process):
+        with anyio.fail_after(30):
+            while not await accepts(listen):
+                await anyio.sleep(0.05)
+        async with open_http(f"http://{listen}/mcp", TOKEN) as client:
+            names = {t["name"] for t in (await call_ok(client, "list_targets"))["targets"]}
+            assert names == {"one"}
+            write_targets(targets, {"one": {"ssh": "h1"}, "two": {"ssh": "h2"}})
+            process.send_signal(signal.SIGHUP)
+
+            async def both() -> set[str] | None:
+                listing = await call_ok(client, "list_targets")
+                found = {t["name"] for t in listing["targets"]}
+                return found if found == {"one", "two"} else None
+
+            assert await eventually(both, timeout=20, what="target two added") == {"one", "two"}

@@ -19,7 +19,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
@@ -62,13 +62,11 @@ def _parser() -> argparse.ArgumentParser:
                     "Without a subcommand: serve. Options go before or after the subcommand.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_options(parser, top=True, serving=True)
+    _add_http_options(parser, top=True)
     sub = parser.add_subparsers(dest="command")
     serve = sub.add_parser("serve", help="serve MCP on stdin/stdout (default) or --http")
     _add_options(serve, top=False, serving=True)
-    serve.add_argument("--http", metavar="ADDR", help="serve MCP over streamable HTTP at "
-                       "HOST:PORT (loopback unless --token-file) or unix:PATH, path /mcp")
-    serve.add_argument("--token-file", metavar="PATH", help="0600 file holding the bearer "
-                       "token HTTP clients must send (default: generated, printed to stderr)")
+    _add_http_options(serve, top=False)
     call = sub.add_parser("call", help="run one tool and print its result")
     _add_options(call, top=False, serving=True)
     call.add_argument("tool", help="tool name, e.g. list_tabs")
@@ -97,6 +95,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_http_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """``serve``'s transport options, before or after the subcommand (as ``_add_options``)."""
+    unset: Any = None if top else argparse.SUPPRESS
+    parser.add_argument("--http", metavar="ADDR", default=unset,
+                        help="serve MCP over streamable HTTP at HOST:PORT (loopback unless "
+                             "--token-file) or unix:PATH, path /mcp")
+    parser.add_argument("--token-file", metavar="PATH", default=unset,
+                        help="0600 file holding the bearer token HTTP clients must send "
+                             "(default: generated, printed to stderr)")
+
+
 def _add_idle_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--idle-timeout", type=float, default=1800.0, metavar="SECONDS",
                         help="the daemon exits after this long without calls (default 1800)")
@@ -112,6 +121,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         # Given before the subcommand: the top-level parser took it. doctor changes
         # nothing anyway, so the flag would silently mean nothing.
         parser.error("--read-only applies to serve and call, not doctor")
+    if args.command not in (None, "serve") and (args.http or args.token_file):
+        parser.error("--http and --token-file apply to serve")
+    if args.token_file and not args.http:
+        parser.error("--token-file needs --http")
     return args
 
 
@@ -148,15 +161,10 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     from gateway.server.daemon_control import ensure_running
     from gateway.server.runtime_dir import daemon_paths
 
-    def check_config() -> None:
-        # About to start a daemon (a second's work anyway): a bad configuration is
-        # reported here, exit 2, rather than in the log of a daemon that exited.
-        from gateway.config import load_config
-
-        load_config(os.environ, args.config, read_only=args.read_only)
-
     paths = daemon_paths(args.config, args.read_only, os.environ)
-    notes, replaced = ensure_running(paths, _daemon_argv(args), before_start=check_config)
+    # About to start a daemon (a second's work anyway): a bad configuration is reported
+    # here, exit 2, rather than in the log of a daemon that exited.
+    notes, replaced = ensure_running(paths, _daemon_argv(args), before_start=_loader(args))
     for note in notes:
         print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
     if replaced:
@@ -178,12 +186,9 @@ def _daemon(args: argparse.Namespace) -> int:
     if args.action == "run":
         import anyio
 
-        from gateway.config import load_config
         from gateway.server.daemon import run_daemon
 
-        def load() -> GatewayConfig:
-            return load_config(os.environ, args.config, read_only=args.read_only)
-
+        load = _loader(args)
         anyio.run(run_daemon, paths, load(), load, args.idle_timeout)
         return 0
     state = state_of(paths)
@@ -258,40 +263,38 @@ def _call_arguments(text: str) -> dict[str, Any] | None:
     return arguments
 
 
+def _loader(args: argparse.Namespace) -> Callable[[], GatewayConfig]:
+    """Loads this command line's configuration afresh: at start, and on SIGHUP."""
+    from gateway.config import load_config
+
+    return lambda: load_config(os.environ, args.config, read_only=args.read_only)
+
+
 def _serve_or_run(args: argparse.Namespace) -> int:
     """Everything that runs the gateway in this process (the heavy imports live here)."""
     import anyio
 
-    from gateway.config import load_config
     from gateway.server.log_setup import configure_logging
 
     configure_logging(log_level(args.command, args.log_level, os.environ))
-    try:
-        if args.command == "call":
-            arguments = _call_arguments(args.arguments)
-            if arguments is None:
-                return 2
-            config = load_config(os.environ, args.config, read_only=args.read_only)
-            return anyio.run(_call_here, config, args.tool, arguments, args.json)
-        if args.command == "doctor":
-            return anyio.run(_doctor, args.config, args.target, args.json)
-        if args.command == "daemon":
-            return _daemon(args)
+    load = _loader(args)
+    if args.command == "call":
+        arguments = _call_arguments(args.arguments)
+        if arguments is None:
+            return 2
+        return anyio.run(_call_here, load(), args.tool, arguments, args.json)
+    if args.command == "doctor":
+        return anyio.run(_doctor, args.config, args.target, args.json)
+    if args.command == "daemon":
+        return _daemon(args)
+    if args.http:
+        from gateway.server.http import parse_http_address, resolve_token, serve_http
 
-        def load() -> GatewayConfig:
-            return load_config(os.environ, args.config, read_only=args.read_only)
-
-        if getattr(args, "http", None):
-            from gateway.server.http import parse_http_address, resolve_token, serve_http
-
-            address = parse_http_address(args.http)
-            token = resolve_token(address, args.token_file)
-            anyio.run(lambda: serve_http(load(), address, token, reload=load))
-            return 0
-        from gateway.server.app import serve_stdio
-
-        anyio.run(serve_stdio, load(), load)
+        address = parse_http_address(args.http)
+        token = resolve_token(address, args.token_file)
+        anyio.run(lambda: serve_http(load(), address, token, reload=load))
         return 0
-    except ConfigError as exc:
-        print(f"chrome-ssh-gateway: configuration error: {exc}", file=sys.stderr)
-        return 2
+    from gateway.server.app import serve_stdio
+
+    anyio.run(serve_stdio, load(), load)
+    return 0

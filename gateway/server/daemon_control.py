@@ -124,7 +124,7 @@ def stop(paths: DaemonPaths, wait_s: float = 15.0) -> DaemonState:
 
 
 def ensure_running(paths: DaemonPaths, argv: Sequence[str],
-                   before_start: Callable[[], None] | None = None) -> tuple[list[str], bool]:
+                   before_start: Callable[[], object] | None = None) -> tuple[list[str], bool]:
     """A daemon answering on ``paths.socket``, started when needed (after
     ``before_start``, which may raise). Returns notes for the user (another version)
     and whether it replaced a daemon that died — whose tab ids the new one does not

@@ -107,3 +107,28 @@ def test_the_shell_side_of_call_stays_light() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["serve", "--http", "127.0.0.1:8931", "--token-file", "/t"],
+    ["--http", "127.0.0.1:8931", "serve", "--token-file", "/t"],
+    ["--http", "127.0.0.1:8931", "--token-file", "/t"],  # no subcommand: serve
+])
+def test_http_options_go_before_or_after_serve(argv: list[str]) -> None:
+    from gateway.cli import parse_args
+
+    args = parse_args(argv)
+    assert (args.http, args.token_file) == ("127.0.0.1:8931", "/t")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--http", "127.0.0.1:1", "call", "list_tabs"], "--http and --token-file apply to serve"),
+    (["serve", "--token-file", "/t"], "--token-file needs --http"),
+])
+def test_http_options_elsewhere_are_refused(argv: list[str], message: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from gateway.cli import parse_args
+
+    with pytest.raises(SystemExit) as exited:
+        parse_args(argv)
+    assert exited.value.code == 2 and message in capsys.readouterr().err

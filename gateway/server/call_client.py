@@ -24,6 +24,9 @@ __all__ = ["call_tool"]
 PROTOCOL_VERSION = "2025-06-18"
 CALL_TIMEOUT_S = 600.0
 """Longest a tool call may take here; the gateway bounds every call far below this."""
+INITIALIZE_TIMEOUT_S = 90.0
+"""A daemon that just started answers once its targets' first connection attempts are
+over (each bounded by its connect timeout); until then requests wait in its backlog."""
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -109,7 +112,8 @@ def call_tool(socket_path: Path, tool: str, arguments: dict[str, Any]) -> dict[s
     try:
         session.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                                        "clientInfo": {"name": "chrome-ssh-gateway call",
-                                                      "version": __version__}})
+                                                      "version": __version__}},
+                        timeout=INITIALIZE_TIMEOUT_S)
         session.notify("notifications/initialized")
         result = session.request("tools/call", {"name": tool, "arguments": arguments},
                                  timeout=CALL_TIMEOUT_S)

@@ -10,6 +10,7 @@ SIGHUP reloading the targets.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -52,17 +53,21 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def _gateway(env: dict[str, str], listen: str, *extra: str) -> AsyncIterator[None]:
-    """``serve --http listen`` running until the block ends (SIGTERM, bounded)."""
+async def _gateway(env: dict[str, str], listen: str, *extra: str,
+                   errlog: Path | None = None) -> AsyncIterator[None]:
+    """``serve --http listen`` running until the block ends (SIGTERM, bounded); its
+    stderr goes to ``errlog`` when given."""
     argv = [sys.executable, "-m", "gateway", "serve", "--http", listen, *extra]
-    async with await anyio.open_process(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL) as process, \
-            terminated(process):
-        with anyio.fail_after(30):
-            while not await accepts(listen):
-                assert process.returncode is None, "gateway exited at start"
-                await anyio.sleep(0.05)
-        yield
+    with contextlib.ExitStack() as files:
+        stderr = files.enter_context(errlog.open("wb")) if errlog is not None else None
+        async with await anyio.open_process(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL,
+                                            stderr=stderr) as process, terminated(process):
+            with anyio.fail_after(30):
+                while not await accepts(listen):
+                    assert process.returncode is None, "gateway exited at start"
+                    await anyio.sleep(0.05)
+            yield
 
 
 def _client(url: str, headers: dict[str, str] | None = None,
@@ -88,7 +93,8 @@ async def test_token_and_origin_are_checked_before_any_tool_runs(
     url = f"http://{listen}/mcp"
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "list_tabs", "arguments": {}}}
-    async with _gateway(env, listen, "--token-file", str(token_file)):
+    errlog = log.with_name("stderr.log")
+    async with _gateway(env, listen, "--token-file", str(token_file), errlog=errlog):
         async with httpx2.AsyncClient(timeout=20) as http:
             for headers, status in (({}, 401), ({"Authorization": "Bearer wrong"}, 401),
                                     ({"Authorization": f"Bearer {TOKEN}x"}, 401),
@@ -99,6 +105,10 @@ async def test_token_and_origin_are_checked_before_any_tool_runs(
                 reply = await http.post(url, json=call, headers=headers)
                 assert reply.status_code == status, (headers, reply.text)
         assert not log.exists() or log.read_text() == ""  # nothing ran, nothing logged
+        said = errlog.read_text()
+        assert said.count("request refused: missing or wrong token") == 3, said
+        assert "request refused: it came from a web page" in said
+        assert TOKEN not in said  # the token is never logged
         async with _client(url, {"Authorization": f"Bearer {TOKEN}"}) as client:
             listing = await call_ok(client, "list_tabs")
             assert listing["unavailable"] == []

@@ -24,6 +24,7 @@ from gateway.server.runtime_dir import (
     DaemonPaths,
     pid_alive,
     private_dir,
+    process_start,
     read_pid_file,
     remove_pid_file,
     write_pid_file,
@@ -37,7 +38,7 @@ log = structlog.get_logger("gateway.daemon")
 def _claim(paths: DaemonPaths) -> None:
     """Write our pid file; a stale one (its process gone) is replaced, a live one wins."""
     record = {"pid": os.getpid(), "version": __version__, "socket": str(paths.socket),
-              "started": time.time()}
+              "started": time.time(), "start_ticks": process_start(os.getpid())}
     for _ in range(2):
         if write_pid_file(paths.pid_file, record):
             return

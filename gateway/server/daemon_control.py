@@ -25,6 +25,7 @@ from gateway.server.runtime_dir import (
     DaemonPaths,
     pid_alive,
     private_dir,
+    process_start,
     read_pid_file,
     remove_pid_file,
 )
@@ -58,7 +59,8 @@ def state_of(paths: DaemonPaths) -> DaemonState:
     if record is None:
         return DaemonState(None, None, running=False, stale=False)
     pid, version = record["pid"], str(record.get("version"))
-    if pid_alive(pid):
+    ticks = record.get("start_ticks")
+    if pid_alive(pid) and (ticks is None or process_start(pid) in (ticks, None)):
         return DaemonState(pid, version, running=True, stale=False)
     remove_pid_file(paths.pid_file, pid)
     if not answers(paths.socket):

@@ -26,8 +26,9 @@ from typing import Any
 
 from gateway.errors import DaemonError
 
-__all__ = ["DaemonPaths", "config_key", "daemon_paths", "pid_alive", "private_dir", "read_pid_file",
-           "remove_pid_file", "runtime_dir", "write_pid_file"]
+__all__ = ["DaemonPaths", "config_key", "daemon_paths", "pid_alive", "private_dir",
+           "process_start", "read_pid_file", "remove_pid_file", "runtime_dir",
+           "write_pid_file"]
 
 _ENV_PREFIXES = ("CHROME_SSH_GATEWAY_", "SSH_PROXY_", "CDP_")
 _ENV_NAMES = ("HOME", "XDG_CACHE_HOME", "CHROME_PATH", "MCP_DEBUG_LOG")
@@ -154,6 +155,18 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return True  # no /proc here: trust the signal
     return state != [b"Z"]
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, from ``/proc``), or None when
+    that cannot be read. Stored in the pid file so that another process that later got
+    the same pid (after a reboot, say) is never taken for the daemon — or signalled."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            fields = file.read(1024).rpartition(b")")[2].split()
+    except OSError:
+        return None
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
 
 
 def remove_pid_file(path: Path, pid: int) -> None:

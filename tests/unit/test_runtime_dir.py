@@ -13,6 +13,7 @@ from gateway.server.runtime_dir import (
     config_key,
     pid_alive,
     private_dir,
+    process_start,
     read_pid_file,
     remove_pid_file,
     runtime_dir,
@@ -87,9 +88,13 @@ def test_garbage_in_a_pid_file_reads_as_none(tmp_path: Path) -> None:
     assert read_pid_file(tmp_path / "d.pid") is None
 
 
-def test_pid_alive() -> None:
+def test_pid_alive_and_start() -> None:
     assert pid_alive(os.getpid())
     assert not pid_alive(2**22 + 12345)
+    mine = process_start(os.getpid())
+    assert mine is not None and mine == process_start(os.getpid())
+    assert process_start(1) is not None and process_start(1) != mine
+    assert process_start(2**22 + 12345) is None
 
 
 def test_config_key_follows_the_configuration_only() -> None:
@@ -101,3 +106,28 @@ def test_config_key_follows_the_configuration_only() -> None:
     assert key != config_key("targets.toml", False, base)
     assert config_key("targets.toml", False, base) == config_key(
         os.path.abspath("targets.toml"), False, base)
+
+
+def test_a_pid_reused_by_another_process_is_not_the_daemon(tmp_path: Path) -> None:
+    from gateway.server.daemon_control import state_of, stop
+    from gateway.server.runtime_dir import DaemonPaths
+
+    paths = DaemonPaths(tmp_path, "k")
+    # This very process has the pid, but it started at another time than the record says.
+    write_pid_file(paths.pid_file, {"pid": os.getpid(), "version": "0.1.0",
+                                    "start_ticks": (process_start(os.getpid()) or 0) + 1})
+    state = state_of(paths)
+    assert (state.running, state.stale) == (False, True)
+    assert not paths.pid_file.exists()
+    write_pid_file(paths.pid_file, {"pid": os.getpid(), "start_ticks": 1})
+    assert not stop(paths).running  # and nothing was signalled: we are still here
+
+
+def test_the_recorded_daemon_is_running(tmp_path: Path) -> None:
+    from gateway.server.daemon_control import state_of
+    from gateway.server.runtime_dir import DaemonPaths
+
+    paths = DaemonPaths(tmp_path, "k")
+    write_pid_file(paths.pid_file, {"pid": os.getpid(), "version": "0.1.0",
+                                    "start_ticks": process_start(os.getpid())})
+    assert state_of(paths).running

@@ -64,6 +64,7 @@ from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
 from websockets.asyncio.client import ClientConnection, unix_connect
 
+from benchmarks import shell
 from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
 from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
 from benchmarks.scan_phase import define_rows as define_scan_rows
@@ -88,7 +89,7 @@ PAGES = REPO / "fixtures" / "pages"
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
-          "context", "launch", "scan")
+          "context", "launch", "scan", "shell")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -635,6 +636,8 @@ class Bench:
               show_p90=False, target="≤ all")
         # Issue 10: scanning a host for every browser.
         define_scan_rows(r.row)
+        # Issue 13: `call` from a shell (warm daemon), and MCP over HTTP vs stdio.
+        shell.define_rows(r.row)
 
     # ------------------------------------------------------------------ top level
 
@@ -681,6 +684,7 @@ class Bench:
             ("launch", self.cold_launch,
              ("launch_floor", "launch_ssh", "launch_cold", "launch_warm", "launch_cost")),
             ("scan", self.host_scan, SCAN_ROWS),
+            ("shell", self.shell, shell.ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1519,6 +1523,18 @@ class Bench:
                 self.r.rows[key].samples.append(float(record["duration_ms"]))
                 result_bytes[record["tool"]] = int(record.get("result_bytes", 0))
         self.r.meta["list_result_bytes"] = result_bytes
+
+    async def shell(self) -> None:
+        """Issue 13: warm `call` against its floors; HTTP against stdio (benchmarks/shell.py)."""
+        assert self.topo is not None
+        env = {**self.topo.client_env(), "SSH_PROXY_TO": "h1"}
+        with anyio.fail_after(240):
+            async with mcp_client(gateway_params(env)) as stdio:
+                await shell.measure(self.r.rows, env, stdio, call, self.opts.calls,
+                                    self.opts.starts, SCREENSHOT_BUDGET_S)
+        progress(f"shell: warm call {fmt(self.r.rows['sh_call'].median, 'ms')}, python -c pass "
+                 f"{fmt(self.r.rows['sh_pass'].median, 'ms')}, HTTP - stdio "
+                 f"{fmt(self.r.rows['ovh_http'].median, 'ms')}")
 
     async def live_view(self) -> None:
         """Issue 3: browse_view of the live news page, beside the raw AX-tree fetch."""

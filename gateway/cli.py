@@ -1,9 +1,12 @@
-"""Command line: ``serve`` (the MCP server on stdio, the default), ``call`` and ``doctor``.
+"""Command line: ``serve`` (MCP on stdio, the default, or ``--http``), ``call``,
+``daemon`` and ``doctor``.
 
-``call TOOL 'JSON'`` runs one tool in process, through the same MCP server an
-agent talks to, prints the result as JSON on stdout and exits non-zero when
-the tool returned an error — a quick check of a target before wiring up an
-agent.
+``call TOOL 'JSON'`` runs one tool through a background gateway for the same
+configuration (``daemon``, started on first use), so a sequence of shell
+commands keeps its tab ids, refs and SSH connections; it prints the result on
+stdout (images to files, see ``server.call_output``) and exits non-zero when the
+tool returned an error. ``--no-daemon`` runs the tool in process instead. The
+``call`` path imports neither the MCP SDK nor the serving code: it must stay fast.
 
 ``doctor`` checks every target step by step (see ``gateway.doctor``) and prints a
 table, or with ``--json`` one JSON document. Exit status: 0 every target up,
@@ -16,15 +19,14 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-import anyio
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
-from gateway.config import GatewayConfig, load_config
-from gateway.errors import ConfigError
-from gateway.server.log_setup import configure_logging
+from gateway.errors import ConfigError, DaemonError
+
+if TYPE_CHECKING:
+    from gateway.config import GatewayConfig
 
 __all__ = ["log_level", "main", "parse_args"]
 
@@ -64,13 +66,26 @@ def _parser() -> argparse.ArgumentParser:
                     "Without a subcommand: serve. Options go before or after the subcommand.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     _add_options(parser, top=True, serving=True)
+    _add_http_options(parser, top=True)
     sub = parser.add_subparsers(dest="command")
-    serve = sub.add_parser("serve", help="serve MCP on stdin/stdout (default)")
+    serve = sub.add_parser("serve", help="serve MCP on stdin/stdout (default) or --http")
     _add_options(serve, top=False, serving=True)
+    _add_http_options(serve, top=False)
     call = sub.add_parser("call", help="run one tool and print its result")
     _add_options(call, top=False, serving=True)
     call.add_argument("tool", help="tool name, e.g. list_tabs")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as JSON")
+    call.add_argument("--no-daemon", action="store_true",
+                      help="run the tool in this process (no tab ids kept between calls)")
+    call.add_argument("--json", action="store_true", help="print the structured result only")
+    _add_idle_timeout(call)
+    daemon = sub.add_parser("daemon", help="the background gateway that call uses",
+                            description="start, stop or show the background gateway for "
+                                        "this configuration (call starts it on first use)")
+    _add_options(daemon, top=False, serving=True)
+    daemon.add_argument("action", choices=("start", "stop", "status", "run"),
+                        help="run: serve in the foreground (what start spawns)")
+    _add_idle_timeout(daemon)
     doctor = sub.add_parser(
         "doctor",
         help="check every target step by step and say what to fix",
@@ -82,6 +97,22 @@ def _parser() -> argparse.ArgumentParser:
                         help="check only this target (repeatable)")
     doctor.add_argument("--json", action="store_true", help="print one JSON document")
     return parser
+
+
+def _add_http_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """``serve``'s transport options, before or after the subcommand (as ``_add_options``)."""
+    unset: Any = None if top else argparse.SUPPRESS
+    parser.add_argument("--http", metavar="ADDR", default=unset,
+                        help="serve MCP over streamable HTTP at HOST:PORT (loopback unless "
+                             "--token-file) or unix:PATH, path /mcp")
+    parser.add_argument("--token-file", metavar="PATH", default=unset,
+                        help="0600 file holding the bearer token HTTP clients must send "
+                             "(default: generated, printed to stderr)")
+
+
+def _add_idle_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--idle-timeout", type=float, default=1800.0, metavar="SECONDS",
+                        help="the daemon exits after this long without calls (default 1800)")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -96,28 +127,93 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         for flag, given in (("--read-only", args.read_only), ("--tools", args.tools)):
             if given:
                 parser.error(f"{flag} applies to serve and call, not doctor")
+    if args.command not in (None, "serve") and (args.http or args.token_file):
+        parser.error("--http and --token-file apply to serve")
+    if args.token_file and not args.http:
+        parser.error("--token-file needs --http")
     return args
 
 
-async def _call(config: GatewayConfig, tool: str, arguments: dict[str, Any]) -> int:
+async def _call_here(config: GatewayConfig, tool: str, arguments: dict[str, Any],
+                     as_json: bool) -> int:
     from mcp import Client
 
     from gateway.server.app import running_server
+    from gateway.server.call_output import print_result
 
     async with running_server(config) as (server, gateway), Client(server) as client:
-        # A one-shot call should see the targets as they are, not mid-connect.
-        async with anyio.create_task_group() as tg:
-            for target in gateway.targets.values():
-                tg.start_soon(target.settled)
+        await gateway.settled()
         result = await client.call_tool(tool, arguments)
-    if result.is_error:
-        text = " ".join(getattr(c, "text", "") for c in result.content)
-        print(f"error: {text}", file=sys.stderr)
-        return 1
-    payload: Any = result.structured_content
-    if payload is None:
-        payload = [c.model_dump(mode="json", exclude_none=True) for c in result.content]
-    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    return print_result(result.model_dump(mode="json", by_alias=True, exclude_none=True),
+                        as_json=as_json)
+
+
+def _daemon_argv(args: argparse.Namespace) -> list[str]:
+    """The command ``call`` and ``daemon start`` spawn: this configuration, run."""
+    argv = [sys.executable, "-m", "gateway", "daemon", "run",
+            "--idle-timeout", str(args.idle_timeout)]
+    if args.config is not None:
+        argv += ["--config", os.path.abspath(args.config)]
+    if args.read_only:
+        argv.append("--read-only")
+    if args.tools is not None:
+        argv += ["--tools", args.tools]
+    if args.log_level is not None:
+        argv += ["--log-level", args.log_level]
+    return argv
+
+
+def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
+    from gateway.server.call_client import call_tool
+    from gateway.server.call_output import print_result
+    from gateway.server.daemon_control import ensure_running
+    from gateway.server.runtime_dir import daemon_paths
+
+    paths = daemon_paths(args.config, args.read_only, os.environ, args.tools)
+    # About to start a daemon (a second's work anyway): a bad configuration is reported
+    # here, exit 2, rather than in the log of a daemon that exited.
+    notes, replaced = ensure_running(paths, _daemon_argv(args), before_start=_loader(args))
+    for note in notes:
+        print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
+    if replaced:
+        gone = ("the previous gateway daemon is gone (killed or crashed) and a new one "
+                "started: tab ids and view refs from before are no longer valid")
+        if "tab" in arguments:  # an id the new daemon may have given to another page
+            print(f"chrome-ssh-gateway: {gone}; {args.tool} not run — call list_tabs for "
+                  "the current tab ids", file=sys.stderr)
+            return 1
+        print(f"chrome-ssh-gateway: {gone}", file=sys.stderr)
+    return print_result(call_tool(paths.socket, args.tool, arguments), as_json=args.json)
+
+
+def _daemon(args: argparse.Namespace) -> int:
+    from gateway.server.daemon_control import start, state_of, stop
+    from gateway.server.runtime_dir import daemon_paths
+
+    paths = daemon_paths(args.config, args.read_only, os.environ, args.tools)
+    if args.action == "run":
+        import anyio
+
+        from gateway.server.daemon import run_daemon
+
+        load = _loader(args)
+        anyio.run(run_daemon, paths, load(), load, args.idle_timeout)
+        return 0
+    state = state_of(paths)
+    if args.action == "status":
+        print(state.describe(paths))
+        return 0 if state.running else 3
+    if args.action == "stop" or (state.running and state.version != __version__):
+        stopped = stop(paths)
+        if stopped.running:
+            print(f"stopped the gateway daemon (pid {stopped.pid}, version {stopped.version})",
+                  file=sys.stderr)
+        if args.action == "stop":
+            return 0
+    elif state.running:
+        print(state.describe(paths))
+        return 0
+    print(start(paths, _daemon_argv(args)).describe(paths))
     return 0
 
 
@@ -145,32 +241,69 @@ def log_level(command: str | None, flag: str | None, environ: Mapping[str, str])
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    configure_logging(log_level(args.command, args.log_level, os.environ))
     try:
-        if args.command == "call":
-            try:
-                arguments = json.loads(args.arguments)
-            except json.JSONDecodeError as exc:
-                print(f"chrome-ssh-gateway: arguments are not JSON: {exc}", file=sys.stderr)
-                return 2
-            if not isinstance(arguments, dict):
-                print("chrome-ssh-gateway: arguments must be a JSON object", file=sys.stderr)
-                return 2
-            config = load_config(os.environ, args.config, read_only=args.read_only,
-                                 tools=args.tools)
-            return anyio.run(_call, config, args.tool, arguments)
-        if args.command == "doctor":
-            return anyio.run(_doctor, args.config, args.target, args.json)
-        from gateway.server.app import serve_stdio
-
-        def load() -> GatewayConfig:
-            return load_config(os.environ, args.config, read_only=args.read_only,
-                               tools=args.tools)
-
-        anyio.run(serve_stdio, load(), load)
-        return 0
+        if args.command == "call" and not args.no_daemon:
+            arguments = _call_arguments(args.arguments)
+            return 2 if arguments is None else _call_daemon(args, arguments)
+        if args.command == "daemon" and args.action != "run":
+            return _daemon(args)
+        return _serve_or_run(args)
     except ConfigError as exc:
         print(f"chrome-ssh-gateway: configuration error: {exc}", file=sys.stderr)
         return 2
+    except DaemonError as exc:
+        print(f"chrome-ssh-gateway: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _call_arguments(text: str) -> dict[str, Any] | None:
+    """The JSON object given on the command line, else None (the reason printed)."""
+    try:
+        arguments = json.loads(text)
+    except json.JSONDecodeError as exc:
+        print(f"chrome-ssh-gateway: arguments are not JSON: {exc}", file=sys.stderr)
+        return None
+    if not isinstance(arguments, dict):
+        print("chrome-ssh-gateway: arguments must be a JSON object", file=sys.stderr)
+        return None
+    return arguments
+
+
+def _loader(args: argparse.Namespace) -> Callable[[], GatewayConfig]:
+    """Loads this command line's configuration afresh: at start, and on SIGHUP."""
+    from gateway.config import load_config
+
+    return lambda: load_config(os.environ, args.config, read_only=args.read_only,
+                               tools=args.tools)
+
+
+def _serve_or_run(args: argparse.Namespace) -> int:
+    """Everything that runs the gateway in this process (the heavy imports live here)."""
+    import anyio
+
+    from gateway.server.log_setup import configure_logging
+
+    configure_logging(log_level(args.command, args.log_level, os.environ))
+    load = _loader(args)
+    if args.command == "call":
+        arguments = _call_arguments(args.arguments)
+        if arguments is None:
+            return 2
+        return anyio.run(_call_here, load(), args.tool, arguments, args.json)
+    if args.command == "doctor":
+        return anyio.run(_doctor, args.config, args.target, args.json)
+    if args.command == "daemon":
+        return _daemon(args)
+    if args.http:
+        from gateway.server.http import parse_http_address, resolve_token, serve_http
+
+        address = parse_http_address(args.http)
+        token = resolve_token(address, args.token_file)
+        anyio.run(lambda: serve_http(load(), address, token, reload=load))
+        return 0
+    from gateway.server.app import serve_stdio
+
+    anyio.run(serve_stdio, load(), load)
+    return 0

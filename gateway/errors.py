@@ -30,7 +30,8 @@ is ``str(error)``: what happened, then what to do next.
     ├── DialogOpen             a JavaScript dialog blocks the tab
     ├── StaleRef               a view ref from an older view or document
     ├── ActionFailed           an element cannot take the action (hidden, disabled, …)
-    └── JavaScriptError        evaluated code threw or rejected
+    ├── JavaScriptError        evaluated code threw or rejected
+    └── DaemonError            the background gateway of ``call`` could not be used
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "CdpError",
     "CdpTimeout",
     "ConfigError",
+    "DaemonError",
     "DialogOpen",
     "DiscoveryError",
     "GatewayError",
@@ -243,3 +245,8 @@ class ActionFailed(GatewayError):
 
 class JavaScriptError(GatewayError):
     """The evaluated expression threw, or its promise rejected."""
+
+
+class DaemonError(GatewayError):
+    """The background gateway ``call`` uses could not be started, reached or stopped, or
+    its runtime directory or pid file looks tampered with."""

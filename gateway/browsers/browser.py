@@ -321,11 +321,18 @@ class Browser:
             except GatewayError:
                 pass  # the session or connection is gone, and its objects with it
 
-    async def new_tab(self, url: str) -> Tab:
-        """Open a tab; load ``url`` only once its collectors run, so its very first
-        request (the document) is recorded too."""
-        created = await self.browser_call("Target.createTarget", {"url": "about:blank"})
-        tab = self.pages.track({"targetId": created["targetId"], "url": "about:blank"})
+    async def new_tab(self, url: str, context: str | None = None) -> Tab:
+        """Open a tab (in the isolated browser context ``context``, see ``contexts.py``);
+        load ``url`` only once its collectors run, so its very first request (the
+        document) is recorded too."""
+        params: dict[str, Any] = {"url": "about:blank"}
+        if context is not None:
+            params["browserContextId"] = await self.pages.contexts.id_for(context,
+                                                                         self.browser_call)
+        created = await self.browser_call("Target.createTarget", params)
+        tab = self.pages.track({"targetId": created["targetId"], "url": "about:blank",
+                                **({"browserContextId": params["browserContextId"]}
+                                   if context is not None else {})})
         with anyio.move_on_after(SETUP_TIMEOUT_S):
             await tab.ready.wait()
         if url != "about:blank":
@@ -341,6 +348,8 @@ class Browser:
         finally:
             tab.closing = False
         self.pages.retire(tab, "was closed by close_tab")
+        if tab.context is not None and all(t.context != tab.context for t in self.tabs.values()):
+            await self.pages.contexts.dispose(tab.context, self.browser_call)
 
     async def ping(self) -> tuple[dict[str, Any], float]:
         start = time.perf_counter()

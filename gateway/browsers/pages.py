@@ -22,6 +22,7 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.contexts import BrowserContexts
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.config import TargetConfig
 from gateway.errors import GatewayError, TabNotFound
@@ -56,6 +57,7 @@ class PageTracker:
         self._registry = registry
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
         self._sessions: dict[str, Tab] = {}       # sessionId → Tab
+        self.contexts = BrowserContexts()
         self._tasks: anyio.abc.TaskGroup | None = None
         self._log = log.bind(target=name)
 
@@ -70,6 +72,7 @@ class PageTracker:
         for tab in self.tabs.values():
             tab.detach()
         self._sessions.clear()
+        self.contexts.forget()
 
     def reconcile(self, infos: list[dict[str, Any]], restarted: bool) -> None:
         """Match known tabs with Chrome's pages after a (re)connect."""
@@ -128,6 +131,8 @@ class PageTracker:
             self.tabs[tab.target_id] = tab
         tab.title = info.get("title", tab.title)
         tab.url = info.get("url", tab.url)
+        if "browserContextId" in info:
+            tab.context = self.contexts.name_of(info["browserContextId"])
         return tab
 
     def retire(self, tab: Tab, reason: str) -> None:

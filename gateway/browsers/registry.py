@@ -268,16 +268,20 @@ class Registry:
         return owner, tab
 
     async def tab_for_url(
-        self, tab_id: int | None, target: str | None, url: str
+        self, tab_id: int | None, target: str | None, url: str, context: str | None = None
     ) -> tuple[Browser, Tab, str]:
         """The tab that is to load ``url`` (navigate, browse): the given one, or a fresh
-        blank one — opened only once the URL passed the target's checks."""
+        blank one (in browser context ``context``) — opened only once the URL passed
+        the target's checks."""
         if tab_id is not None:
+            if context is not None:
+                raise InvalidArgument("context applies to a new tab: omit tab, or omit "
+                                      "context to load the URL in that tab")
             chosen, tab = await self.tab(tab_id, target)
             return chosen, tab, check_url(url, chosen.config.allow_schemes)
         chosen = self.target(target)
         url = check_url(url, chosen.config.allow_schemes)
-        return chosen, await chosen.new_tab("about:blank"), url
+        return chosen, await chosen.new_tab("about:blank", context), url
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):

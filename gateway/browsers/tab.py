@@ -41,6 +41,7 @@ class Tab:
     target_id: str                   # Chrome's targetId (also the main frame's id)
     title: str = ""
     url: str = ""
+    context: str | None = None       # the named browser context it is in (contexts.py)
     session_id: str | None = None
     frame_sessions: dict[str, str] = field(default_factory=dict)  # OOPIF frameId → session
     console: ConsoleLog = field(default_factory=ConsoleLog)

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from gateway.output.absent import absent
+
 __all__ = ["Action", "Check", "Click", "Hover", "Press", "Ref", "Scroll", "Select", "StepResult",
            "Type", "WaitFor"]
 
@@ -80,4 +82,4 @@ Action = Annotated[Click | Type | Press | Select | Check | Hover | Scroll | Wait
 class StepResult(BaseModel):
     do: str
     ok: bool
-    error: str | None = None
+    error: str | None = absent()

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from gateway import __version__
 from gateway.browsers.registry import Registry, open_registry
 from gateway.config import GatewayConfig
-from gateway.server.boundary import Boundary
+from gateway.server.boundary import Boundary, client_session
 from gateway.server.call_log import CallLog
 from gateway.server.reload import reload_on_hangup
 from gateway.server.stdio import AnsweringReadStream
@@ -103,6 +103,7 @@ class GatewayServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
         start = time.perf_counter()
+        client_session.set(_session_of(context))
         tool = self._tool_manager.get_tool(name)
         refusal = unknown_arguments(name, tool.parameters, arguments) if tool else None
         try:
@@ -119,6 +120,24 @@ class GatewayServer(MCPServer):
             if self.boundary is not None:
                 self.boundary.record_refused(name, arguments, start, refusal)
             raise ToolError(refusal) from None
+
+
+def _session_of(context: Context[Any, Any] | None) -> str | None:
+    """Which HTTP client made a call: its ``mcp-session-id`` (protocol versions with
+    sessions), else the connection it came on (``2026-07-28`` requests carry no session);
+    None in process and on stdio, where there is only one client."""
+    try:
+        request = context.request_context.request if context is not None else None
+    except ValueError:  # no request context: an in-process call
+        return None
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
+    session = headers.get("mcp-session-id")
+    if session:
+        return str(session)
+    peer = getattr(request, "client", None)
+    return f"{peer.host}:{peer.port}" if peer else "unix socket"
 
 
 def offered_tools(config: GatewayConfig) -> Selection:
@@ -152,6 +171,8 @@ async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer
             yield build_server(registry, call_log, selection), registry
     finally:
         call_log.close()
+
+
 
 
 async def serve_stdio(config: GatewayConfig,

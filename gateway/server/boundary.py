@@ -18,6 +18,7 @@ import inspect
 import itertools
 import time
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any, ParamSpec, TypeVar
 
 import anyio
@@ -33,7 +34,8 @@ from gateway.server.schemas import compact_input, compact_output
 from gateway.tools.definition import ReadsAsText
 from gateway.tools.sets import Selection
 
-__all__ = ["MAX_ERROR_CHARS", "Boundary", "as_call_result", "error_text", "failure_of"]
+__all__ = ["MAX_ERROR_CHARS", "Boundary", "as_call_result", "client_session", "error_text",
+           "failure_of"]
 
 log = structlog.get_logger("gateway.server")
 
@@ -43,6 +45,12 @@ R = TypeVar("R", bound=BaseModel)
 MAX_ERROR_CHARS = 10_000
 """Longest error text a client gets: an error may quote what was sent (V8 repeats a
 10 MB identifier in its ReferenceError), and the text lands in a model's context."""
+
+
+client_session: ContextVar[str | None] = ContextVar("client_session", default=None)
+"""The MCP client session the current call came from (the HTTP transport's
+``mcp-session-id``; None on stdio, where there is only one). Set by the server for
+each call, read here so every call-log line says which client made it."""
 
 
 def failure_of(exc: BaseException) -> BaseException:
@@ -184,6 +192,7 @@ class Boundary:
         self._call_log.write({
             "ts": time.time(),
             "call_id": call_id,
+            "session": client_session.get(),
             "tool": tool,
             "target": arguments.get("target") or getattr(result, "target", None),
             "tab": arguments.get("tab") or getattr(result, "tab", None),

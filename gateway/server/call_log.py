@@ -1,8 +1,8 @@
 """The JSON-lines call log.
 
 stdout is the MCP channel, so nothing here ever writes to it. The call log is
-one JSON object per tool call (call id, tool, target, tab, arguments, duration,
-outcome, error, result size), redacted before it is written. The file is
+one JSON object per tool call (call id, client session, tool, target, tab,
+arguments, duration, outcome, error, result size), redacted before it is written. The file is
 created 0600 and opened with ``O_NOFOLLOW``: a symlink planted at the log path
 is refused (with a warning on stderr) instead of followed, so the gateway
 cannot be tricked into appending to somebody else's file.

@@ -9,7 +9,7 @@ generates is rewritten once, when a tool is registered. Nothing a model needs is
   argument is plain ``X``, optional because it is not required (the argument model
   still accepts an explicit ``null``). In an output schema a nullable field stays
   ``anyOf`` (a ``type`` array is less portable: the MCP Inspector's ``--strict``
-  warns about it) — unless the field is marked ``x-absent`` (``tools.args.absent``):
+  warns about it) — unless the field is marked ``x-absent`` (``output.absent``):
   left out of results when it does not apply, so it is just ``X`` when present;
 - ``discriminator`` (an OpenAPI keyword, not JSON Schema: the ``oneOf`` branches'
   ``const`` values already tell them apart);
@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.tools.args import ABSENT
+from gateway.output.absent import ABSENT
 
 __all__ = ["compact_input", "compact_output"]
 

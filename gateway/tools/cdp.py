@@ -48,11 +48,8 @@ def register(tools: Tools, registry: Registry) -> None:
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> CdpResult:
-        """Send any Chrome DevTools Protocol command, for what the other tools do not cover.
-
-        Without `tab` it goes to the browser (Browser.*, Target.*), with `tab` to that
-        page (Page.*, DOM.*, …).
-        """
+        """Send any Chrome DevTools Protocol command the other tools do not cover: to the
+        browser (Browser.*, Target.*), or with `tab` to that page (Page.*, DOM.*, …)."""
         if not METHOD_RE.match(method):
             raise InvalidArgument(f"method {method[:80]!r} is not a CDP method name; use "
                                   "Domain.method, e.g. Page.navigate or Target.getTargets")

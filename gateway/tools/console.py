@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from .args import TabArg, TargetArg, absent
+from gateway.output.absent import absent
+
+from .args import TabArg, TargetArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -51,11 +53,8 @@ def register(tools: Tools, registry: Registry) -> None:
                                     le=10_000)] = 100,
         target: TargetArg = None,
     ) -> ConsoleMessages:
-        """Read a tab's console: console.* calls, uncaught errors (with stacks), browser
-        messages.
-
-        Kept since the gateway attached to the tab; poll with since=<last_id>.
-        """
+        """A tab's console (console.* calls, uncaught errors with stacks, browser messages)
+        since the gateway attached to it; poll with since=<last_id>."""
         levels: set[str] | None = (
             {level} if isinstance(level, str) else set(level) if level else None)
         log = on.tab.console

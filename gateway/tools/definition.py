@@ -123,7 +123,7 @@ class Tools:
         target = arguments.get("target")
         if mode == "for_url":
             browser, page, arguments["url"] = await self._registry.tab_for_url(
-                arguments.get("tab"), target, arguments["url"])
+                arguments.get("tab"), target, arguments["url"], arguments.get("context"))
         elif mode == "optional" and arguments.get("tab") is None:
             browser = self._registry.target(target)
             return OnBrowser(browser, _budget(browser, arguments))

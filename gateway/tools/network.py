@@ -11,11 +11,12 @@ from pydantic import BaseModel, Field
 
 from gateway.browsers.network_log import NetworkEntry, url_matcher
 from gateway.errors import CdpError, InvalidArgument
+from gateway.output.absent import absent
 from gateway.output.files import write_private
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
-from .args import MaxChars, TabArg, TargetArg, absent
+from .args import MaxChars, TabArg, TargetArg
 from .definition import OnTab, Tools
 from .saving import save_path
 
@@ -55,13 +56,13 @@ class NetworkRequests(BaseModel):
 
 class Body(BaseModel):
     available: bool
-    mime_type: str | None = None
-    size: int | None = None
-    text: str | None = None
+    mime_type: str | None = absent()
+    size: int | None = absent()
+    text: str | None = absent()
     truncated: bool = False
     omitted_chars: int = 0
     binary: bool = False
-    path: str | None = None
+    path: str | None = absent()
     note: str | None = absent()
 
 
@@ -84,8 +85,8 @@ class RequestDetail(BaseModel):
     remote_address: str | None
     protocol: str | None
     from_cache: bool
-    request_body: Body | None = None
-    response_body: Body | None = None
+    request_body: Body | None = absent()
+    response_body: Body | None = absent()
 
 
 def _summary(e: NetworkEntry) -> RequestSummary:
@@ -152,10 +153,8 @@ def register(tools: Tools, registry: Registry) -> None:
                                     le=10_000)] = 100,
         target: TargetArg = None,
     ) -> NetworkRequests:
-        """List a tab's network requests: method, URL, status, type, size, duration, failure.
-
-        network_request(id=…) has headers, timing and bodies.
-        """
+        """A tab's network requests: method, URL, status, type, size, duration, failure;
+        network_request(id=…) has headers, timing, bodies."""
         matcher = None
         if filter:
             try:

@@ -10,12 +10,13 @@ from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
 from gateway.errors import InvalidArgument
+from gateway.output.absent import absent
 from gateway.output.files import write_private
 from gateway.output.images import image_size
 from gateway.page.actions import element_box
 from gateway.page.js import script
 
-from .args import TabArg, TargetArg, TimeoutArg, absent
+from .args import TabArg, TargetArg, TimeoutArg
 from .definition import OnTab, Tools
 from .saving import save_path
 

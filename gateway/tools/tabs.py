@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from gateway.concurrency import gather
 from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument, TargetUnavailable
+from gateway.output.absent import absent
 from gateway.page.navigation import navigate_tab, page_state
 
 from .args import TabArg, TargetArg, TimeoutArg
@@ -23,6 +24,9 @@ __all__ = ["register"]
 
 UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, data).",
                               max_length=2 * 1024 * 1024)]
+ContextArg = Annotated[str | None, Field(
+    description="An isolated browser context (own cookies, storage), made on first use.",
+    pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
 WaitArg = Annotated[
     Literal["load", "domcontentloaded", "none"],
     Field(description="What to wait for after navigating."),
@@ -34,6 +38,7 @@ class TabInfo(BaseModel):
     target: str
     title: str
     url: str
+    context: str | None = absent()
 
 
 class TargetProblem(BaseModel):
@@ -50,6 +55,7 @@ class NewTabResult(BaseModel):
     tab: int
     target: str
     url: str
+    context: str | None = absent()
 
 
 class NavigateResult(BaseModel):
@@ -65,17 +71,15 @@ class CloseResult(BaseModel):
 
 
 def _info(tab: Tab) -> TabInfo:
-    return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url)
+    return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url,
+                   context=tab.context)
 
 
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
-        """List open tabs with their ids, titles and URLs (every target unless `target`).
-
-        Tab ids are unique across targets and never reused; down targets are listed
-        under `unavailable`.
-        """
+        """List open tabs: ids, titles, URLs (every target unless `target`); down targets
+        under `unavailable`."""
         if target is not None:
             named = registry.target(target)
             await named.connection()
@@ -101,13 +105,14 @@ def register(tools: Tools, registry: Registry) -> None:
         return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=problems)
 
     @tools.tool()
-    async def new_tab(url: UrlArg = "about:blank", target: TargetArg = None) -> NewTabResult:
+    async def new_tab(url: UrlArg = "about:blank", context: ContextArg = None,
+                      target: TargetArg = None) -> NewTabResult:
         """Open a tab on a target and return its id, not waiting for the load (navigate
         waits)."""
         t = registry.target(target)
         url = check_url(url, t.config.allow_schemes)
-        tab = await t.new_tab(url)
-        return NewTabResult(tab=tab.id, target=t.name, url=url)
+        tab = await t.new_tab(url, context)
+        return NewTabResult(tab=tab.id, target=t.name, url=url, context=context)
 
     @tools.tab_tool(tab="for_url")
     async def navigate(
@@ -115,6 +120,7 @@ def register(tools: Tools, registry: Registry) -> None:
         url: UrlArg,
         tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
                                                      "tab.", ge=1)] = None,
+        context: ContextArg = None,
         target: TargetArg = None,
         wait: WaitArg = "load",
         timeout_s: TimeoutArg = None,

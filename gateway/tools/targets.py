@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from gateway.errors import TargetUnavailable
+from gateway.output.absent import absent
 
-from .args import TargetArg, absent
+from .args import TargetArg
 from .definition import Tools
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tool(read_only=True)
     async def ping(target: TargetArg = None) -> PingResult:
-        """Check that a target's browser answers; measures one CDP round trip."""
+        """Check that a target's browser answers, timing a CDP round trip."""
         t = registry.target(target)
         try:
             version, latency_ms = await t.ping()

@@ -84,6 +84,7 @@ class BrowserFarm:
             os.close(stdout)
         started = Started(process.pid, profile, flags)
         self.started.append(started)
+        _await_exec(process.pid)
         return started
 
     def kill(self, browser: Started) -> None:
@@ -123,6 +124,20 @@ class BrowserFarm:
             os.close(fd)
         self.started.clear()
         self._pipes.clear()
+
+
+def _await_exec(pid: int, timeout: float = 10.0) -> None:
+    """Until ``pid`` is Chromium itself (``ip netns exec``, ``setpriv`` and ``env`` exec
+    one another first): a scan of the host must find a browser, not its launcher."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "chromium":
+                return
+        except OSError:
+            break
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not become chromium within {timeout:g} s")
 
 
 def _alive(pid: int) -> bool:

@@ -30,6 +30,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from gateway.server.runtime_dir import pid_alive
 from tests.topology import RemoteHost
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "MARKER_ENV",
     "RawJson",
     "RawRpc",
+    "accepts",
     "call_err",
     "call_ok",
     "close_remote_pages",
@@ -50,13 +52,16 @@ __all__ = [
     "marked_env",
     "marked_pids",
     "open_gateway",
+    "open_http",
     "open_raw_stdio",
     "open_stdio",
     "pages_agree",
     "proc_status_kb",
     "remote_active_port",
     "remote_pages",
+    "stop_daemons",
     "targets_by_name",
+    "terminated",
     "text_of",
     "wait_for_targets",
     "write_targets",
@@ -499,3 +504,68 @@ def listening_unix(pid: int) -> list[str]:
         if len(fields) >= 8 and fields[6] in inodes and int(fields[3], 16) & 0x10000:
             found.append(fields[7])
     return sorted(found)
+
+
+def stop_daemons(runtime_dir: Path, wait_s: float = 15.0) -> int:
+    """SIGTERM every ``call`` daemon whose pid file is in ``runtime_dir``
+    (``$XDG_RUNTIME_DIR/chrome-ssh-gateway``) and wait for them; returns how many.
+
+    Tests give ``call`` a runtime directory of their own and end its daemons, so none
+    outlives the test by its idle timeout."""
+    import signal
+    import time
+
+    pids = []
+    for pid_file in runtime_dir.glob("*.pid") if runtime_dir.is_dir() else []:
+        try:
+            pids.append(int(json.loads(pid_file.read_text())["pid"]))
+            os.kill(pids[-1], signal.SIGTERM)
+        except (ValueError, KeyError, OSError):
+            continue
+    deadline = time.monotonic() + wait_s
+    for pid in pids:
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return len(pids)
+
+
+async def accepts(listen: str) -> bool:
+    """Whether ``HOST:PORT`` or ``unix:PATH`` accepts a connection now."""
+    try:
+        if listen.startswith("unix:"):
+            stream = await anyio.connect_unix(listen[5:])
+        else:
+            host, _, port = listen.rpartition(":")
+            stream = await anyio.connect_tcp(host, int(port))
+    except OSError:
+        return False
+    await stream.aclose()
+    return True
+
+
+@asynccontextmanager
+async def open_http(url: str, token: str | None = None,
+                    uds: str | None = None) -> AsyncIterator[Client]:
+    """An ``mcp.Client`` over streamable HTTP to ``url`` (through the Unix socket
+    ``uds`` when given), sending ``token`` as the bearer token."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    transport = httpx2.AsyncHTTPTransport(uds=uds) if uds else None
+    async with httpx2.AsyncClient(headers=headers, transport=transport, timeout=60) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
+        yield client
+
+
+@asynccontextmanager
+async def terminated(process: Process, wait_s: float = 15.0) -> AsyncIterator[Process]:
+    """``process`` for the block; then SIGTERM, and SIGKILL after ``wait_s``."""
+    try:
+        yield process
+    finally:
+        process.terminate()
+        with anyio.move_on_after(wait_s):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()

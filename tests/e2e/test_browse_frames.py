@@ -21,7 +21,7 @@ from tests.topology import Topology
 
 pytestmark = pytest.mark.anyio
 
-OK = {"ok": True, "error": None}
+OK = {"ok": True}  # a step that worked has no "error" at all
 ROUNDS = 5  # fresh loads for a click that races a scroll (see the below-the-fold test)
 SAME_OUT = "document.getElementById('same').contentDocument.getElementById('same-out').textContent"
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import close_remote_pages, data_url, write_targets
+from tests.e2e.helpers import close_remote_pages, data_url, stop_daemons, write_targets
 from tests.topology import Topology
 
 CALL_TIMEOUT = 60
@@ -31,8 +32,11 @@ def _call(
 
 
 @pytest.fixture(scope="module")
-def env(topology: Topology) -> dict[str, str]:
-    return topology.client_env() | {"SSH_PROXY_TO": "h1"}
+def env(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    run = tmp_path_factory.mktemp("run")
+    run.chmod(0o700)
+    yield topology.client_env() | {"SSH_PROXY_TO": "h1", "XDG_RUNTIME_DIR": str(run)}
+    stop_daemons(run / "chrome-ssh-gateway")
 
 
 def test_list_targets_prints_json(env: dict[str, str], topology: Topology) -> None:
@@ -91,17 +95,19 @@ def test_bad_json_arguments_exit_2(env: dict[str, str], arguments: str, expected
     assert expected in result.stderr
 
 
-def test_bad_configuration_exits_2(topology: Topology) -> None:
-    result = _call(topology.client_env() | {"SSH_PROXY_PORT": "9333"}, "list_targets")
+def test_bad_configuration_exits_2(env: dict[str, str]) -> None:
+    no_target = {k: v for k, v in env.items() if k != "SSH_PROXY_TO"}
+    result = _call(no_target | {"SSH_PROXY_PORT": "9333"}, "list_targets")
 
     assert result.returncode == 2
     assert "configuration error" in result.stderr
     assert "SSH_PROXY_PORT" in result.stderr
 
 
-def test_call_with_a_targets_file(topology: Topology, tmp_path: Path) -> None:
+def test_call_with_a_targets_file(env: dict[str, str], tmp_path: Path) -> None:
     path = write_targets(tmp_path / "targets.toml", {"one": {"ssh": "h1"}, "two": {"ssh": "h2"}})
-    result = _call(topology.client_env(), "list_tabs", config=path)
+    result = _call({k: v for k, v in env.items() if k != "SSH_PROXY_TO"}, "list_tabs",
+                   config=path)
 
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)

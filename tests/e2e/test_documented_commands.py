@@ -52,16 +52,26 @@ import subprocess
 import sys
 import threading
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
 
 from tests.doc_commands import PROGRAM, Documented, documented, expand_vars, subcommand
-from tests.e2e.helpers import call_ok, close_remote_pages, open_stdio, wait_for_targets
+from tests.e2e.helpers import (
+    accepts,
+    call_ok,
+    close_remote_pages,
+    open_http,
+    open_stdio,
+    stop_daemons,
+    terminated,
+    wait_for_targets,
+)
 from tests.e2e.pages import serve_pages
 from tests.topology import RemoteHost, Topology
 
@@ -276,8 +286,11 @@ def _expected_up(path: Path) -> set[str]:
 async def _serve(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
     log = docs.home / f"serve-{abs(hash(item.id))}.log"
     with log.open("w") as errlog, anyio.fail_after(RUN_TIMEOUT):
-        async with open_stdio(str(SCRIPT), prepared.args, prepared.env, docs.cwd,
-                              errlog) as client:
+        if "--http" in prepared.args:
+            connected = _open_http(prepared, docs, log)
+        else:
+            connected = open_stdio(str(SCRIPT), prepared.args, prepared.env, docs.cwd, errlog)
+        async with connected as client:
             targets = await wait_for_targets(client, timeout=60)
             listing = await call_ok(client, "list_tabs")
     up = prepared.expected_up if prepared.expected_up is not None else set(targets)
@@ -295,6 +308,33 @@ async def _serve(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
     assert reported == set(targets) - set(groups), listing
 
 
+@contextlib.asynccontextmanager
+async def _open_http(prepared: Prepared, docs: DocsEnv, log: Path) -> AsyncIterator[Client]:
+    """The documented ``serve --http HOST:PORT`` on a free port of the same host, and an
+    MCP client over HTTP with the token it printed on stderr."""
+    args = list(prepared.args)
+    where = args.index("--http") + 1
+    host = args[where].rpartition(":")[0]
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        port = probe.getsockname()[1]
+    args[where] = f"{host}:{port}"
+    async with await anyio.open_process([str(SCRIPT), *args], env=prepared.env, cwd=docs.cwd,
+                                        stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL) as process, \
+            terminated(process):
+        assert process.stderr is not None
+        seen = b""
+        while b"Bearer <token>): " not in seen or not seen.endswith(b"\n"):
+            seen += await process.stderr.receive()
+        log.write_bytes(seen)
+        token = seen.split(b"Bearer <token>): ")[1].split()[0].decode()
+        while not await accepts(f"{host}:{port}"):
+            await anyio.sleep(0.05)
+        async with open_http(f"http://{host}:{port}/mcp", token) as client:
+            yield client
+
+
 def _run(prepared: Prepared, docs: DocsEnv) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(SCRIPT), *prepared.args], env=prepared.env, cwd=docs.cwd,
                           capture_output=True, text=True, timeout=RUN_TIMEOUT,
@@ -302,7 +342,13 @@ def _run(prepared: Prepared, docs: DocsEnv) -> subprocess.CompletedProcess[str]:
 
 
 def _call(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
-    done = _run(prepared, docs)
+    run = docs.home / "run"  # the daemon `call` starts lives here, and is stopped below
+    run.mkdir(mode=0o700, exist_ok=True)
+    prepared.env["XDG_RUNTIME_DIR"] = str(run)
+    try:
+        done = _run(prepared, docs)
+    finally:
+        stop_daemons(run / "chrome-ssh-gateway")
     assert done.returncode == 0, f"{item.where}: exit {done.returncode}: {done.stderr[-2000:]}"
     payload: dict[str, Any] = json.loads(done.stdout)
     rest = prepared.args[prepared.args.index("call") + 1:]
@@ -317,6 +363,27 @@ def _call(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
         assert close_remote_pages(docs.page_host, arguments["url"]) == 1
     else:
         pytest.fail(f"{item.where}: no check for a documented `call {tool}`: add one here")
+
+
+def _daemon(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
+    run = docs.home / "run"
+    run.mkdir(mode=0o700, exist_ok=True)
+    prepared.env["XDG_RUNTIME_DIR"] = str(run)
+    action = prepared.args[prepared.args.index("daemon") + 1]
+    try:
+        started = _run(Prepared([*prepared.args[:-1], "start"], prepared.env, None), docs)
+        assert started.returncode == 0, started.stderr
+        done = _run(prepared, docs)
+        assert done.returncode == 0, f"{item.where}: exit {done.returncode}: {done.stderr}"
+        after = _run(Prepared([*prepared.args[:-1], "status"], prepared.env, None), docs)
+        if action == "status":
+            assert done.stdout.startswith("running: pid"), done.stdout
+        elif action == "stop":
+            assert after.returncode == 3 and after.stdout.startswith("not running"), after
+        else:
+            pytest.fail(f"{item.where}: no check for a documented `daemon {action}`: add one")
+    finally:
+        stop_daemons(run / "chrome-ssh-gateway")
 
 
 def _doctor(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
@@ -366,6 +433,8 @@ async def test_documented_command(item: Documented, docs_env: DocsEnv,
         await anyio.to_thread.run_sync(_call, item, prepared, docs_env)
     elif command == "doctor":
         await anyio.to_thread.run_sync(_doctor, item, prepared, docs_env)
+    elif command == "daemon":
+        await anyio.to_thread.run_sync(_daemon, item, prepared, docs_env)
     else:
         pytest.fail(f"{item.where}: unknown subcommand {command!r}")
 

@@ -35,10 +35,12 @@ if [ -r /proc/self/stat ] && [ "${CSGW_SCAN:-}" != ps ]; then
     comm=${stat#*\(}; comm=${comm%\)*}
     is_browser "$comm" || continue
     set -- ${stat##*) }
+    [ "$1" = Z ] && continue  # a zombie (an init that does not reap leaves many)
     ppid=$2; start=${20}
     pcomm=; read -r pstat < "/proc/$ppid/stat" 2>/dev/null && { pcomm=${pstat#*\(}; pcomm=${pcomm%\)*}; }
     is_browser "$pcomm" && continue
     cmd=$(tr '\0' '\036' < "$d/cmdline" 2>/dev/null) || continue
+    [ -n "$cmd" ] || continue  # exiting: its command line is gone already
     case $cmd in *"$AS--type="*) continue ;; esac
     uid=
     while read -r key value _; do [ "$key" = Uid: ] && uid=$value; done < "$d/status" 2>/dev/null

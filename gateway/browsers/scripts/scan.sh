@@ -23,6 +23,12 @@ active_port() {  # $1/DevToolsActivePort's two lines; "-" absent, "!" profile un
 option() {  # the value of --$1= in $cmd (arguments separated by $2), or empty
   case $cmd in *"$2--$1="*) v=${cmd#*"$2--$1="}; v=${v%%"$2"*} ;; *) v= ;; esac
 }
+emit() {  # one P record for $cmd (arguments separated by $1); false once over the cap
+  option user-data-dir "$1"
+  if [ -z "$v" ]; then dtap=?; else active_port "$v"; fi
+  n=$((n + 1)); [ "$n" -gt "$CAP" ] && { echo T; return 1; }
+  echo "P${US}$2${US}$3${US}$4${US}$5${US}$6${US}$7${US}$dtap${US}$cmd"
+}
 # CSGW_SCAN=ps takes the ps branch on Linux too (procps prints the same columns), so
 # the macOS path is exercised on a Linux test host.
 if [ -r /proc/self/stat ] && [ "${CSGW_SCAN:-}" != ps ]; then
@@ -45,10 +51,7 @@ if [ -r /proc/self/stat ] && [ "${CSGW_SCAN:-}" != ps ]; then
     uid=
     while read -r key value _; do [ "$key" = Uid: ] && uid=$value; done < "$d/status" 2>/dev/null
     if [ "$d/ns/net" -ef /proc/self/ns/net ]; then ns=same; else ns=other; fi
-    option user-data-dir "$AS"; dir=$v
-    if [ -z "$dir" ]; then dtap=?; else active_port "$dir"; fi
-    n=$((n + 1)); [ "$n" -gt "$CAP" ] && { echo T; break; }
-    echo "P${US}${d#/proc/}${US}$ppid${US}$start${US}$uid${US}$ns${US}$pcomm${US}$dtap${US}$cmd"
+    emit "$AS" "${d#/proc/}" "$ppid" "$start" "$uid" "$ns" "$pcomm" || break
   done
 else
   echo "S${US}ps${US}0${US}$(id -u)"
@@ -56,10 +59,7 @@ else
     case $cmd in *" --type="*) continue ;; esac
     case ${cmd%% --*} in *crashpad*|*driver*) continue ;; esac  # helpers, not browsers
     case ${cmd%% --*} in *[Cc]hrom*|*[Ee]dge*|*headless_shell*) ;; *) continue ;; esac
-    option user-data-dir " "; dir=$v
-    if [ -z "$dir" ]; then dtap=?; else active_port "$dir"; fi
-    n=$((n + 1)); [ "$n" -gt "$CAP" ] && { echo T; break; }
-    echo "P${US}$pid${US}$ppid${US}$w $m $d $t $y${US}$uid${US}same${US}${US}$dtap${US}$cmd"
+    emit " " "$pid" "$ppid" "$w $m $d $t $y" "$uid" same "" || break
   done
 fi
 true

@@ -65,11 +65,14 @@ def test_a_call_sequence_shares_tabs_refs_and_one_ssh_login(topology: Topology,
     env, host = _env(topology, run_dir), topology.host("h1")
     logins = host.ssh_logins()
 
-    view = json.loads(_ok(env, "call", "browse", json.dumps({"url": data_url("b", PAGE)})).stdout)
+    view = json.loads(_ok(env, "call", "--json", "browse",
+                          json.dumps({"url": data_url("b", PAGE)})).stdout)
     [ref] = re.findall(r'button#(\d+) "Go"', view["view"])
     acted = _ok(env, "call", "browse_act", json.dumps(
         {"tab": view["tab"], "actions": [{"do": "click", "ref": int(ref)}]}))
-    assert "clicked" in acted.stdout, acted.stdout  # the ref from the first process worked
+    # The ref from the first process worked; a view prints as the page's text.
+    assert acted.stdout.startswith(f"tab {view['tab']} on ") and "title: clicked" in acted.stdout, \
+        acted.stdout
     shot = _ok(env, "call", "screenshot", json.dumps({"tab": view["tab"]}))
     [path] = re.findall(r"^image saved: (\S+)$", shot.stdout, re.M)
     assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -25,7 +25,6 @@ __all__ = ["MAX_COMMAND_CHARS", "Candidate", "Scan", "ScannedProcess", "classify
            "parse_scan", "scan_script"]
 
 MAX_COMMAND_CHARS = 8192  # a command line is cut here: the scan's output stays bounded
-CLOCK_TICKS = 100  # USER_HZ: /proc/PID/stat counts start times in it on every Linux
 _US, _AS = "\x1f", "\x1e"
 
 # (what the profile path contains, who started the browser), first match wins.
@@ -58,7 +57,7 @@ class ScannedProcess:
     pid: int
     ppid: int
     uid: int | None
-    started: str | None          # ISO 8601, UTC
+    started: str | None          # ISO 8601: the host's local time (from ps), or UTC
     same_netns: bool
     parent: str                  # the parent process's name ("" when unknown)
     active_port: str             # "<port> <path>" of DevToolsActivePort; "-" none, "!" unreadable,
@@ -106,38 +105,43 @@ class Candidate:
 
 def parse_scan(output: str) -> Scan:
     """The script's output → its records; malformed lines are skipped."""
-    system, boot, uid = "linux", 0, None
+    system, uid = "linux", None
     processes: list[ScannedProcess] = []
     truncated = False
     for line in output.split("\n"):  # not splitlines(): it splits at \x1e too
         fields = line.split(_US)
         if fields[0] == "S" and len(fields) >= 4:
-            system, boot, uid = fields[1], _int(fields[2]) or 0, _int(fields[3])
+            system, uid = fields[1], _int(fields[3])
         elif fields[0] == "T":
             truncated = True
         elif fields[0] == "P" and len(fields) >= 9:
-            process = _process(fields, system, boot)
+            process = _process(fields, system)
             if process is not None:
                 processes.append(process)
     return Scan(system, uid, tuple(processes), truncated)
 
 
-def _process(fields: list[str], system: str, boot: int) -> ScannedProcess | None:
+def _process(fields: list[str], system: str) -> ScannedProcess | None:
     pid, ppid = _int(fields[1]), _int(fields[2])
     if pid is None or ppid is None or not fields[8]:
         return None  # an exiting process (its command line is already gone)
     command = _US.join(fields[8:])[:MAX_COMMAND_CHARS]
+    started = _started(fields[3])
     if system == "linux":
-        ticks = _int(fields[3])
-        started = (None if ticks is None or not boot else
-                   datetime.fromtimestamp(boot + ticks / CLOCK_TICKS, UTC).isoformat())
         args = tuple(a for a in command.split(_AS) if a)
     else:
-        started = _ps_time(fields[3])
         head, *rest = command.split(" --")
         args = (head, *(f"--{a}" for a in rest))
     return ScannedProcess(pid, ppid, _int(fields[4]), started, fields[5] == "same", fields[6],
                           fields[7], args, exact_args=system == "linux")
+
+
+def _started(text: str) -> str | None:
+    """When a process started: ``ps``'s time, or ``epoch:N`` (from /proc) in UTC."""
+    if text.startswith("epoch:"):
+        seconds = _int(text.split()[0][6:])
+        return None if seconds is None else datetime.fromtimestamp(seconds, UTC).isoformat()
+    return _ps_time(text)
 
 
 def _ps_time(text: str) -> str | None:

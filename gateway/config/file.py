@@ -35,7 +35,7 @@ from gateway.config.model import (
     TargetSettings,
     table_keys,
 )
-from gateway.config.text import dotted, show, type_name
+from gateway.config.text import breaks_a_line, dotted, show, type_name
 from gateway.errors import ConfigError
 
 __all__ = ["GatewaySection", "TargetsFile", "read_targets_file"]
@@ -48,7 +48,7 @@ def _call_log(value: object) -> bool | str:
         raise ValueError(f"expected a path string or true/false, got {type_name(value)}")
     if not value.strip():
         raise ValueError("empty path; use false to turn the call log off")
-    if "\x00" in value or "\n" in value or "\r" in value:
+    if breaks_a_line(value):
         raise ValueError("path must not contain NUL or newline characters")
     return value
 

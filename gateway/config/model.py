@@ -29,7 +29,7 @@ from gateway.config.addresses import (
     parse_cdp_address,
     parse_ssh_destination,
 )
-from gateway.config.text import show
+from gateway.config.text import breaks_a_line, show
 from gateway.errors import ConfigError
 
 __all__ = [
@@ -135,7 +135,7 @@ def _target_name(name: str) -> str:
 
 def _profile(value: str) -> str:
     """A profile is a path on the target host: refuse what could escape or break it."""
-    if "\x00" in value or "\n" in value or "\r" in value:
+    if breaks_a_line(value):
         raise ValueError("profile path must not contain NUL or newline characters")
     if not (value.startswith("/") or value.startswith("~/")):
         raise ValueError(f"profile {show(value)} must be an absolute path or start with '~/'")
@@ -153,7 +153,7 @@ _DISPLAY_RE = re.compile(r"[A-Za-z0-9_.-]{0,64}:[0-9]{1,5}(\.[0-9]{1,3})?"
 
 def _chrome_arg(arg: str) -> str:
     """One extra flag for a launched Chrome: a ``--flag`` the gateway does not set itself."""
-    if not arg.startswith("--") or len(arg) > 4096 or any(c in arg for c in "\x00\n\r"):
+    if not arg.startswith("--") or len(arg) > 4096 or breaks_a_line(arg):
         raise ValueError(f"{show(arg)} is not a Chrome flag; expected --name or --name=value "
                          "(at most 4096 characters, no NUL or newline)")
     if arg.split("=", 1)[0] in _MANAGED_FLAGS:

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 from gateway.config.addresses import parse_cdp_address, parse_port, parse_ssh_destination
 from gateway.config.file import read_targets_file
 from gateway.config.model import Browsers, GatewayConfig, TargetConfig
-from gateway.config.text import show
+from gateway.config.text import breaks_a_line, show
 from gateway.errors import ConfigError
 
 __all__ = [
@@ -239,15 +239,12 @@ def _call_log_from_text(value: str, environ: Mapping[str, str], *, source: str) 
     word = value.strip().lower()
     if word in _FALSE_WORDS:
         return None
-    if _unprintable(value):
+    if breaks_a_line(value):
         raise ConfigError(source, "", "call log path must not contain NUL or newline characters")
     path = (default_call_log_path(environ) if word in _TRUE_WORDS
             else Path(_expand_home(value.strip(), environ)))
-    if _unprintable(str(path)):  # from HOME or XDG_CACHE_HOME
+    if breaks_a_line(str(path)):  # from HOME or XDG_CACHE_HOME
         raise ConfigError(source, "", f"the call log path would be {show(str(path))}, with a NUL "
                           "or newline from HOME or XDG_CACHE_HOME; give a path instead")
     return path
 
-
-def _unprintable(text: str) -> bool:
-    return "\x00" in text or "\n" in text or "\r" in text

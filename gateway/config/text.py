@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["bad_char", "dotted", "show", "type_name"]
+__all__ = ["bad_char", "breaks_a_line", "dotted", "show", "type_name"]
 
 _BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -27,6 +27,12 @@ def bad_char(text: str) -> str | None:
         if ch.isspace() or ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0:
             return ch
     return None
+
+
+def breaks_a_line(text: str) -> bool:
+    """Whether ``text`` holds NUL, CR or LF: no path the gateway writes or logs may (a
+    newline would forge a log line; NUL ends a C string early)."""
+    return "\x00" in text or "\n" in text or "\r" in text
 
 
 def dotted(prefix: str, name: str) -> str:

@@ -33,7 +33,7 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Search, Strategy, find_browser
+from gateway.browsers.discovery import Scanned, Search, Strategy, find_browser
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
@@ -68,7 +68,6 @@ class Browser:
         strategies: Sequence[Strategy],
         launcher: ChromeLauncher | None = None,
         *,
-        found: Candidate | None = None,
         group: str | None = None,
     ) -> None:
         self.config = config
@@ -86,9 +85,13 @@ class Browser:
         self._changed = anyio.Event()
         self._wake = anyio.Event()
         self._last_browser_path: str | None = None
-        self.found = found    # what a host scan saw of this browser (pid, profile, …)
         self.group = group    # the browsers = "all" target that found it
         self._log = log.bind(target=self.name)
+
+    @property
+    def found(self) -> Candidate | None:
+        """What a host scan sees of this browser now (pid, profile, …), if a scan found it."""
+        return next((s.candidate for s in self._strategies if isinstance(s, Scanned)), None)
 
     @property
     def described(self) -> str:

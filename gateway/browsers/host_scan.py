@@ -45,7 +45,7 @@ class ScanTargets(Protocol):
 
     def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None: ...
 
-    def update_found(self, name: str, candidate: Candidate) -> None: ...
+    def update_found(self, name: str) -> None: ...
 
     async def remove(self, name: str, why: str = "was removed") -> None: ...
 
@@ -136,7 +136,7 @@ class HostScan:
                      problem=candidate.problem)
         elif member.strategy.candidate != candidate:
             member.strategy.candidate = candidate
-            self._targets.update_found(member.name, candidate)
+            self._targets.update_found(member.name)
 
     def _set(self, state: ScanState, error: str | None) -> None:
         if state != self.state or error != self.error:

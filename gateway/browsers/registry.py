@@ -29,7 +29,6 @@ from gateway.browsers.browser import Browser
 from gateway.browsers.discovery import Scanned, Strategy, strategies_for
 from gateway.browsers.host_scan import HostScan
 from gateway.browsers.launcher import ChromeLauncher
-from gateway.browsers.scan import Candidate
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.config import GatewayConfig, TargetConfig
 from gateway.config.urls import check_url
@@ -84,22 +83,19 @@ class Registry:
 
     def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
         """A browser a scan found: a target of its own, on the scan's host."""
-        self._add_browser(target, self._use_host(target), [strategy], None,
-                          found=strategy.candidate, group=group)
+        self._add_browser(target, self._use_host(target), [strategy], None, group=group)
 
-    def update_found(self, name: str, candidate: Candidate) -> None:
+    def update_found(self, name: str) -> None:
         """What the scan sees of a found browser changed (its DevToolsActivePort is
-        there now, say): show it, and try to attach at once."""
+        there now, say): try to attach at once."""
         browser = self.targets.get(name)
         if browser is not None:
-            browser.found = candidate
             browser.retry_now()
 
     def _add_browser(self, target: TargetConfig, host: Host, strategies: Sequence[Strategy],
-                     launcher: ChromeLauncher | None, *, found: Candidate | None = None,
-                     group: str | None = None) -> None:
-        browser = Browser(target, host, self.tabs, strategies, launcher, found=found,
-                          group=group)
+                     launcher: ChromeLauncher | None, *, group: str | None = None) -> None:
+        browser = Browser(target, host, self.tabs, strategies, launcher, group=group)
+        found = browser.found
         self.targets[target.name] = browser
         self._start(browser.run, target.name, f"target {target.name}")
         log.info("target added", target=target.name, host=browser.host.label,

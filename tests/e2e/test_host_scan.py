@@ -193,7 +193,7 @@ class _Recorder:
     def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
         self.found.append((target.name, strategy.candidate))
 
-    def update_found(self, name: str, candidate: Candidate) -> None:
+    def update_found(self, name: str) -> None:
         return None
 
     async def remove(self, name: str, why: str = "was removed") -> None:

@@ -83,8 +83,7 @@ async def _run_one(page: Page, action: BaseModel) -> None:
                                        f"clicking did not {action.do} it")
                 await anyio.sleep(0.05)
     elif isinstance(action, Hover):
-        x, y = await page.point(action.ref)
-        await page.mouse("mouseMoved", x, y)
+        await page.hover(action.ref)
     elif isinstance(action, Scroll):
         await _scroll(page, action)
     elif isinstance(action, WaitFor):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.errors import ActionFailed, CdpError, StaleRef
@@ -26,8 +28,10 @@ __all__ = ["Page"]
 
 _PREPARE_JS = script("prepare.js")
 _FRAME_POINT_JS = script("frame_point.js")
-
-
+_INPUT_PROBE_JS = script("input_probe.js")
+_OVER_JS = "function () { return this.over; }"
+ROUTING_WAIT_S = 2.0  # how long an out-of-process frame's element gets to be under the pointer
+PROBE_S = 0.3         # how long one located point gets before it is located again
 
 class Page:
     """One batch's view of the tab: the state refs are checked against, and input."""
@@ -107,9 +111,52 @@ class Page:
     async def mouse(self, kind: str, x: float, y: float, **extra: Any) -> None:
         await self.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
 
+    async def hover(self, ref: int) -> tuple[float, float]:
+        """Move the mouse onto the element and answer where it is. For an element in an
+        out-of-process frame, until the frame reports the pointer on it (``_over``)."""
+        _, target = self.ref(ref)
+        if target.session == self.tab.session_id:
+            x, y = await self.point(ref)
+            await self.mouse("mouseMoved", x, y)
+            return x, y
+        deadline = anyio.current_time() + ROUTING_WAIT_S
+        while True:
+            x, y = await self.point(ref)
+            if await self._over(target, x, y) or anyio.current_time() > deadline:
+                return x, y  # past the wait the caller acts, and its own check tells
+
+    async def _over(self, target: RefTarget, x: float, y: float) -> bool:
+        """Whether a mouse move to (x, y) lands on the element, within ``PROBE_S``.
+
+        Two things move an out-of-process frame's element under a fixed point a moment
+        after it was located: the browser routes input into the frame only once the frame
+        is drawn (until then a move lands in the parent, so it is sent again), and the
+        scroll its ``scrollIntoView`` asked of a cross-site parent lands asynchronously (a
+        move that lands beside the element: locate again)."""
+        object_id = await self.resolve(target)
+        try:
+            made = await self.call("Runtime.callFunctionOn", {
+                "objectId": object_id, "functionDeclaration": _INPUT_PROBE_JS},
+                target.session)
+        finally:
+            await self.target.release_object(object_id, target.session)
+        probe = str(made["result"]["objectId"])
+        try:
+            give_up = anyio.current_time() + PROBE_S
+            while True:
+                await self.mouse("mouseMoved", x, y)
+                seen = await self.call("Runtime.callFunctionOn", {
+                    "objectId": probe, "functionDeclaration": _OVER_JS,
+                    "returnByValue": True}, target.session)
+                over = seen.get("result", {}).get("value")
+                if over is not None or anyio.current_time() > give_up:
+                    return bool(over)
+                await anyio.sleep(0.05)
+        finally:
+            await self.target.release_object(probe, target.session)
+
     async def click(self, ref: int, button: str = "left", count: int = 1) -> None:
-        x, y = await self.point(ref)
-        await self.mouse("mouseMoved", x, y)
+        x, y = await self.hover(ref)
         for n in range(1, count + 1):
             await self.mouse("mousePressed", x, y, button=button, clickCount=n)
             await self.mouse("mouseReleased", x, y, button=button, clickCount=n)

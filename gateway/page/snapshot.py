@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.concurrency import gather
@@ -20,6 +22,9 @@ from gateway.page.view import FrameSnapshot, PageSnapshot, attribute_requests
 __all__ = ["fetch_snapshot", "order_frames"]
 
 Json = dict[str, Any]
+
+LATE_FRAME_TRIES = 3    # fetches more for a shown frame whose tree has nothing in it yet
+LATE_FRAME_WAIT_S = 0.05
 
 
 def walk_frame_tree(tree: Json) -> list[Json]:
@@ -30,6 +35,18 @@ def walk_frame_tree(tree: Json) -> list[Json]:
         out.append(node["frame"])
         stack.extend(reversed(node.get("childFrames", [])))
     return out
+
+
+def _blank(nodes: list[Json]) -> bool:
+    """Nothing of the document in the tree but its root: not yet laid out, or empty."""
+    return all(n.get("ignored") or n.get("role", {}).get("value") == "RootWebArea"
+               for n in nodes)
+
+
+def _shown(nodes: list[Json], backend_node_id: int | None) -> bool:
+    """Whether the parent's tree has the frame's ``<iframe>`` as something rendered."""
+    return any(n.get("backendDOMNodeId") == backend_node_id and not n.get("ignored")
+               for n in nodes)
 
 
 def order_frames(frames: dict[str, Json]) -> list[Json]:
@@ -74,12 +91,26 @@ async def fetch_snapshot(target: Browser, tab: Tab) -> tuple[PageSnapshot, str]:
                  for f in children)),
     )
     owner_of = {f["id"]: o["backendNodeId"] for f, o in zip(children, owners, strict=True)}
+    nodes_of = {f["id"]: t["nodes"] for f, t in zip(ordered, ax_trees, strict=True)}
+    # A frame that just loaded can answer with a tree of its root alone for a moment
+    # (its layout not done), though its <iframe> is shown: ask it again, a few times
+    # (not an about:blank one: an empty ad slot is blank for good).
+    for _ in range(LATE_FRAME_TRIES):
+        late = [f for f in children if f.get("url") not in ("", "about:blank")
+                and _blank(nodes_of[f["id"]])
+                and _shown(nodes_of[f["parentId"]], owner_of[f["id"]])]
+        if not late:
+            break
+        await anyio.sleep(LATE_FRAME_WAIT_S)
+        again = await gather(*(call("Accessibility.getFullAXTree", {"frameId": f["id"]},
+                                    owner[f["id"]]) for f in late))
+        nodes_of.update((f["id"], t["nodes"]) for f, t in zip(late, again, strict=True))
     attributes: dict[str, dict[int, dict[str, str]]] = {f["id"]: {} for f in ordered}
     snaps = [FrameSnapshot(frame_id=f["id"], parent_frame_id=f.get("parentId"),
                            session=owner[f["id"]], url=f.get("url", ""),
-                           owner_backend_node_id=owner_of.get(f["id"]), nodes=t["nodes"],
+                           owner_backend_node_id=owner_of.get(f["id"]), nodes=nodes_of[f["id"]],
                            attributes=attributes[f["id"]])
-             for f, t in zip(ordered, ax_trees, strict=True)]
+             for f in ordered]
     root = next((n for n in snaps[0].nodes if n.get("role", {}).get("value") == "RootWebArea"),
                 None)
     title = str(((root or {}).get("name") or {}).get("value", tab.title))

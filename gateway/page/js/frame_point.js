@@ -1,7 +1,10 @@
 // On an <iframe> owner (`this`) in its parent's session: a point of the child frame, in the
-// parent's coordinates — hit-tested there — and then carried on up to the top.
-function (x, y, hitTest) {
+// parent's coordinates — hit-tested there — and then carried on up to the top. Measured a
+// frame later: the child's scrollIntoView asks this (other-process) parent to scroll too,
+// and that scroll lands asynchronously.
+async function (x, y, hitTest) {
   // include: climb.js
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
   const r = this.getBoundingClientRect();
   x += r.left + this.clientLeft; y += r.top + this.clientTop;
   if (hitTest) {

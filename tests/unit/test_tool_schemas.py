@@ -31,7 +31,7 @@ pytestmark = pytest.mark.anyio
 
 GOLDEN = Path(__file__).parent / "golden"
 
-TOTAL_BUDGET = 21_000
+TOTAL_BUDGET = 21_157  # +157: navigate history, ignore_cache (issue 14)
 """Characters of the whole ``tools/list`` (``json.dumps`` of the tools, as measured in
 issue 12): Playwright MCP's is 21,432; ours must stay below it whatever is added.
 (Issue 12 aims at 14,000 for today's 16 tools; with every output schema kept in

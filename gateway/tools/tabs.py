@@ -40,6 +40,7 @@ class TabInfo(BaseModel):
     title: str
     url: str
     context: str | None = absent()
+    emulates: dict[str, Any] | None = absent()
 
 
 class TargetProblem(BaseModel):
@@ -73,7 +74,7 @@ class CloseResult(BaseModel):
 
 def _info(tab: Tab) -> TabInfo:
     return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url,
-                   context=tab.context)
+                   context=tab.context, emulates=tab.emulating or None)
 
 
 def _url_or_history(arguments: dict[str, Any]) -> None:

@@ -11,37 +11,19 @@ Timeouts here only bound how long a test may wait; nothing asserts how fast anyt
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.helpers import call_err, call_ok
-from tests.e2e.pages import DevtoolsEnv, close_tabs, devtools_gateway, js
-from tests.topology import Topology
+from tests.e2e.pages import DevtoolsEnv, js, one_host_fixtures
 
 pytestmark = pytest.mark.anyio
 
-
-@pytest.fixture(scope="module")
-async def env(
-    topology: Topology, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[DevtoolsEnv]:
-    async with devtools_gateway(topology, tmp_path_factory.mktemp("history"),
-                                hosts=("h1",)) as e:
-        yield e
-
-
-@pytest.fixture
-async def tabs(env: DevtoolsEnv) -> AsyncIterator[list[int]]:
-    opened: list[int] = []
-    yield opened
-    await close_tabs(env.client, opened)
-
+env, tabs = one_host_fixtures("history")
 
 def page(env: DevtoolsEnv, n: int) -> str:
     return env.site("h1").url(f"/history.html?n={n}")
-
 
 async def walk(env: DevtoolsEnv, tabs: list[int], *pages: int) -> int:
     """A new tab that loaded ``pages`` one after the other."""
@@ -52,10 +34,8 @@ async def walk(env: DevtoolsEnv, tabs: list[int], *pages: int) -> int:
         await call_ok(env.client, "navigate", {"url": page(env, n), "tab": tab})
     return tab
 
-
 async def step(env: DevtoolsEnv, tab: int, history: str, **extra: Any) -> dict[str, Any]:
     return await call_ok(env.client, "navigate", {"tab": tab, "history": history, **extra})
-
 
 async def arrived_at(env: DevtoolsEnv, tab: int, result: dict[str, Any], n: int) -> None:
     """navigate's answer and the page itself agree that the tab shows page ``n``."""
@@ -63,7 +43,6 @@ async def arrived_at(env: DevtoolsEnv, tab: int, result: dict[str, Any], n: int)
     assert (result["url"], result["title"]) == (page(env, n), f"csgw-history-{n}")
     assert await js(env.client, tab, "[location.href, document.title]") == [
         page(env, n), f"csgw-history-{n}"]
-
 
 async def test_back_and_forward_over_three_pages_and_at_both_ends(
     env: DevtoolsEnv, tabs: list[int]
@@ -80,7 +59,6 @@ async def test_back_and_forward_over_three_pages_and_at_both_ends(
     assert "already at the last page" in error and "navigate to a URL" in error
     await arrived_at(env, tab, await step(env, tab, "reload"), 3)  # the error changed nothing
 
-
 async def test_back_at_the_first_page_says_so(env: DevtoolsEnv, tabs: list[int]) -> None:
     tab = await walk(env, tabs, 1)
     history = await call_ok(env.client, "cdp_command", {
@@ -91,7 +69,6 @@ async def test_back_at_the_first_page_says_so(env: DevtoolsEnv, tabs: list[int])
 
     error = await call_err(env.client, "navigate", {"tab": tab, "history": "back"})
     assert "already at the first page" in error and "navigate to a URL instead" in error
-
 
 async def test_back_to_a_page_from_the_back_forward_cache_settles(
     env: DevtoolsEnv, tabs: list[int]
@@ -107,7 +84,6 @@ async def test_back_to_a_page_from_the_back_forward_cache_settles(
     # case with no load event was really the one exercised.
     assert await js(env.client, tab, "window.csgwShows") == [False, True]
 
-
 async def test_reload_loads_the_page_again(env: DevtoolsEnv, tabs: list[int]) -> None:
     tab = await walk(env, tabs, 1)
     await js(env.client, tab, "window.csgwMark = 'before reload'")
@@ -119,7 +95,6 @@ async def test_reload_loads_the_page_again(env: DevtoolsEnv, tabs: list[int]) ->
     assert await js(env.client, tab,
                     "performance.getEntriesByType('navigation')[0].type") == "reload"
 
-
 async def document_request_headers(env: DevtoolsEnv, tab: int) -> dict[str, str]:
     """The request headers of the tab's newest document request (lower-case names)."""
     listed = await call_ok(env.client, "network_requests", {
@@ -127,7 +102,6 @@ async def document_request_headers(env: DevtoolsEnv, tab: int) -> dict[str, str]
     newest = max(r["id"] for r in listed["requests"])
     detail = await call_ok(env.client, "network_request", {"tab": tab, "id": newest})
     return {k.lower(): str(v) for k, v in detail["request_headers"].items()}
-
 
 async def test_reload_with_ignore_cache_is_a_hard_reload(
     env: DevtoolsEnv, tabs: list[int]
@@ -142,7 +116,6 @@ async def test_reload_with_ignore_cache_is_a_hard_reload(
     # Chrome revalidates on a plain reload and bypasses its cache on a hard one.
     assert soft.get("cache-control") == "max-age=0", soft
     assert hard.get("cache-control") == "no-cache" and hard.get("pragma") == "no-cache", hard
-
 
 @pytest.mark.parametrize(("args", "says"), [
     ({"history": "back"}, "needs the tab"),

@@ -84,6 +84,22 @@ async def test_back_to_a_page_from_the_back_forward_cache_settles(
     # case with no load event was really the one exercised.
     assert await js(env.client, tab, "window.csgwShows") == [False, True]
 
+async def test_back_over_a_same_document_entry_settles(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
+    """An entry made by pushState is the same document: no load event either, the step
+    settles on Page.navigatedWithinDocument."""
+    tab = await walk(env, tabs, 1)
+    await js(env.client, tab, "window.csgwMark = 'same document'; "
+                              "history.pushState({}, '', '?n=1&pushed=1')")
+
+    result = await step(env, tab, "back", timeout_s=20)
+
+    await arrived_at(env, tab, result, 1)
+    assert await js(env.client, tab, "window.csgwMark") == "same document"
+    assert await js(env.client, tab, "window.csgwShows") == [False]  # never shown again
+
+
 async def test_reload_loads_the_page_again(env: DevtoolsEnv, tabs: list[int]) -> None:
     tab = await walk(env, tabs, 1)
     await js(env.client, tab, "window.csgwMark = 'before reload'")

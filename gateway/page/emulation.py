@@ -54,6 +54,7 @@ class Device:
     viewport: Viewport
     user_agent: str | None  # None: the browser's own
     touch: bool
+    platform: str | None = None  # navigator.platform, with the preset's user agent
 
 
 _SAFARI_IPHONE = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
@@ -65,11 +66,11 @@ _CHROME_PIXEL = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (K
 
 DEVICES = {
     "iPhone 15": Device(Viewport(width=393, height=852, device_scale=3, mobile=True),
-                        _SAFARI_IPHONE, touch=True),
+                        _SAFARI_IPHONE, touch=True, platform="iPhone"),
     "Pixel 8": Device(Viewport(width=412, height=915, device_scale=2.625, mobile=True),
-                      _CHROME_PIXEL, touch=True),
+                      _CHROME_PIXEL, touch=True, platform="Linux armv81"),
     "iPad": Device(Viewport(width=820, height=1180, device_scale=2, mobile=True),
-                   _SAFARI_IPAD, touch=True),
+                   _SAFARI_IPAD, touch=True, platform="iPad"),
     "Desktop 1080p": Device(Viewport(width=1920, height=1080, device_scale=1),
                              None, touch=False),
 }
@@ -133,9 +134,9 @@ def overrides(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
             "deviceScaleFactor": viewport["device_scale"], "mobile": viewport["mobile"]}
     if device is not None and device.touch:
         wanted["Emulation.setTouchEmulationEnabled"] = {"enabled": True, "maxTouchPoints": 5}
-    user_agent = state.get("user_agent") or (device.user_agent if device else None)
-    if user_agent:
-        wanted["Emulation.setUserAgentOverride"] = {"userAgent": user_agent}
+    agent = _user_agent(state, device)
+    if agent:
+        wanted["Emulation.setUserAgentOverride"] = agent
     if "geolocation" in state:
         wanted["Emulation.setGeolocationOverride"] = dict(state["geolocation"])
     features = [{"name": "prefers-color-scheme", "value": state["color_scheme"]}
@@ -149,6 +150,20 @@ def overrides(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if "cpu_throttle" in state:
         wanted["Emulation.setCPUThrottlingRate"] = {"rate": state["cpu_throttle"]}
     return wanted
+
+
+def _user_agent(state: dict[str, Any], device: Device | None) -> dict[str, Any]:
+    """The user-agent override: the agent string (an empty one keeps the browser's) and,
+    for a locale, the languages (``navigator.language``, ``Accept-Language``)."""
+    agent: dict[str, Any] = {}
+    if state.get("user_agent"):
+        agent["userAgent"] = state["user_agent"]
+    elif device is not None and device.user_agent:
+        agent["userAgent"] = device.user_agent
+        agent["platform"] = device.platform
+    if "locale" in state:
+        agent = {"userAgent": "", **agent, "acceptLanguage": state["locale"]}
+    return agent
 
 
 def _network(network: str | dict[str, Any]) -> dict[str, Any]:

@@ -89,8 +89,8 @@ async def test_a_phone_in_tokyo_in_dark_mode_survives_navigation_and_resets(
     assert (await listed(env, tab))["emulates"] == emulating
     expected = {"width": phone.viewport.width, "height": phone.viewport.height,
                 "dpr": phone.viewport.device_scale, "ua": phone.user_agent, "touch": 5,
-                "timezone": "Asia/Tokyo", "locale": "ja-JP", "dark": True, "light": False,
-                "reduced": True}
+                "platform": "iPhone", "timezone": "Asia/Tokyo", "locale": "ja-JP",
+                "language": "ja-JP", "dark": True, "light": False, "reduced": True}
     for url in (None, cross_site(env), same_site(env)):  # as set, then after navigations
         seen = await report(env, tab) if url is None else await reload_at(
             env, tab, url)
@@ -132,6 +132,25 @@ async def test_a_full_page_screenshot_keeps_the_emulated_viewport(
     assert image_size(image_of(shot)[0])[1] == 500
     seen = await report(env, tab)
     assert (seen["width"], seen["height"]) == (500, 400)
+
+
+async def test_a_locale_is_intl_navigator_language_and_accept_language(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
+    tab = await open_page(env, tabs)
+    plain = await report(env, tab)
+
+    await emulate(env, tab, locale="de-DE")
+    seen = await reload_at(env, tab, same_site(env))
+
+    assert (seen["locale"], seen["language"]) == ("de-DE", "de-DE")
+    assert (seen["ua"], seen["platform"]) == (plain["ua"], plain["platform"])  # kept
+    listed = await call_ok(env.client, "network_requests", {
+        "tab": tab, "resource_types": ["Document"]})
+    newest = max(r["id"] for r in listed["requests"])
+    detail = await call_ok(env.client, "network_request", {"tab": tab, "id": newest})
+    headers = {k.lower(): v for k, v in detail["request_headers"].items()}
+    assert headers["accept-language"].startswith("de-DE"), headers
 
 
 async def test_emulation_is_per_tab(env: DevtoolsEnv, tabs: list[int]) -> None:

@@ -35,14 +35,22 @@ def test_a_device_is_viewport_user_agent_and_touch() -> None:
         "Emulation.setDeviceMetricsOverride": {"width": 412, "height": 915,
                                                "deviceScaleFactor": 2.625, "mobile": True},
         "Emulation.setTouchEmulationEnabled": {"enabled": True, "maxTouchPoints": 5},
-        "Emulation.setUserAgentOverride": {"userAgent": DEVICES["Pixel 8"].user_agent}}
+        "Emulation.setUserAgentOverride": {"userAgent": DEVICES["Pixel 8"].user_agent,
+                                           "platform": "Linux armv81"}}
+
+
+def test_a_locale_is_also_the_languages_keeping_the_browsers_own_agent() -> None:
+    assert overrides({"locale": "de-DE"})["Emulation.setUserAgentOverride"] == {
+        "userAgent": "", "acceptLanguage": "de-DE"}  # "": Chrome keeps its own agent
+    assert overrides({"locale": "fr", "user_agent": "mine"})[
+        "Emulation.setUserAgentOverride"] == {"userAgent": "mine", "acceptLanguage": "fr"}
 
 
 def test_a_viewport_or_user_agent_given_beside_a_device_wins() -> None:
     wanted = overrides({"device": "iPhone 15", "user_agent": "mine",
                         "viewport": {"width": 300, "height": 200, "device_scale": 1.0,
                                      "mobile": False}})
-    assert wanted["Emulation.setUserAgentOverride"] == {"userAgent": "mine"}
+    assert wanted["Emulation.setUserAgentOverride"] == {"userAgent": "mine"}  # no platform
     assert wanted["Emulation.setDeviceMetricsOverride"]["width"] == 300
     assert "Emulation.setTouchEmulationEnabled" in wanted  # still the device's
 

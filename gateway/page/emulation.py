@@ -192,26 +192,31 @@ async def apply(target: Browser, tab: Tab, state: dict[str, Any], timeout_s: flo
     """Make ``tab`` emulate ``state``, and record it on the tab. Hold ``tab.lock``.
 
     If Chrome refuses a value, what this call already changed is changed back, so
-    the tab goes on emulating exactly what it records.
+    the tab goes on emulating exactly what it records. Whatever happens, the tab's
+    ``overrides`` are the ones sent (what a new session gets again).
     """
-    wanted = overrides(state)
-    if "geolocation" in state:
+    before, wanted = tab.overrides, overrides(state)
+    steps = changes(before, wanted)
+    if any(key == "Emulation.setGeolocationOverride" and key in wanted for key, _, _ in steps):
         await _allow_geolocation(target, tab)
-    done: list[str] = []
     try:
-        for key, method, params in changes(tab.overrides, wanted):
-            await target.tab_call(tab, method, params, timeout_s=timeout_s)
-            done.append(key)
+        await _send(target, tab, steps, wanted, timeout_s)
     except CdpError as exc:
-        undo = {k: v for k, v in wanted.items() if k in done}
-        for _, method, params in changes(undo, {k: v for k, v in tab.overrides.items()
-                                                 if k in done}):
-            await target.tab_call(tab, method, params, timeout_s=timeout_s)
+        await _send(target, tab, changes(tab.overrides, before), before, timeout_s)
         raise InvalidArgument(
             f"the browser refused {exc.method} ({exc.message}); the tab's emulation is "
             "unchanged — check the value (timezone: an IANA name such as 'Europe/Berlin'; "
             "locale: a BCP 47 tag such as 'de-DE')") from None
-    tab.overrides, tab.emulating = wanted, state
+    tab.emulating = state
+
+
+async def _send(target: Browser, tab: Tab, steps: list[tuple[str, str, dict[str, Any]]],
+                wanted: dict[str, dict[str, Any]], timeout_s: float) -> None:
+    """Send ``steps`` towards ``wanted``, noting each one sent in ``tab.overrides``."""
+    for key, method, params in steps:
+        await target.tab_call(tab, method, params, timeout_s=timeout_s)
+        applied = {k: v for k, v in tab.overrides.items() if k != key}
+        tab.overrides = {**applied, key: wanted[key]} if key in wanted else applied
 
 
 async def _allow_geolocation(target: Browser, tab: Tab) -> None:

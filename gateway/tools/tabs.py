@@ -10,7 +10,7 @@ from gateway.concurrency import gather
 from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument, TargetUnavailable
 from gateway.output.absent import absent
-from gateway.page.history import step_history
+from gateway.page.history import HistoryStep, step_history
 from gateway.page.navigation import navigate_tab, page_state
 
 from .args import TabArg, TargetArg, TimeoutArg
@@ -133,7 +133,7 @@ def register(tools: Tools, registry: Registry) -> None:
     async def navigate(
         on: OnTab,
         url: UrlArg | None = None,
-        history: Literal["back", "forward", "reload"] | None = None,
+        history: HistoryStep | None = None,
         ignore_cache: bool = False,
         tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
                                                      "tab.", ge=1)] = None,

@@ -3,7 +3,7 @@ commands a state needs, what a change sends, and the bounds of every value."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from pydantic import ValidationError
@@ -18,6 +18,7 @@ from gateway.page.emulation import (
     merge,
     overrides,
 )
+from gateway.tools.emulation import DeviceArg, NetworkArg
 from gateway.tools.sets import catalogue, select
 
 
@@ -134,3 +135,9 @@ def test_emulate_is_not_offered_read_only() -> None:
     assert "emulate" in select("all", tools).offered
     assert "emulate" not in select("all", tools, read_only=True).offered
     assert select("emulation", tools).offered == {"emulate"}  # its category
+
+
+def test_the_tool_offers_exactly_the_presets_there_are() -> None:
+    assert get_args(DeviceArg) == tuple(DEVICES)
+    named = get_args(get_args(NetworkArg)[0])
+    assert set(named) == {*NETWORKS, "offline", "online"}

@@ -202,6 +202,9 @@ async def test_network_offline_then_throttled_then_online(
                                      "upload_kbps": 500}}
     seen = await js(env.client, tab, REPORT)
     assert 200 <= seen["rtt"] <= 450 and 0.75 <= seen["downlink"] <= 1.3, seen
+    await call_ok(env.client, "navigate", {"tab": tab, "url": cross_site(env)})
+    seen = await js(env.client, tab, REPORT)  # kept by the cross-site page too
+    assert 200 <= seen["rtt"] <= 450 and 0.75 <= seen["downlink"] <= 1.3, seen
 
     assert await emulate(env, tab, network="online") == {}
     assert (await js(env.client, tab, "fetch('/api/data.json').then(r => r.status)")) == 200

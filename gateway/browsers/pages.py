@@ -191,6 +191,9 @@ class PageTracker:
                     # timers of all but the newest tab to once a second.
                     tg.start_soon(self._send_quietly, cdp, "Emulation.setFocusEmulationEnabled",
                                   {"enabled": True}, session)
+                    # An emulating tab's overrides die with its old session: again.
+                    for method, params in tab.overrides.items():
+                        tg.start_soon(self._send_quietly, cdp, method, params, session)
         finally:
             if waiting:
                 await cdp.notify("Runtime.runIfWaitingForDebugger", session_id=session)

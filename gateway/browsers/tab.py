@@ -52,6 +52,11 @@ class Tab:
     next_ref: int = 1                      # refs are unique per tab, across views
     closing: bool = False                  # close_tab is under way
     loaded: dict[str, str | None] = field(default_factory=dict)  # load event → its document
+    # What the tab emulates (the emulate tool's record, shown by list_tabs), and the
+    # session-scoped CDP commands that make it so (method → params): a session gone
+    # (a reconnect, a renderer crash) loses them, so a new one gets them again.
+    emulating: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)
     _waiters: list[_Waiter] = field(default_factory=list)

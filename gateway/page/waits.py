@@ -12,13 +12,15 @@ done, by an anyio event, and the caller then asks the future what happened.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 
 from gateway.browsers.tab import Tab
 
-__all__ = ["QUIET_MAX_S", "QUIET_S", "SETTLE_LOAD_S", "SETTLE_START_S", "finished", "settle"]
+__all__ = ["QUIET_MAX_S", "QUIET_S", "SETTLE_LOAD_S", "SETTLE_START_S", "any_finished",
+           "finished", "settle"]
 
 SETTLE_START_S = 0.15   # how long an action gets to start a navigation
 SETTLE_LOAD_S = 10.0    # how long a navigation it started gets to load
@@ -31,12 +33,19 @@ async def finished(future: asyncio.Future[Any], timeout_s: float) -> bool:
 
     Never cancels the future and never catches the caller's own cancellation.
     """
-    if not future.done():
+    return await any_finished((future,), timeout_s)
+
+
+async def any_finished(futures: Sequence[asyncio.Future[Any]], timeout_s: float) -> bool:
+    """Whether one of ``futures`` is done within ``timeout_s`` (``finished`` for a wait
+    that more than one event can end)."""
+    if not any(f.done() for f in futures):
         done = anyio.Event()
-        future.add_done_callback(lambda _: done.set())
+        for future in futures:
+            future.add_done_callback(lambda _: done.set())
         with anyio.move_on_after(timeout_s):
             await done.wait()
-    return future.done()
+    return any(f.done() for f in futures)
 
 
 async def settle(tab: Tab, started: asyncio.Future[Any], loaded: asyncio.Future[Any],

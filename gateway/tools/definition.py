@@ -39,7 +39,9 @@ Body = Callable[..., Awaitable[R]]
 TabMode = Literal["required", "optional", "for_url"]
 """How a tab tool finds its tab: ``required`` from its ``tab`` argument; ``optional``
 from ``tab`` when given, else just the browser of ``target`` (no tab, no lock);
-``for_url`` the ``tab`` given or a fresh one, for loading its (checked) ``url``."""
+``for_url`` the ``tab`` given or a fresh one, for loading its (checked) ``url`` — and
+when ``url`` is None (navigate's history steps), the ``tab`` given, as ``required``."""
+Check = Callable[[dict[str, Any]], None]
 
 
 @runtime_checkable
@@ -89,10 +91,13 @@ class Tools:
 
     def tab_tool(
         self, *, read_only: bool = False, destructive: bool = False, lock: bool = True,
-        tab: TabMode = "required",
+        tab: TabMode = "required", check: Check | None = None,
     ) -> Callable[[Body[R]], Callable[..., Awaitable[R]]]:
         """A tool whose body takes ``on`` (an ``OnTab``; an ``OnBrowser`` too for
         ``tab="optional"``) before its MCP arguments.
+
+        ``check`` sees the arguments first and raises for a combination the schema
+        cannot express (one of two arguments): before a ``for_url`` call opens a tab.
 
         ``lock=False`` is for tools that must work while another call holds the tab
         (close_tab, handle_dialog) or only read the gateway's own records.
@@ -102,6 +107,8 @@ class Tools:
         def define(body: Body[R]) -> Callable[..., Awaitable[R]]:
             @functools.wraps(body)
             async def call(**arguments: Any) -> R:
+                if check is not None:
+                    check(arguments)
                 on = await self._resolve(tab, arguments)
                 if lock and isinstance(on, OnTab):
                     async with on.tab.lock:
@@ -121,7 +128,7 @@ class Tools:
         """The browser and tab a call means; for ``for_url``, ``arguments["url"]``
         becomes the URL as the target's checks passed it."""
         target = arguments.get("target")
-        if mode == "for_url":
+        if mode == "for_url" and arguments.get("url") is not None:
             browser, page, arguments["url"] = await self._registry.tab_for_url(
                 arguments.get("tab"), target, arguments["url"], arguments.get("context"))
         elif mode == "optional" and arguments.get("tab") is None:

@@ -80,6 +80,9 @@ async def _clip(target: Browser, tab: Tab, full_page: bool, ref: int | None,
     return {"x": x, "y": y, "width": width, "height": height, "scale": scale}, clipped
 
 
+_METRICS = "Emulation.setDeviceMetricsOverride"
+
+
 async def _capture(target: Browser, tab: Tab, params: dict[str, Any], full_page: bool,
                    timeout_s: float | None) -> dict[str, Any]:
     """Capture; for a full page, through a temporary window as tall as the page.
@@ -96,13 +99,17 @@ async def _capture(target: Browser, tab: Tab, params: dict[str, Any], full_page:
     if not full_page:
         return await target.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
     clip = params["clip"]
-    await target.tab_call(tab, "Emulation.setDeviceMetricsOverride", {
-        "width": 0, "height": int(clip["height"] + 0.5), "deviceScaleFactor": 0,
-        "mobile": False})
+    emulated = tab.overrides.get(_METRICS)  # the emulate tool's viewport: kept, made taller
+    await target.tab_call(tab, _METRICS, {
+        **(emulated or {"width": 0, "deviceScaleFactor": 0, "mobile": False}),
+        "height": int(clip["height"] + 0.5)})
     try:
         return await target.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
     finally:
-        await target.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
+        if emulated is not None:
+            await target.tab_call(tab, _METRICS, emulated)
+        else:
+            await target.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
 
 
 def register(tools: Tools, registry: Registry) -> None:

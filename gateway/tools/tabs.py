@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -10,6 +10,7 @@ from gateway.concurrency import gather
 from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument, TargetUnavailable
 from gateway.output.absent import absent
+from gateway.page.history import HistoryStep, step_history
 from gateway.page.navigation import navigate_tab, page_state
 
 from .args import TabArg, TargetArg, TimeoutArg
@@ -39,6 +40,7 @@ class TabInfo(BaseModel):
     title: str
     url: str
     context: str | None = absent()
+    emulates: dict[str, Any] | None = absent()
 
 
 class TargetProblem(BaseModel):
@@ -72,7 +74,20 @@ class CloseResult(BaseModel):
 
 def _info(tab: Tab) -> TabInfo:
     return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url,
-                   context=tab.context)
+                   context=tab.context, emulates=tab.emulating or None)
+
+
+def _url_or_history(arguments: dict[str, Any]) -> None:
+    """navigate takes exactly one of ``url`` and ``history``; a history step needs a tab."""
+    url, history = arguments.get("url"), arguments.get("history")
+    if (url is None) == (history is None):
+        raise InvalidArgument("navigate takes exactly one of url (a page to load) and "
+                              "history ('back', 'forward' or 'reload' of a tab)")
+    if history is not None and arguments.get("tab") is None:
+        raise InvalidArgument(f"history={history!r} needs the tab to step: pass tab "
+                              "(list_tabs shows the ids)")
+    if arguments.get("ignore_cache") and history != "reload":
+        raise InvalidArgument("ignore_cache applies to history='reload' only")
 
 
 def register(tools: Tools, registry: Registry) -> None:
@@ -114,10 +129,12 @@ def register(tools: Tools, registry: Registry) -> None:
         tab = await t.new_tab(url, context)
         return NewTabResult(tab=tab.id, target=t.name, url=url, context=context)
 
-    @tools.tab_tool(tab="for_url")
+    @tools.tab_tool(tab="for_url", check=_url_or_history)
     async def navigate(
         on: OnTab,
-        url: UrlArg,
+        url: UrlArg | None = None,
+        history: HistoryStep | None = None,
+        ignore_cache: bool = False,
         tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
                                                      "tab.", ge=1)] = None,
         context: ContextArg = None,
@@ -125,10 +142,14 @@ def register(tools: Tools, registry: Registry) -> None:
         wait: WaitArg = "load",
         timeout_s: TimeoutArg = None,
     ) -> NavigateResult:
-        """Load a URL in a tab (a new one when `tab` is omitted), wait, and return the
-        final URL and title.
+        """Load a URL in a tab (a new one when `tab` is omitted), or step its `history`
+        (`ignore_cache`: hard reload); wait, and return the final URL and title.
         """
-        await navigate_tab(on.browser, on.tab, url, wait, on.budget)
+        if history is not None:
+            await step_history(on.browser, on.tab, history, wait, on.budget, ignore_cache)
+        else:
+            assert url is not None  # _url_or_history
+            await navigate_tab(on.browser, on.tab, url, wait, on.budget)
         final_url, title = await page_state(on.browser, on.tab)
         return NavigateResult(tab=on.tab.id, target=on.browser.name, url=final_url, title=title)
 

@@ -213,6 +213,15 @@ POPUP_HTML = """<!doctype html>
 """
 
 
+def history_html(n: int) -> str:
+    """A page of a history walk: served cacheable (no ``no-store``), so Chrome may keep it
+    in its back/forward cache; ``csgwShows`` lists each ``pageshow`` (true: restored)."""
+    return (f"<!doctype html>\n<html><head><title>csgw-history-{n}</title></head><body>"
+            f"<h1>History page {n}</h1><script>window.csgwShows = [];"
+            "addEventListener('pageshow', e => window.csgwShows.push(e.persisted));"
+            "</script></body></html>\n")
+
+
 def echo_html(query: str) -> str:
     """The page a GET form lands on: every submitted field, in order, as ``name = value``."""
     items = "".join(f"<li>{escape(k)} = {escape(v)}</li>"
@@ -256,6 +265,7 @@ PAGES = {
     "/tall.html": f"{TALL_HEIGHT} px tall",
     "/box.html": f"a {BOX_SIZE[0]}x{BOX_SIZE[1]} button",
     "/popup.html": "logs a warning while loading",
+    "/history.html?n=N": "page N of a history walk, cacheable (back/forward cache)",
     "/browse/<file>": "the page-view test pages (tests/e2e/browse_site/)",
     "/browse/echo?…": "shows the query string it got as `name = value` items",
     "/fixture/<file>": "the renderer's captured pages (fixtures/pages/)",
@@ -278,7 +288,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
+        if not self.path.startswith("/history.html"):
+            self.send_header("Cache-Control", "no-store")
         for name, value in (extra or {}).items():
             self.send_header(name, value)
         self.end_headers()
@@ -327,6 +338,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, TALL_HTML, html)
         elif path == "/box.html":
             self._send(200, BOX_HTML, html)
+        elif path == "/history.html":
+            self._send(200, history_html(int(query.get("n", ["1"])[0])), html)
         elif path == "/popup.html":
             self._send(200, POPUP_HTML, html)
         elif path == "/browse/echo":

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 from mcp.types import CallToolResult, ImageContent
 
@@ -70,6 +71,7 @@ __all__ = [
     "ints_in",
     "js",
     "keys_in",
+    "one_host_fixtures",
     "open_page",
     "raw_call",
     "ref_of",
@@ -214,6 +216,29 @@ async def devtools_gateway(
 
 
 # -------------------------------------------------------------------------- page helpers
+
+
+def one_host_fixtures(label: str, host: str = "h1") -> tuple[Any, Any]:
+    """The two fixtures a page test module starts with, for ``env, tabs =
+    one_host_fixtures(...)`` at its top: ``env``, one gateway (and page server) on
+    ``host`` for the module, and ``tabs``, a list a test appends the tabs it opened to,
+    closed after it whatever happened."""
+
+    @pytest.fixture(scope="module")
+    async def env(
+        topology: Topology, tmp_path_factory: pytest.TempPathFactory
+    ) -> AsyncIterator[DevtoolsEnv]:
+        async with devtools_gateway(topology, tmp_path_factory.mktemp(label),
+                                    hosts=(host,)) as e:
+            yield e
+
+    @pytest.fixture
+    async def tabs(env: DevtoolsEnv) -> AsyncIterator[list[int]]:
+        opened: list[int] = []
+        yield opened
+        await close_tabs(env.client, opened)
+
+    return env, tabs
 
 
 async def open_page(client: Client, site: PageSite, path: str, target: str,

@@ -238,6 +238,12 @@ def _view_of_steady(max_chars: int | None = None) -> Check:
     return check
 
 
+def _emulating(expected: dict[str, Any]) -> Check:
+    async def check(h: Hostile, result: dict[str, Any]) -> None:
+        assert (result["tab"], result["emulating"]) == (h.tab, expected), result
+    return check
+
+
 async def _cdp_two(h: Hostile, result: dict[str, Any]) -> None:
     assert result["result"]["result"]["value"] == 2, result
 
@@ -311,8 +317,19 @@ TABLE: dict[str, list[Case]] = {
         *url_cases({}),
         *tab_cases({"url": PAGE}, bounded=False),
         *target_cases({"url": PAGE}),
-        *missing({"url": PAGE}, "url"),
+        refused("missing-url", {}, "exactly one of url", "history"),
         *timeout_cases({"url": PAGE}),
+        refused("history-unknown", {"tab": TAB, "history": "up"}, "history",
+                "'back', 'forward' or 'reload'"),
+        refused("history-without-tab", {"history": "back"}, "needs the tab", "list_tabs"),
+        refused("history-and-url", {"tab": TAB, "history": "reload", "url": PAGE},
+                "exactly one of url"),
+        refused("history-tab-unknown", {"tab": 987654, "history": "reload"},
+                "tab 987654 is not a known tab id"),
+        refused("ignore_cache-not-reload", {"tab": TAB, "history": "back",
+                                            "ignore_cache": True}, "ignore_cache applies"),
+        refused("ignore_cache-word", {"tab": TAB, "history": "reload", "ignore_cache": "hard"},
+                "ignore_cache", "Input should be a valid boolean"),
         refused("wait-unknown", {"url": PAGE, "wait": "networkidle"}, "wait",
                 "'load', 'domcontentloaded' or 'none'"),
         answered("url-data-allowed", {"url": data_url("nav-data")},
@@ -537,6 +554,33 @@ TABLE: dict[str, list[Case]] = {
         refused("save_to-relative", {"tab": TAB, "id": 999999, "save_to": "x"},
                 "has no request 999999"),
         *max_chars_cases({"tab": TAB, "id": 1}),
+    ],
+    "emulate": [
+        *tab_cases({}),
+        *target_cases({"tab": TAB}),
+        *missing({"tab": TAB}, "tab"),
+        extra_fields({"tab": TAB}),
+        answered("nothing-named", {"tab": TAB}, _emulating({})),
+        refused("device-unknown", {"tab": TAB, "device": "Nokia 3310"}, "device",
+                "'iPhone 15'"),
+        refused("viewport-huge", {"tab": TAB, "viewport": {"width": 10**9, "height": 500}},
+                "width", "less than or equal to 10000"),
+        refused("viewport-not-object", {"tab": TAB, "viewport": "1920x1080"}, "viewport"),
+        refused("cpu_throttle-NaN", {"tab": TAB, "cpu_throttle": "NaN"}, "cpu_throttle"),
+        refused("cpu_throttle-zero", {"tab": TAB, "cpu_throttle": 0}, "cpu_throttle",
+                "greater than or equal to 1"),
+        refused("user_agent-10MB", {"tab": TAB, "user_agent": HUGE}, "user_agent",
+                "at most 1000 characters"),
+        refused("user_agent-header-injection", {"tab": TAB, "user_agent": "a\r\nX-Y: 1"},
+                "user_agent", "pattern"),
+        refused("geolocation-list", {"tab": TAB, "geolocation": [1, 2]}, "geolocation"),
+        refused("network-unknown", {"tab": TAB, "network": "5g"}, "network"),
+        refused("network-negative-latency", {"tab": TAB, "network": {
+            "latency_ms": -5, "download_kbps": 1, "upload_kbps": 1}}, "latency_ms"),
+        refused("timezone-unknown", {"tab": TAB, "timezone": "Mars/Olympus_Mons"},
+                "IANA name", "unchanged"),
+        refused("timezone-path", {"tab": TAB, "timezone": "../../etc/passwd"}, "timezone",
+                "pattern"),
     ],
     "handle_dialog": [
         *tab_cases({"accept": True}),

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.anyio
 READ_ONLY_TOOLS = {"list_targets", "ping", "list_tabs", "browse_view", "screenshot",
                    "console_messages", "network_requests", "network_request"}
 CHANGING_TOOLS = {"new_tab", "navigate", "close_tab", "browse", "browse_act", "evaluate",
-                  "cdp_command", "handle_dialog"}
+                  "cdp_command", "handle_dialog", "emulate"}
 
 
 @pytest.fixture(scope="module")

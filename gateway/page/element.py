@@ -77,10 +77,12 @@ class Page:
                                f"{result['exceptionDetails'].get('text', 'script error')}")
         return result.get("result", {}).get("value")
 
-    async def locate(self, ref: int, hit_test: bool = True) -> tuple[float, float, float, float]:
-        """The element's centre in top-level coordinates and its size, after the checks."""
+    async def locate(self, ref: int, hit_test: bool = True, scroll: bool = True
+                     ) -> tuple[float, float, float, float]:
+        """The element's centre in top-level coordinates and its size, after the checks
+        (scrolled to the middle first unless ``scroll`` is False)."""
         view, target = self.ref(ref)
-        where = await self.on(target, _PREPARE_JS, hit_test)
+        where = await self.on(target, _PREPARE_JS, hit_test, scroll)
         if "error" in where:
             raise ActionFailed(f'{target.role} #{ref} "{target.name}" {where["error"]}')
         x, y = float(where["x"]), float(where["y"])

@@ -20,7 +20,13 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import call_ok, local_default_env, open_gateway, wait_for_targets
+from tests.e2e.helpers import (
+    call_ok,
+    eventually,
+    local_default_env,
+    open_gateway,
+    wait_for_targets,
+)
 from tests.e2e.pages import DevtoolsEnv, act, browse, close_tabs, devtools_gateway, js, ref_of
 from tests.topology import RemoteHost, Topology
 
@@ -202,6 +208,39 @@ async def test_upload_total_over_the_step_limit_is_refused(
                                                    "paths": parts}))
     assert f"{3 * 90 * 1024 * 1024:,} bytes together" in error, error
     assert f"{250 * 1024 * 1024:,} bytes per upload step" in error, error
+
+
+async def upload_one(env: DevtoolsEnv, tmp_path: Path, name: str) -> tuple[int, str]:
+    """A new tab with ``name`` uploaded over SSH: (tab, the host directory it went to)."""
+    host = env.site("h1").host
+    before = staged(host)
+    path, _ = make_file(tmp_path, name, 100)
+    tab, view = await open_upload_page(env, [])
+    result = await act(env.client, tab, {"do": "upload", "ref": ref_of(view, "Document"),
+                                         "paths": [str(path)]})
+    assert result["steps"] == [{"do": "upload", "ok": True}], result["steps"]
+    (directory,) = staged(host) - before
+    return tab, directory
+
+
+async def test_uploaded_files_go_with_a_browser_restart_and_the_gateway_exit(
+    topology: Topology, tmp_path: Path
+) -> None:
+    """Its own gateway (it exits here) and a restarted Chromium on h1."""
+    host = topology.host("h1")
+    (tmp_path / "gw").mkdir()
+    async with devtools_gateway(topology, tmp_path / "gw", hosts=("h1",)) as env:
+        _, first = await upload_one(env, tmp_path, "before-restart.txt")
+        host.restart_chrome()
+        await eventually(lambda: _gone(host, first), timeout=60,
+                         what=f"{first} removed after the browser restarted")
+        await wait_for_targets(env.client, {"h1": "up"})
+        _, second = await upload_one(env, tmp_path, "before-exit.txt")
+    assert second not in staged(host), "the upload directory outlived the gateway"
+
+
+async def _gone(host: RemoteHost, directory: str) -> bool:
+    return directory not in staged(host)
 
 
 async def test_upload_on_a_local_target_reads_the_file_in_place(tmp_path: Path) -> None:

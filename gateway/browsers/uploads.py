@@ -27,7 +27,7 @@ from gateway.output.files import Readable
 __all__ = ["Uploads"]
 
 log = structlog.get_logger("gateway.uploads")
-SWEEP_TIMEOUT_S = 10.0
+SWEEP_TIMEOUT_S = 5.0  # removal is clean-up: it must not hold up an exit for long
 
 
 class Uploads:

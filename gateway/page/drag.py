@@ -69,7 +69,7 @@ async def drag(page: Page, action: Drag) -> None:
         await page.mouse("mouseReleased", x1, y1, button="left", buttons=0, clickCount=1)
     finally:
         intercepted.cancel()
-        await page.call("Input.setInterceptDrags", {"enabled": False})
+        await page.undo("Input.setInterceptDrags", {"enabled": False})
 
 
 async def _drag_event(page: Page, kind: str, x: float, y: float, data: dict[str, Any]) -> None:

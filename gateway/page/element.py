@@ -13,11 +13,14 @@ cross-site frames by each ``<iframe>`` owner's box in its parent
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
+
+import anyio
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
-from gateway.errors import ActionFailed, CdpError, StaleRef
+from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
 from gateway.page.js import script
 from gateway.page.keys import chord_events, parse_chord
 from gateway.page.view import RefTarget, ViewState, current_view
@@ -26,6 +29,7 @@ __all__ = ["Page"]
 
 _PREPARE_JS = script("prepare.js")
 _FRAME_POINT_JS = script("frame_point.js")
+UNDO_S = 2.0  # how long turning a step's setting back may take (it is only clean-up)
 
 
 
@@ -39,6 +43,15 @@ class Page:
     async def call(self, method: str, params: dict[str, Any] | None = None,
                    session: str | None = None) -> dict[str, Any]:
         return await self.target.tab_call(self.tab, method, params, session=session)
+
+    async def undo(self, method: str, params: dict[str, Any], session: str | None = None
+                   ) -> None:
+        """Turn back a setting a step made (an interception), best effort: bounded,
+        finished even while the step is being cancelled, and never raising over the
+        error (or cancellation) leaving the ``finally`` it runs in."""
+        # A GatewayError here means the tab is gone, and its settings with it.
+        with anyio.move_on_after(UNDO_S, shield=True), contextlib.suppress(GatewayError):
+            await self.call(method, params, session)
 
     def ref(self, ref: int) -> tuple[ViewState, RefTarget]:
         view = current_view(self.tab)

@@ -66,7 +66,7 @@ async def _chooser(page: Page, ref: int, target: RefTarget, what: str,
                                "chooser; upload needs a file input or a button that opens one")
     finally:
         opened.cancel()
-        await page.call("Page.setInterceptFileChooserDialog", {"enabled": False},
+        await page.undo("Page.setInterceptFileChooserDialog", {"enabled": False},
                         target.session)
     _, params = opened.result()
     return int(params["backendNodeId"]), params.get("mode") == "selectMultiple"

@@ -149,8 +149,8 @@ async def test_a_button_that_opens_a_file_chooser_takes_the_file(
     expected = [("photo.jpg", 5000, data[:16].hex())]
     assert arrived(await js(env.client, tab, "window.csgwUploads"), "photo") == [
         ("input", expected), ("change", expected)]
-    # Interception is off again: the page's own click still opens its (headless) chooser
-    # path, so a second upload through the button works the same way.
+    # Interception is set up for each step (and turned off after it): a second upload
+    # through the same button works the same way, and replaces the first file.
     again = await act(env.client, tab, {"do": "upload", "ref": ref_of(result["view"],
                                                                       "Choose photo"),
                                         "paths": [str(path)]})

@@ -83,7 +83,8 @@ class Host(Protocol):
 
     async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
         """Make ``files`` (already confined and size-checked) readable on the host; each
-        is opened again without following links and must still be the same regular file."""
+        is opened again without following links and must still be the same regular file
+        (else ``InvalidArgument``)."""
 
     async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
         """One HTTP GET to ``host:port`` on the host's side."""

@@ -223,7 +223,8 @@ class SshHost:
                             f"{timeout_s:g} s; raise timeout_s for large files") from None
         except (OSError, asyncssh.Error) as exc:
             raise HostError(f"could not copy the files to {self.label} over SFTP "
-                            f"({getattr(exc, 'reason', '') or exc})") from None
+                            f"({getattr(exc, 'reason', '') or exc}); its sshd must offer the "
+                            "sftp subsystem and /tmp must be writable") from None
 
     async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
         conn = await self.connection()

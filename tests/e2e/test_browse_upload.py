@@ -157,6 +157,27 @@ async def test_a_button_that_opens_a_file_chooser_takes_the_file(
     assert again["steps"] == [{"do": "upload", "ok": True}], again["steps"]
 
 
+async def test_upload_into_a_cross_site_frame_and_through_its_chooser(
+    env: DevtoolsEnv, tabs: list[int], tmp_path: Path
+) -> None:
+    """The frame runs in its own process and session: the file input's node, and the
+    chooser interception, are that session's."""
+    path, data = make_file(tmp_path, "framed.txt", 321)
+    result = await browse(env.client, env.site("h1").url("/browse/upload-frame.html"),
+                          target="h1")
+    tabs.append(result["tab"])
+    view = result["view"]
+    result = await act(env.client, result["tab"],
+                       {"do": "upload", "ref": ref_of(view, "Document"), "paths": [str(path)]})
+    assert result["steps"] == [{"do": "upload", "ok": True}], result["steps"]
+    assert f"doc change: framed.txt 321 {data[:16].hex()}" in result["view"], result["view"]
+    result = await act(env.client, result["tab"], {"do": "upload",
+                                                   "ref": ref_of(result["view"], "Choose photo"),
+                                                   "paths": [str(path)]})
+    assert result["steps"] == [{"do": "upload", "ok": True}], result["steps"]
+    assert f"photo change: framed.txt 321 {data[:16].hex()}" in result["view"], result["view"]
+
+
 async def test_refused_uploads_say_why_and_copy_nothing(
     env: DevtoolsEnv, tabs: list[int], tmp_path: Path
 ) -> None:

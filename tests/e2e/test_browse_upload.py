@@ -267,6 +267,7 @@ async def _gone(host: RemoteHost, directory: str) -> bool:
 async def test_upload_on_a_local_target_reads_the_file_in_place(tmp_path: Path) -> None:
     path, data = make_file(tmp_path / "files", "local.txt", 1234)
     page = "data:text/html;base64," + base64.b64encode(PAGE.read_bytes()).decode()
+    before = set(Path("/tmp").glob("csgw-upload-*"))
     async with open_gateway(local_default_env(tmp_path / "home")) as gw:
         await wait_for_targets(gw, {"local": "up"})
         opened = await call_ok(gw, "browse", {"url": page, "target": "local"})
@@ -277,3 +278,4 @@ async def test_upload_on_a_local_target_reads_the_file_in_place(tmp_path: Path) 
         expected = [("local.txt", 1234, data[:16].hex())]
         assert arrived(await js(gw, opened["tab"], "window.csgwUploads"), "doc") == [
             ("input", expected), ("change", expected)]
+        assert set(Path("/tmp").glob("csgw-upload-*")) == before, "a local upload copied"

@@ -41,10 +41,17 @@ class Uploads:
 
     async def stage(self, tab: Tab, files: Sequence[Readable], timeout_s: float
                     ) -> tuple[str, ...]:
-        """The paths the browser reads ``files`` at, copied for ``tab`` if need be."""
+        """The paths the browser reads ``files`` at, copied for ``tab`` if need be.
+
+        ``close_tab`` does not wait for the tab's lock: a tab released while its files
+        were being copied has its new directory removed at once."""
+        directories = self._by_tab.setdefault(tab.id, [])  # released → no longer this list
         staged = await self._host.stage_files(files, timeout_s)
         if staged.directory is not None:
-            self._by_tab.setdefault(tab.id, []).append(staged.directory)
+            directories.append(staged.directory)
+            if self._by_tab.get(tab.id) is not directories:
+                self._stale.append(staged.directory)
+                self._more.set()
         return staged.paths
 
     def release(self, tab: Tab) -> None:

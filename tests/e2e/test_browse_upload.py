@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.e2e.helpers import (
@@ -27,7 +28,16 @@ from tests.e2e.helpers import (
     open_gateway,
     wait_for_targets,
 )
-from tests.e2e.pages import DevtoolsEnv, act, browse, close_tabs, devtools_gateway, js, ref_of
+from tests.e2e.pages import (
+    DevtoolsEnv,
+    act,
+    browse,
+    close_tabs,
+    devtools_gateway,
+    js,
+    raw_call,
+    ref_of,
+)
 from tests.topology import RemoteHost, Topology
 
 pytestmark = pytest.mark.anyio
@@ -231,6 +241,43 @@ async def test_upload_total_over_the_step_limit_is_refused(
     assert f"{250 * 1024 * 1024:,} bytes per upload step" in error, error
 
 
+async def test_close_tab_during_an_upload_leaves_nothing_behind(
+    env: DevtoolsEnv, tabs: list[int], tmp_path: Path
+) -> None:
+    """close_tab does not wait for the tab's lock: the directory being filled while the
+    tab closes is removed too, once its copy has ended."""
+    host = env.site("h1").host
+    big = tmp_path / "large.bin"
+    with open(big, "wb") as f:
+        f.truncate(MAX_FILE)  # 100 MB (sparse here, real bytes on the host)
+    tab, view = await open_upload_page(env, tabs)
+    before = staged(host)
+    outcome: dict[str, Any] = {}
+
+    async def upload() -> None:
+        outcome["result"], _ = await raw_call(env.client, "browse_act", {
+            "tab": tab, "timeout_s": 120,
+            "actions": [{"do": "upload", "ref": ref_of(view, "Document"),
+                         "paths": [str(big)]}]}, timeout=150)
+
+    async def copying() -> set[str] | None:
+        return (staged(host) - before) or None
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(upload)
+        new = await eventually(copying, timeout=60, what="the upload directory on h1",
+                               interval=0.02)
+        await call_ok(env.client, "close_tab", {"tab": tab})
+        tabs.remove(tab)
+    assert "result" in outcome  # the upload call came back (an error or not), no hang
+    await eventually(lambda: _all_gone(host, new), timeout=30,
+                     what=f"{new} removed after close_tab during the upload")
+
+
+async def _all_gone(host: RemoteHost, directories: set[str]) -> bool:
+    return not directories & staged(host)
+
+
 async def upload_one(env: DevtoolsEnv, tmp_path: Path, name: str) -> tuple[int, str]:
     """A new tab with ``name`` uploaded over SSH: (tab, the host directory it went to)."""
     host = env.site("h1").host
@@ -253,15 +300,11 @@ async def test_uploaded_files_go_with_a_browser_restart_and_the_gateway_exit(
     async with devtools_gateway(topology, tmp_path / "gw", hosts=("h1",)) as env:
         _, first = await upload_one(env, tmp_path, "before-restart.txt")
         host.restart_chrome()
-        await eventually(lambda: _gone(host, first), timeout=60,
+        await eventually(lambda: _all_gone(host, {first}), timeout=60,
                          what=f"{first} removed after the browser restarted")
         await wait_for_targets(env.client, {"h1": "up"})
         _, second = await upload_one(env, tmp_path, "before-exit.txt")
     assert second not in staged(host), "the upload directory outlived the gateway"
-
-
-async def _gone(host: RemoteHost, directory: str) -> bool:
-    return directory not in staged(host)
 
 
 async def test_upload_on_a_local_target_reads_the_file_in_place(tmp_path: Path) -> None:

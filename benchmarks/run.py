@@ -69,6 +69,9 @@ from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
 from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
 from benchmarks.scan_phase import define_rows as define_scan_rows
 from benchmarks.scan_phase import scan_phase
+from benchmarks.upload_phase import ROW_KEYS as UPLOAD_ROWS
+from benchmarks.upload_phase import define_rows as define_upload_rows
+from benchmarks.upload_phase import upload_phase
 from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
@@ -89,7 +92,7 @@ PAGES = REPO / "fixtures" / "pages"
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
-          "context", "launch", "scan", "shell")
+          "context", "launch", "scan", "shell", "upload")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -638,6 +641,8 @@ class Bench:
         define_scan_rows(r.row)
         # Issue 13: `call` from a shell (warm daemon), and MCP over HTTP vs stdio.
         shell.define_rows(r.row)
+        # Issue 14: a 10 MB upload over SSH beside scp.
+        define_upload_rows(r.row)
 
     # ------------------------------------------------------------------ top level
 
@@ -685,6 +690,7 @@ class Bench:
              ("launch_floor", "launch_ssh", "launch_cold", "launch_warm", "launch_cost")),
             ("scan", self.host_scan, SCAN_ROWS),
             ("shell", self.shell, shell.ROWS),
+            ("upload", self.upload, UPLOAD_ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1623,6 +1629,14 @@ class Bench:
             await scan_phase(self.topo, self.r.rows,
                              lambda env, args: mcp_client(gateway_params(env, args)), call,
                              Path(workdir))
+
+    async def upload(self) -> None:
+        """Issue 14: a 10 MB upload into a page on h1 beside scp and SFTP of the same file."""
+        assert self.topo is not None
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-upload-") as workdir:
+            await upload_phase(self.topo, self.r.rows,
+                               lambda env, args: mcp_client(gateway_params(env, args)), call,
+                               Path(workdir), RawCdp(self.topo, self.topo.host("h1")).ssh_connect)
 
     # ------------------------------------------------------------------- --profile
 

@@ -39,6 +39,7 @@ from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
 from gateway.browsers.scan import Candidate
 from gateway.browsers.tab import Tab, TabRegistry
+from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import (
     CdpTimeout,
@@ -80,7 +81,7 @@ class Browser:
         self.browser: str | None = None
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
-        self.pages = PageTracker(self.name, config, registry)
+        self.pages = PageTracker(self.name, config, registry, Uploads(host))
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()
         self._wake = anyio.Event()
@@ -227,6 +228,7 @@ class Browser:
         """Run the reader, set the browser up, and wait until the socket closes."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(cdp.run)
+            tg.start_soon(self.pages.uploads.sweeper)
             self.pages.serve(cdp, tg)
             try:
                 await self._setup(cdp, endpoint)
@@ -351,6 +353,7 @@ class Browser:
         finally:
             tab.closing = False
         self.pages.retire(tab, "was closed by close_tab")
+        await self.pages.uploads.sweep()  # its uploaded files are gone when close_tab answers
         if tab.context is not None and all(t.context != tab.context for t in self.tabs.values()):
             await self.pages.contexts.dispose(tab.context, self.browser_call)
 
@@ -379,6 +382,7 @@ class Browser:
                 await self._quit(self._cdp)
                 quitting = True
             await self._cdp.aclose()
+        await self.pages.uploads.aclose()
         if self.endpoint is not None:
             self.host.release(self.endpoint.host, self.endpoint.port)
         if self._launcher is not None:

@@ -24,6 +24,7 @@ import structlog
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.contexts import BrowserContexts
 from gateway.browsers.tab import Tab, TabRegistry
+from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import GatewayError, TabNotFound
 
@@ -51,8 +52,10 @@ DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getRequestPostD
 class PageTracker:
     """The tabs of one browser, kept in step with Chrome's targets and sessions."""
 
-    def __init__(self, name: str, config: TargetConfig, registry: TabRegistry) -> None:
+    def __init__(self, name: str, config: TargetConfig, registry: TabRegistry,
+                 uploads: Uploads) -> None:
         self._name = name
+        self.uploads = uploads  # a retired tab's staged files go with it
         self._config = config
         self._registry = registry
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
@@ -140,6 +143,7 @@ class PageTracker:
         if tab.session_id is not None:
             self._sessions.pop(tab.session_id, None)
         self._registry.remove(tab, reason)
+        self.uploads.release(tab)
 
     # -------------------------------------------------------------- sessions
 

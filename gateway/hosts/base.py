@@ -3,10 +3,11 @@
 A host is where browsers run: this machine (``LocalHost``) or one reached over
 SSH (``SshHost``, one asyncssh connection shared by every browser on it). It
 knows nothing of Chrome: it runs a command, reads files, opens a byte stream to
-a port on *its* side, and makes a private local route to such a port for a
-websocket client. Discovery strategies, the launcher and the browser
-supervisor are written against this interface only, so a Chrome on this
-machine and one three SSH hops away go through the same code.
+a port on *its* side, makes a private local route to such a port for a
+websocket client, and puts files of this machine where its browsers can read
+them. Discovery strategies, the launcher and the browser supervisor are written
+against this interface only, so a Chrome on this machine and one three SSH hops
+away go through the same code.
 
 Paths may start with ``~/``, and relative ones are relative to the user's home
 (where an SSH exec starts).
@@ -20,8 +21,9 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from gateway.hosts.http import HttpResponse
+from gateway.output.files import Readable
 
-__all__ = ["FileText", "Host", "HostKind", "Route"]
+__all__ = ["FileText", "Host", "HostKind", "Route", "Staged"]
 
 HostKind = Literal["ssh", "local"]
 
@@ -48,6 +50,17 @@ class Route:
     unix_path: str | None
 
 
+@dataclass(frozen=True)
+class Staged:
+    """Files of this machine as the host's browsers can read them: ``paths`` in the
+    order given, all inside ``directory`` — a private (0700) temporary directory the
+    caller removes when done (``run`` ``rm -rf``) — or None when they were not copied
+    (the host is this machine)."""
+
+    directory: str | None
+    paths: tuple[str, ...]
+
+
 class Host(Protocol):
     """One machine, as the browser layer uses it."""
 
@@ -67,6 +80,11 @@ class Host(Protocol):
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         """Each readable file among ``paths``, keyed by the path as asked (one round
         trip for all)."""
+
+    async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
+        """Make ``files`` (already confined and size-checked) readable on the host; each
+        is opened again without following links and must still be the same regular file
+        (else ``InvalidArgument``)."""
 
     async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
         """One HTTP GET to ``host:port`` on the host's side."""

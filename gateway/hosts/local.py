@@ -1,4 +1,6 @@
-"""This machine as a host: commands in a local shell, files read directly, loopback TCP."""
+"""This machine as a host: commands in a local shell, files read directly, loopback TCP.
+
+Files to upload need no copy: the browser reads them where they are."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from pathlib import Path
 import anyio
 
 from gateway.errors import HostError
-from gateway.hosts.base import FileText, HostKind, Route
+from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, get_over
+from gateway.output.files import Readable
 
 __all__ = ["LocalHost"]
 
@@ -46,6 +49,9 @@ class LocalHost:
             except (OSError, UnicodeDecodeError):
                 continue
         return found
+
+    async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
+        return Staged(None, tuple(str(f.path) for f in files))
 
     async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
         try:

@@ -12,7 +12,9 @@ supervisors decide *when*: this class never retries by itself). Over it:
 * ``route``: a Unix-socket forward in a 0700 directory of its own, so no other
   local user can use the tunnel; one per remote address, reused while the
   connection lives;
-* ``expose``: the opt-in TCP forward for other tools, on 127.0.0.1 only.
+* ``expose``: the opt-in TCP forward for other tools, on 127.0.0.1 only;
+* ``stage_files``: an SFTP session on the same connection copies files to upload
+  into a fresh 0700 directory under the host's /tmp (files 0600).
 
 Ciphers: unless ssh_config names them (``Ciphers``), AES-GCM comes first. asyncssh's
 own first choice, chacha20-poly1305, is computed per packet in Python around
@@ -36,10 +38,11 @@ import structlog
 
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import HostError, HostKeyRejected
-from gateway.hosts.base import FileText, HostKind, Route
+from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, get_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
+from gateway.output.files import Readable, open_readable
 
 __all__ = ["SshHost", "cipher_preference"]
 
@@ -48,6 +51,7 @@ log = structlog.get_logger("gateway.ssh")
 _AES_GCM = (b"aes128-gcm@openssh.com", b"aes256-gcm@openssh.com")
 _Forward = tuple[asyncssh.SSHClientConnection, asyncssh.SSHListener]
 MAX_SESSIONS = 8  # commands run at once over one connection (below sshd's MaxSessions 10)
+UPLOAD_CHUNK = 4 * 1024 * 1024  # read locally per SFTP write (asyncssh pipelines its requests)
 
 
 def cipher_preference(configured: Sequence[bytes]) -> list[str] | None:
@@ -199,6 +203,29 @@ class SshHost:
         return {asked: FileText(path, text)
                 for asked, (path, text) in parse_read_files(output, marker, paths).items()}
 
+    async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
+        conn = await self.connection()
+        directory = f"/tmp/csgw-upload-{secrets.token_hex(16)}"
+        try:
+            with anyio.fail_after(timeout_s):
+                async with self._sessions, conn.start_sftp_client() as sftp:
+                    # mkdir fails on anything already there: nobody else's directory or link.
+                    await sftp.mkdir(directory, asyncssh.SFTPAttrs(permissions=0o700))
+                    try:
+                        return Staged(directory, tuple([await _put(sftp, directory, n, f)
+                                                        for n, f in enumerate(files)]))
+                    except BaseException:
+                        with anyio.move_on_after(2, shield=True):
+                            await sftp.rmtree(directory, ignore_errors=True)
+                        raise
+        except TimeoutError:
+            raise HostError(f"copying the files to {self.label} timed out after "
+                            f"{timeout_s:g} s; raise timeout_s for large files") from None
+        except (OSError, asyncssh.Error) as exc:
+            raise HostError(f"could not copy the files to {self.label} over SFTP "
+                            f"({getattr(exc, 'reason', '') or exc}); its sshd must offer the "
+                            "sftp subsystem and /tmp must be writable") from None
+
     async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
         conn = await self.connection()
         try:
@@ -288,3 +315,16 @@ class SshHost:
             conn.close()
             with anyio.move_on_after(2, shield=True):
                 await conn.wait_closed()
+
+
+async def _put(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable) -> str:
+    """Copy one file into ``directory/<n>/`` (its own folder: two files may share a name,
+    and the page sees the name) and return its remote path."""
+    folder = f"{directory}/{n}"
+    await sftp.mkdir(folder, asyncssh.SFTPAttrs(permissions=0o700))
+    remote = f"{folder}/{file.path.name}"
+    with open_readable(file) as reader:
+        async with sftp.open(remote, "wb", asyncssh.SFTPAttrs(permissions=0o600)) as out:
+            while chunk := reader.read(UPLOAD_CHUNK):
+                await out.write(chunk)
+    return remote

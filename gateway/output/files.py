@@ -1,4 +1,4 @@
-"""Where the gateway may write files (``save_to``), and how it writes them.
+"""Where the gateway may write files (``save_to``) and read them (``upload``), and how.
 
 Allowed: inside the MCP client's roots (when it declares them) and the OS
 temp directory — unless the configuration lifts the restriction
@@ -7,6 +7,11 @@ every symlink followed *before* the check, so a link inside an allowed
 directory that points out of it is refused; a symlink as the final component
 is refused outright, and the file is opened with ``O_NOFOLLOW`` so a link
 planted between check and write is not followed either. Files are 0600.
+
+Files to upload come from the same allowed directories, resolved the same way
+(every symlink followed first, then the check), must be regular files, and are
+bounded in size: ``MAX_UPLOAD_FILE_BYTES`` each, ``MAX_UPLOAD_BYTES`` for one
+upload step — an agent must not ship a disk image over someone's SSH link.
 """
 
 from __future__ import annotations
@@ -15,11 +20,25 @@ import os
 import stat
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from gateway.errors import InvalidArgument
 
-__all__ = ["default_allowed_dirs", "resolve_save_path", "write_private"]
+__all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_FILE_BYTES", "Readable", "default_allowed_dirs",
+           "open_readable", "resolve_read_path", "resolve_save_path", "write_private"]
+
+MAX_UPLOAD_FILE_BYTES = 100 * 1024 * 1024
+MAX_UPLOAD_BYTES = 250 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Readable:
+    """A file the gateway may read for an upload: its real path and its size when checked."""
+
+    path: Path
+    size: int
 
 
 def default_allowed_dirs() -> list[Path]:
@@ -44,15 +63,45 @@ def resolve_save_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
     if resolved.exists() and not resolved.is_file():
         raise InvalidArgument(f"save_to {requested[:200]!r} is not a regular file (a FIFO, "
                               "socket or device); name a regular file")
-    if allow_any:
-        return resolved
+    if not allow_any:
+        _confine("save_to", requested, resolved, allowed)
+    return resolved
+
+
+def _confine(what: str, requested: str, resolved: Path, allowed: Sequence[Path]) -> None:
+    """Refuse ``resolved`` (``requested`` with every link followed) outside ``allowed``."""
     real_allowed = [Path(os.path.realpath(d)) for d in allowed]
     if not any(resolved.is_relative_to(d) for d in real_allowed):
         where = ", ".join(str(d) for d in real_allowed)
-        via = f" (it resolves to {resolved})" if str(resolved) != str(path) else ""
-        raise InvalidArgument(f"save_to {requested[:200]!r} is outside the allowed directories"
+        asked = str(Path(requested).expanduser())
+        via = f" (it resolves to {resolved})" if str(resolved) != asked else ""
+        raise InvalidArgument(f"{what} {requested[:200]!r} is outside the allowed directories"
                               f"{via}; allowed: {where}")
-    return resolved
+
+
+def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: bool) -> Readable:
+    """The real path and size of a file to upload, or ``InvalidArgument`` saying why not:
+    inside ``allowed`` (after following every symlink), a regular file, and not larger
+    than ``MAX_UPLOAD_FILE_BYTES``."""
+    if "\x00" in requested:
+        raise InvalidArgument("an upload path contains a NUL character")
+    path = Path(requested).expanduser()
+    if not path.is_absolute():
+        raise InvalidArgument(f"upload paths must be absolute, got {requested[:200]!r}")
+    resolved = Path(os.path.realpath(path))
+    if not allow_any:
+        _confine("upload path", requested, resolved, allowed)
+    try:
+        info = resolved.stat()
+    except OSError as exc:
+        raise InvalidArgument(f"cannot upload {requested[:200]!r}: "
+                              f"{exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidArgument(f"cannot upload {requested[:200]!r}: not a regular file")
+    if info.st_size > MAX_UPLOAD_FILE_BYTES:
+        raise InvalidArgument(f"cannot upload {requested[:200]!r}: {info.st_size:,} bytes is "
+                              f"over the limit of {MAX_UPLOAD_FILE_BYTES:,} bytes per file")
+    return Readable(resolved, info.st_size)
 
 
 def write_private(path: Path, data: bytes) -> None:
@@ -69,3 +118,19 @@ def write_private(path: Path, data: bytes) -> None:
         os.set_blocking(fd, True)
         os.fchmod(fd, 0o600)
         f.write(data)
+
+
+def open_readable(file: Readable) -> BinaryIO:
+    """Open a checked upload file for reading: never through a final symlink, and only if
+    it is still a regular file of the size checked (else ``InvalidArgument``)."""
+    try:
+        fd = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InvalidArgument(f"cannot read {file.path}: {exc.strerror or exc}") from None
+    reader = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size != file.size:
+        reader.close()
+        raise InvalidArgument(f"{file.path} changed while it was being uploaded; try again")
+    os.set_blocking(fd, True)
+    return reader

@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from gateway.output.absent import absent
 
-__all__ = ["Action", "Check", "Click", "Hover", "Press", "Ref", "Scroll", "Select", "StepResult",
-           "Type", "WaitFor"]
+__all__ = ["Action", "Check", "Click", "Drag", "Hover", "Press", "Ref", "Scroll", "Select",
+           "StepResult", "Type", "Upload", "WaitFor"]
 
 Ref = Annotated[int, Field(ge=1)]
 """A ref (``#N``) from the tab's current view; ``browse_act`` says so once."""
@@ -75,7 +75,24 @@ class WaitFor(BaseModel):
     timeout: Annotated[float, Field(gt=0, le=120)] = 10.0
 
 
-Action = Annotated[Click | Type | Press | Select | Check | Hover | Scroll | WaitFor,
+class Upload(BaseModel):
+    do: Literal["upload"]
+    ref: Ref
+    paths: Annotated[list[str], Field(description="Files on the gateway's machine, where "
+                                                  "save_to may write.",
+                                      min_length=1, max_length=20)]
+
+
+class Drag(BaseModel):
+    do: Literal["drag"]
+    ref: Ref
+    to: Ref | None = None
+    by: Annotated[list[int] | None, Field(description="[dx, dy] pixels, instead of to.",
+                                          min_length=2, max_length=2)] = None
+
+
+Action = Annotated[Click | Type | Press | Select | Check | Hover | Scroll | WaitFor | Upload
+                   | Drag,
                    Field(discriminator="do")]
 
 

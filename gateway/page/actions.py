@@ -1,5 +1,8 @@
 """Acting on refs from a page view with real input: click, type, press, select, …
 
+``upload`` and ``drag`` have modules of their own (``gateway.page.upload``,
+``gateway.page.drag``).
+
 Each step acts on a ref's element through ``gateway.page.element.Page`` (which
 checks the ref and the element first) and the batch stops at the first step
 that fails. After a step the page is given a short, bounded chance to settle
@@ -21,19 +24,23 @@ from gateway.page.action_models import (
     Action,
     Check,
     Click,
+    Drag,
     Hover,
     Press,
     Scroll,
     Select,
     StepResult,
     Type,
+    Upload,
     WaitFor,
 )
+from gateway.page.drag import drag
 from gateway.page.element import Page
 from gateway.page.js import call, script
+from gateway.page.upload import Readables, upload
 from gateway.page.waits import settle
 
-__all__ = ["Action", "StepResult", "element_box", "run_actions"]
+__all__ = ["Action", "Readables", "StepResult", "element_box", "run_actions"]
 
 CHECK_SETTLE_S = 1.0    # how long a check/uncheck click gets to change the state
 _STATE_JS = script("state.js")
@@ -42,7 +49,7 @@ _SELECT_JS = script("select.js")
 _GONE_JS = script("gone.js")
 
 
-async def _run_one(page: Page, action: BaseModel) -> None:
+async def _run_one(page: Page, action: BaseModel, readable: Readables, budget_s: float) -> None:
     if isinstance(action, Click):
         await page.click(action.ref, action.button, action.count)
     elif isinstance(action, Type):
@@ -88,6 +95,10 @@ async def _run_one(page: Page, action: BaseModel) -> None:
         await _scroll(page, action)
     elif isinstance(action, WaitFor):
         await _wait_for(page, action)
+    elif isinstance(action, Upload):
+        await upload(page, action, readable, budget_s)
+    elif isinstance(action, Drag):
+        await drag(page, action)
 
 
 async def _scroll(page: Page, action: Scroll) -> None:
@@ -152,16 +163,17 @@ async def element_box(target: Browser, tab: Tab, ref: int) -> tuple[float, float
     return x - width / 2, y - height / 2, width, height
 
 
-async def run_actions(target: Browser, tab: Tab, actions: list[Any],
-                      budget_s: float) -> list[StepResult]:
-    """Run the batch in order, stopping at the first failure. Hold ``tab.lock``."""
+async def run_actions(target: Browser, tab: Tab, actions: list[Any], budget_s: float,
+                      readable: Readables) -> list[StepResult]:
+    """Run the batch in order, stopping at the first failure; ``readable`` checks the
+    paths of ``upload`` steps. Hold ``tab.lock``."""
     page = Page(target, tab)
     steps: list[StepResult] = []
     for action in actions:
         started = tab.expect("Page.frameStartedNavigating", "Page.frameStartedLoading")
         loaded = tab.expect("Page.loadEventFired")
         try:
-            await _run_one(page, action)
+            await _run_one(page, action, readable, budget_s)
             await settle(tab, started, loaded, budget_s)
         except GatewayError as exc:
             steps.append(StepResult(do=action.do, ok=False, error=str(exc)))

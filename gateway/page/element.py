@@ -13,13 +13,14 @@ cross-site frames by each ``<iframe>`` owner's box in its parent
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import anyio
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
-from gateway.errors import ActionFailed, CdpError, StaleRef
+from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
 from gateway.page.js import script
 from gateway.page.keys import chord_events, parse_chord
 from gateway.page.view import RefTarget, ViewState, current_view
@@ -32,6 +33,8 @@ _INPUT_PROBE_JS = script("input_probe.js")
 _OVER_JS = "function () { return this.over; }"
 ROUTING_WAIT_S = 2.0  # how long an out-of-process frame's element gets to be under the pointer
 PROBE_S = 0.3         # how long one located point gets before it is located again
+UNDO_S = 2.0  # how long turning a step's setting back may take (it is only clean-up)
+
 
 class Page:
     """One batch's view of the tab: the state refs are checked against, and input."""
@@ -43,6 +46,15 @@ class Page:
     async def call(self, method: str, params: dict[str, Any] | None = None,
                    session: str | None = None) -> dict[str, Any]:
         return await self.target.tab_call(self.tab, method, params, session=session)
+
+    async def undo(self, method: str, params: dict[str, Any], session: str | None = None
+                   ) -> None:
+        """Turn back a setting a step made (an interception), best effort: bounded,
+        finished even while the step is being cancelled, and never raising over the
+        error (or cancellation) leaving the ``finally`` it runs in."""
+        # A GatewayError here means the tab is gone, and its settings with it.
+        with anyio.move_on_after(UNDO_S, shield=True), contextlib.suppress(GatewayError):
+            await self.call(method, params, session)
 
     def ref(self, ref: int) -> tuple[ViewState, RefTarget]:
         view = current_view(self.tab)
@@ -81,10 +93,12 @@ class Page:
                                f"{result['exceptionDetails'].get('text', 'script error')}")
         return result.get("result", {}).get("value")
 
-    async def locate(self, ref: int, hit_test: bool = True) -> tuple[float, float, float, float]:
-        """The element's centre in top-level coordinates and its size, after the checks."""
+    async def locate(self, ref: int, hit_test: bool = True, scroll: bool = True
+                     ) -> tuple[float, float, float, float]:
+        """The element's centre in top-level coordinates and its size, after the checks
+        (scrolled to the middle first unless ``scroll`` is False)."""
         view, target = self.ref(ref)
-        where = await self.on(target, _PREPARE_JS, hit_test)
+        where = await self.on(target, _PREPARE_JS, hit_test, scroll)
         if "error" in where:
             raise ActionFailed(f'{target.role} #{ref} "{target.name}" {where["error"]}')
         x, y = float(where["x"]), float(where["y"])

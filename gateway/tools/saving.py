@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from gateway.browsers.registry import Registry
 
-__all__ = ["save_path"]
+__all__ = ["allowed_dirs", "save_path"]
 
 log = structlog.get_logger("gateway.files")
 ROOTS_TIMEOUT_S = 5.0
@@ -52,5 +52,11 @@ async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str |
     swapped between this check and the write is still refused."""
     if requested is None:
         return None
-    allowed = [*await _client_roots(ctx), *default_allowed_dirs()]
-    return resolve_save_path(requested, allowed, allow_any=registry.config.allow_any_path)
+    return resolve_save_path(requested, await allowed_dirs(ctx),
+                             allow_any=registry.config.allow_any_path)
+
+
+async def allowed_dirs(ctx: Context[Any, Any]) -> list[Path]:
+    """Where the gateway may write (``save_to``) and read (``upload``) files: the MCP
+    client's roots and the OS temp directory."""
+    return [*await _client_roots(ctx), *default_allowed_dirs()]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+import functools
+from typing import TYPE_CHECKING, Annotated, Any
 
+from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from gateway.output.files import resolve_read_path
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.actions import Action, StepResult, run_actions
 from gateway.page.navigation import navigate_tab
@@ -14,6 +17,7 @@ from gateway.page.view import ViewState, render_view
 
 from .args import MaxChars, TabArg, TargetArg, TimeoutArg
 from .definition import OnTab, Tools
+from .saving import allowed_dirs
 from .tabs import UrlArg, WaitArg
 
 if TYPE_CHECKING:
@@ -98,6 +102,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool()
     async def browse_act(
         on: OnTab,
+        ctx: Context[Any, Any],
         tab: TabArg,
         actions: Annotated[list[Action], Field(
             description="Steps run in order, e.g. [{\"do\": \"type\", \"ref\": 12, "
@@ -112,6 +117,9 @@ def register(tools: Tools, registry: Registry) -> None:
 
         Stops at the first step that fails and says why.
         """
-        steps = await run_actions(on.browser, on.tab, list(actions), on.budget)
+        uploads = any(getattr(a, "do", None) == "upload" for a in actions)
+        readable = functools.partial(resolve_read_path, allowed=await allowed_dirs(ctx) if uploads
+                                     else [], allow_any=registry.config.allow_any_path)
+        steps = await run_actions(on.browser, on.tab, list(actions), on.budget, readable)
         view = await _view(on, max_chars)
         return ActResult(**view.model_dump(), steps=steps)

@@ -1,12 +1,13 @@
-// In the element's own frame (`this`): scroll it to the middle, let a frame be drawn (input
+// In the element's own frame (`this`): scroll it to the middle (unless `scroll` is false:
+// a drag's target must stay where the drag's source left it), let a frame be drawn (input
 // is routed by what is on screen), check it can take input, hit-test its centre (open shadow
 // roots entered; a closed root's host counts as the element), then carry the point up.
 // Returns {x, y, width, height} in top-level coordinates, or {error}.
-async function (hitTest) {
+async function (hitTest, scroll = true) {
   // include: climb.js
   const el = this.nodeType === 1 ? this : this.parentElement;
   if (!el || !el.isConnected) return {error: "is no longer in the page"};
-  el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
+  if (scroll) el.scrollIntoView({block: "center", inline: "center", behavior: "instant"});
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
   const r = el.getBoundingClientRect();
   const s = getComputedStyle(el);

@@ -10,35 +10,26 @@ Timeouts here only bound how long a test may wait; nothing asserts how fast anyt
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.helpers import eventually
-from tests.e2e.pages import DevtoolsEnv, act, browse, close_tabs, devtools_gateway, js, ref_of
-from tests.topology import Topology
+from tests.e2e.pages import (
+    DevtoolsEnv,
+    act,
+    browse,
+    js,
+    one_host_fixtures,
+    ref_of,
+)
 
 pytestmark = pytest.mark.anyio
 
 OK = {"ok": True}  # a step that worked has no "error" at all
 
 
-@pytest.fixture(scope="module")
-async def env(
-    topology: Topology, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[DevtoolsEnv]:
-    async with devtools_gateway(topology, tmp_path_factory.mktemp("browse-act"),
-                                hosts=("h1",)) as e:
-        yield e
-
-
-@pytest.fixture
-async def tabs(env: DevtoolsEnv) -> AsyncIterator[list[int]]:
-    """Tabs a test opened; closed afterwards whatever happened."""
-    opened: list[int] = []
-    yield opened
-    await close_tabs(env.client, opened)
+env, tabs = one_host_fixtures("browse-act")
 
 
 async def open_view(env: DevtoolsEnv, tabs: list[int], page: str) -> tuple[int, str]:

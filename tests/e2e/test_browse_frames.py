@@ -10,14 +10,19 @@ top document only, so what happened inside a cross-site frame is read from a fre
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.helpers import call_ok
-from tests.e2e.pages import DevtoolsEnv, act, browse, close_tabs, devtools_gateway, js, ref_of
-from tests.topology import Topology
+from tests.e2e.pages import (
+    DevtoolsEnv,
+    act,
+    browse,
+    js,
+    one_host_fixtures,
+    ref_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -26,21 +31,7 @@ ROUNDS = 5  # fresh loads for a click that races a scroll (see the below-the-fol
 SAME_OUT = "document.getElementById('same').contentDocument.getElementById('same-out').textContent"
 
 
-@pytest.fixture(scope="module")
-async def env(
-    topology: Topology, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[DevtoolsEnv]:
-    async with devtools_gateway(topology, tmp_path_factory.mktemp("browse-frames"),
-                                hosts=("h1",)) as e:
-        yield e
-
-
-@pytest.fixture
-async def tabs(env: DevtoolsEnv) -> AsyncIterator[list[int]]:
-    """Tabs a test opened; closed afterwards whatever happened."""
-    opened: list[int] = []
-    yield opened
-    await close_tabs(env.client, opened)
+env, tabs = one_host_fixtures("browse-frames")
 
 
 def cross_site(env: DevtoolsEnv, path: str) -> str:

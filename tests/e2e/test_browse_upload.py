@@ -14,7 +14,6 @@ import base64
 import hashlib
 import os
 import subprocess
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +31,9 @@ from tests.e2e.pages import (
     DevtoolsEnv,
     act,
     browse,
-    close_tabs,
     devtools_gateway,
     js,
+    one_host_fixtures,
     raw_call,
     ref_of,
 )
@@ -46,20 +45,7 @@ PAGE = Path(__file__).with_name("browse_site") / "upload.html"
 MAX_FILE = 100 * 1024 * 1024  # the documented per-file limit
 
 
-@pytest.fixture(scope="module")
-async def env(
-    topology: Topology, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[DevtoolsEnv]:
-    async with devtools_gateway(topology, tmp_path_factory.mktemp("browse-upload"),
-                                hosts=("h1",)) as e:
-        yield e
-
-
-@pytest.fixture
-async def tabs(env: DevtoolsEnv) -> AsyncIterator[list[int]]:
-    opened: list[int] = []
-    yield opened
-    await close_tabs(env.client, opened)
+env, tabs = one_host_fixtures("browse-upload")
 
 
 def host_shell(host: RemoteHost, script: str) -> str:

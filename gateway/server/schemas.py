@@ -15,9 +15,10 @@ what goes is noise or is said once instead of per tool:
 - keywords every ``oneOf`` / ``anyOf`` branch repeats (``type: object``, the
   ``required`` names they share): said once on the union;
 - the bounds of the shared arguments (``gateway.tools.args.SHARED``: tab, target,
-  timeout_s, max_chars): a property with exactly that shape is published as its bare
-  type, and the bounds are stated once in the server's instructions
-  (``shared_arguments_note``);
+  timeout_s, max_chars, since, limit, url, context, ref): a property with exactly that
+  shape is published as its bare type (with its default and text only where they
+  differ from the shared ones), and the bounds, defaults and texts are stated once in
+  the server's instructions (``shared_arguments_note``);
 - ``discriminator`` (an OpenAPI keyword, not JSON Schema: the branches' ``const``
   values already tell them apart), ``additionalProperties: true`` (the default);
 - ``$defs`` used once: inlined where they are used.
@@ -45,10 +46,10 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from gateway.output.absent import ABSENT
-from gateway.tools.args import SHARED
+from gateway.tools.args import SHARED, SHARED_DEFAULTS
 
-__all__ = ["RESULTS_NOTE", "SHARED_SHAPES", "compact_input", "compact_output",
-           "shared_arguments_note"]
+__all__ = ["RESULTS_NOTE", "SHARED_SHAPES", "compact_description", "compact_input",
+           "compact_output", "shared_arguments_note"]
 
 RESULTS_NOTE = ("A result has every field its output schema lists, except those that"
                 " do not apply to it, which are left out.")
@@ -60,17 +61,17 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
 
 
+def compact_description(docstring: str) -> str:
+    """A tool's docstring as one line: its wrapping and indentation are for the source,
+    and every newline costs two characters of JSON (``\\n``) in the agent's context."""
+    return " ".join(docstring.split())
+
+
 def compact_input(schema: dict[str, Any]) -> dict[str, Any]:
     """An argument schema without noise; an optional argument is its plain type, a
     shared argument its bare type."""
-    root = _compact(schema, output=False)
-    properties = root.get("properties", {})
-    for name, prop in properties.items():
-        shape = SHARED_SHAPES.get(name)
-        if shape is not None and _shape(prop) == shape:
-            properties[name] = {"type": shape["type"], **{
-                k: prop[k] for k in ("default", "description") if k in prop}}
-    return root
+    compact: dict[str, Any] = _with_shared(_compact(schema, output=False))
+    return compact
 
 
 def compact_output(schema: dict[str, Any]) -> dict[str, Any]:
@@ -86,8 +87,26 @@ def compact_output(schema: dict[str, Any]) -> dict[str, Any]:
 def shared_arguments_note() -> str:
     """The shared arguments' bounds, said once (the server's instructions) instead of
     in every tool's schema; generated from the shapes, so the two cannot drift."""
-    parts = [f"{name} {_bounds(shape)}" for name, shape in SHARED_SHAPES.items()]
-    return "Bounds of the shared arguments: " + "; ".join(parts) + "."
+    parts = [_said(name, shape) for name, shape in SHARED_SHAPES.items()]
+    return "Shared arguments: " + "; ".join(parts) + "."
+
+
+def _with_shared(node: Any) -> Any:
+    """``node`` with every property of a shared argument's exact shape (at any depth:
+    ``browse_act``'s steps take a ``ref``) reduced to its type, and to its text and
+    default where they differ from the shared ones."""
+    if isinstance(node, list):
+        return [_with_shared(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _with_shared(value) for key, value in node.items()}
+    for name, prop in out.get("properties", {}).items():
+        shape = SHARED_SHAPES.get(name)
+        if shape is not None and _shape(prop) == _shape(shape):
+            out["properties"][name] = {"type": shape["type"], **{
+                k: prop[k] for k in ("default", "description")
+                if k in prop and prop[k] != shape.get(k)}}
+    return out
 
 
 def _shape(prop: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,19 +117,23 @@ def _shape(prop: Mapping[str, Any]) -> dict[str, Any]:
 def _shared_shapes() -> dict[str, dict[str, Any]]:
     shapes = {}
     for name, annotated in SHARED.items():
-        shape = _shape(_compact(TypeAdapter(annotated).json_schema(), output=False))
-        assert "type" in shape and len(shape) > 1, (name, shape)
-        shapes[name] = shape
+        shape = {k: v for k, v in _compact(TypeAdapter(annotated).json_schema(),
+                                           output=False).items() if k != "default"}
+        assert "type" in shape and len(_shape(shape)) > 1, (name, shape)
+        shapes[name] = {**shape, **({"default": SHARED_DEFAULTS[name]}
+                                    if name in SHARED_DEFAULTS else {})}
     return shapes
 
 
-def _bounds(shape: Mapping[str, Any]) -> str:
-    words = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">",
+def _said(name: str, shape: Mapping[str, Any]) -> str:
+    """``tab (integer, >= 1, <= 2147483648)``: every keyword of ``shape`` in words."""
+    words = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=",
              "exclusiveMaximum": "<", "minLength": "chars >=", "maxLength": "chars <=",
-             "pattern": "matching"}
-    said = [f"{word} {shape[k]}" for k, word in words.items() if k in shape]
-    assert len(said) == len(shape) - 1, shape  # every keyword but type is said
-    return f"({shape['type']}) " + ", ".join(said)
+             "pattern": "matching", "default": "default"}
+    said = [shape["type"], *(f"{word} {shape[k]}" for k, word in words.items() if k in shape)]
+    text = f": {shape['description'].rstrip('.')}" if "description" in shape else ""
+    assert len(said) + bool(text) == len(shape), shape  # nothing left unsaid
+    return f"{name} ({', '.join(said)}){text}"
 
 
 def _summarised(prop: dict[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:

@@ -39,8 +39,8 @@ def register(tools: Tools, registry: Registry) -> None:
                                                              "with.", max_length=100_000)] = None,
         target: TargetArg = None,
     ) -> DialogResult:
-        """Answer a tab's open alert / confirm / prompt / beforeunload dialog (until then
-        other tab tools fail and point here)."""
+        """Answer a tab's open alert/confirm/prompt/beforeunload dialog (other tab tools
+        fail until then)."""
         t, page = on.browser, on.tab
         dialog = page.dialog
         if dialog is None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from gateway.concurrency import gather
 from gateway.config.urls import check_url
@@ -12,7 +12,7 @@ from gateway.errors import InvalidArgument, TargetUnavailable
 from gateway.output.absent import absent
 from gateway.page.navigation import navigate_tab, page_state
 
-from .args import TabArg, TargetArg, TimeoutArg
+from .args import ContextArg, TabArg, TargetArg, TimeoutArg, UrlArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -22,15 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, data).",
-                              max_length=2 * 1024 * 1024)]
-ContextArg = Annotated[str | None, Field(
-    description="An isolated browser context (own cookies, storage), made on first use.",
-    pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-WaitArg = Annotated[
-    Literal["load", "domcontentloaded", "none"],
-    Field(description="What to wait for after navigating."),
-]
+WaitArg = Literal["load", "domcontentloaded", "none"]
 
 
 class TabInfo(BaseModel):
@@ -78,8 +70,7 @@ def _info(tab: Tab) -> TabInfo:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
-        """List open tabs: ids, titles, URLs (every target unless `target`); down targets
-        under `unavailable`."""
+        """List open tabs (id, title, url) of every target, or of `target`."""
         if target is not None:
             named = registry.target(target)
             await named.connection()
@@ -107,8 +98,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tool()
     async def new_tab(url: UrlArg = "about:blank", context: ContextArg = None,
                       target: TargetArg = None) -> NewTabResult:
-        """Open a tab on a target and return its id, not waiting for the load (navigate
-        waits)."""
+        """Open a tab and return its id without waiting for the load (navigate waits)."""
         t = registry.target(target)
         url = check_url(url, t.config.allow_schemes)
         tab = await t.new_tab(url, context)
@@ -118,8 +108,7 @@ def register(tools: Tools, registry: Registry) -> None:
     async def navigate(
         on: OnTab,
         url: UrlArg,
-        tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
-                                                     "tab.", ge=1)] = None,
+        tab: TabArg | None = None,
         context: ContextArg = None,
         target: TargetArg = None,
         wait: WaitArg = "load",

@@ -19,7 +19,7 @@ from gateway.output.sizing import DEFAULT_MAX_CHARS
 from gateway.page.action_models import Ref
 
 __all__ = ["DEFAULT_LIMIT", "SHARED", "SHARED_DEFAULTS", "ContextArg", "LimitArg", "MaxChars",
-           "SinceArg", "TabArg", "TargetArg", "TimeoutArg", "UrlArg"]
+           "OptionalTab", "SinceArg", "TabArg", "TargetArg", "TimeoutArg", "UrlArg"]
 
 TargetArg = Annotated[str | None, Field(max_length=64)]
 TabArg = Annotated[int, Field(ge=1, le=2**31)]
@@ -30,6 +30,9 @@ SinceArg = Annotated[int | None, Field(ge=0)]
 LimitArg = Annotated[int, Field(ge=1, le=10_000)]
 """At most this many entries, the newest."""
 DEFAULT_LIMIT = 100
+OptionalTab = Annotated[int | None, Field(ge=1)]
+"""The tab of a tool that can do without one (``navigate`` opens one, ``cdp_command``
+talks to the browser): unbounded above, so a huge id is refused as unknown."""
 UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, data).",
                               max_length=2 * 1024 * 1024)]
 ContextArg = Annotated[str | None, Field(

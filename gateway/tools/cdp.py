@@ -12,7 +12,7 @@ from gateway.errors import CdpError, InvalidArgument
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
-from .args import MaxChars, TabArg, TargetArg, TimeoutArg
+from .args import MaxChars, OptionalTab, TargetArg, TimeoutArg
 from .definition import OnBrowser, OnTab, Tools
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def register(tools: Tools, registry: Registry) -> None:
                                      max_length=200)],
         params: dict[str, Any] | None = None,
         target: TargetArg = None,
-        tab: TabArg | None = None,
+        tab: OptionalTab = None,
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> CdpResult:

@@ -46,7 +46,7 @@ def register(tools: Tools, registry: Registry) -> None:
         on: OnTab,
         tab: TabArg,
         level: Annotated[Level | list[Level] | None,
-                         Field(description="Only these levels; default all.")] = None,
+                         Field(description="Only these levels.")] = None,
         since: SinceArg = None,
         limit: LimitArg = DEFAULT_LIMIT,
         target: TargetArg = None,

@@ -35,8 +35,8 @@ def register(tools: Tools, registry: Registry) -> None:
         tab: TabArg,
         accept: Annotated[bool, Field(description="true: OK / Leave; false: Cancel / "
                                                   "Stay.")],
-        prompt_text: Annotated[str | None, Field(description="Text to answer a prompt() "
-                                                             "with.", max_length=100_000)] = None,
+        prompt_text: Annotated[str | None, Field(description="The prompt() answer.",
+                                                   max_length=100_000)] = None,
         target: TargetArg = None,
     ) -> DialogResult:
         """Answer a tab's open alert/confirm/prompt/beforeunload dialog (other tab tools

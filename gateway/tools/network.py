@@ -171,7 +171,7 @@ def register(tools: Tools, registry: Registry) -> None:
     async def network_request(
         on: OnTab,
         tab: TabArg,
-        id: Annotated[int, Field(description="Request id from network_requests.", ge=1)],
+        id: Annotated[int, Field(description="From network_requests.", ge=1)],
         ctx: Context[Any, Any],
         include_body: Literal["none", "request", "response", "both"] = "none",
         save_to: Annotated[str | None, Field(description="Write the (response) body to this "

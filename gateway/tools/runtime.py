@@ -67,8 +67,7 @@ def register(tools: Tools, registry: Registry) -> None:
         expression: Annotated[str, Field(description="The last statement's value is "
                                                      "returned; top-level await works.")],
         tab: TabArg,
-        await_promise: Annotated[bool, Field(description="Wait for a returned promise to "
-                                                         "settle.")] = True,
+        await_promise: Annotated[bool, Field(description="Await a returned promise.")] = True,
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
         target: TargetArg = None,

@@ -12,7 +12,7 @@ from gateway.errors import InvalidArgument, TargetUnavailable
 from gateway.output.absent import absent
 from gateway.page.navigation import navigate_tab, page_state
 
-from .args import ContextArg, TabArg, TargetArg, TimeoutArg, UrlArg
+from .args import ContextArg, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def register(tools: Tools, registry: Registry) -> None:
     async def navigate(
         on: OnTab,
         url: UrlArg,
-        tab: TabArg | None = None,
+        tab: OptionalTab = None,
         context: ContextArg = None,
         target: TargetArg = None,
         wait: WaitArg = "load",

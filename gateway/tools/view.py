@@ -12,7 +12,7 @@ from gateway.page.navigation import navigate_tab
 from gateway.page.snapshot import fetch_snapshot
 from gateway.page.view import ViewState, render_view
 
-from .args import MaxChars, TabArg, TargetArg, TimeoutArg, UrlArg
+from .args import MaxChars, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
 from .definition import OnTab, Tools
 from .tabs import WaitArg
 
@@ -72,7 +72,7 @@ def register(tools: Tools, registry: Registry) -> None:
     async def browse(
         on: OnTab,
         url: UrlArg,
-        tab: TabArg | None = None,
+        tab: OptionalTab = None,
         target: TargetArg = None,
         wait: WaitArg = "load",
         timeout_s: TimeoutArg = None,

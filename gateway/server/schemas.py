@@ -85,8 +85,9 @@ def compact_output(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def shared_arguments_note() -> str:
-    """The shared arguments' bounds, said once (the server's instructions) instead of
-    in every tool's schema; generated from the shapes, so the two cannot drift."""
+    """The shared arguments' bounds, defaults and texts, said once (the server's
+    instructions) instead of in every tool's schema; generated from the shapes, so the
+    two cannot drift."""
     parts = [_said(name, shape) for name, shape in SHARED_SHAPES.items()]
     return "Shared arguments: " + "; ".join(parts) + "."
 
@@ -115,6 +116,8 @@ def _shape(prop: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _shared_shapes() -> dict[str, dict[str, Any]]:
+    """Each shared argument's schema, compacted like any argument's, with its shared
+    default; a shape that constrained nothing but its type would not be worth it."""
     shapes = {}
     for name, annotated in SHARED.items():
         shape = {k: v for k, v in _compact(TypeAdapter(annotated).json_schema(),

@@ -532,8 +532,8 @@ class Bench:
         r.row("py_bare", "`python -c pass`", target="floor: interpreter start")
         r.row("py_mcp", "`python -c \"import mcp.server.mcpserver\"`",
               target="floor: the SDK's import")
-        r.row("py_gateway", "`python -c \"import gateway.cli, gateway.server, gateway.tools\"`",
-              target="ours + SDK + asyncssh imports")
+        r.row("py_gateway", "`python -c \"import gateway.cli, gateway.server.app, "
+              "gateway.tools\"`", target="ours + SDK: what serving imports")
         r.row("imp_own", "↳ of which gateway's own modules (`-X importtime`, self time)",
               target="ours")
         r.row("imp_mcp", "↳ of which mcp + mcp_types (`-X importtime`, self time)",
@@ -637,6 +637,8 @@ class Bench:
               target=f"≤ {TARGET_TOOLS_CORE_CHARS:,}")
         r.row("tools_read_only", "`tools/list` JSON, `--read-only`", unit="chars",
               show_p90=False, target="≤ all")
+        r.row("tools_instructions", "↳ the server's instructions (`initialize`): shared "
+              "arguments and the result convention, said once", unit="chars", show_p90=False)
         # Issue 10: scanning a host for every browser.
         define_scan_rows(r.row)
         # Issue 13: `call` from a shell (warm daemon), and MCP over HTTP vs stdio.
@@ -685,7 +687,7 @@ class Bench:
              ("mcp_list", "gw_console", "gw_network", "in_console", "in_network")),
             ("view", self.live_view,
              ("raw_ax", "gw_view", "view_chars", "view_refs", "view_text")),
-            ("context", self.context, tuple(TOOL_SETS)),
+            ("context", self.context, (*TOOL_SETS, "tools_instructions")),
             ("launch", self.cold_launch,
              ("launch_floor", "launch_ssh", "launch_cold", "launch_warm", "launch_cost")),
             ("scan", self.host_scan, SCAN_ROWS),
@@ -904,7 +906,7 @@ class Bench:
         snippets = {
             "py_bare": "pass",
             "py_mcp": "import mcp.server.mcpserver",
-            "py_gateway": "import gateway.cli, gateway.server, gateway.tools",
+            "py_gateway": "import gateway.cli, gateway.server.app, gateway.tools",
         }
         for i in range(opts.starts):
             if i >= 2 and time.perf_counter() > deadline:
@@ -1610,6 +1612,7 @@ class Bench:
             with anyio.fail_after(CALL_TIMEOUT_S):
                 async with mcp_client(gateway_params(env, args)) as gw:
                     listed = await gw.list_tools()
+                    instructions = gw.instructions or ""
             tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True)
                      for t in listed.tools]
             row = self.r.rows[key]
@@ -1617,6 +1620,8 @@ class Bench:
             row.label = row.label.replace("(16 tools)", f"({len(tools)} tools)")
             self.r.meta.setdefault("tools_list", {})[key] = {
                 "tools": len(tools), "chars": len(json.dumps(tools))}
+            if key == "tools_all":
+                self.r.rows["tools_instructions"].samples = [float(len(instructions))]
         rows = self.r.rows
         rows["tools_all"].ok = rows["tools_all"].samples[0] <= TARGET_TOOLS_ALL_CHARS
         rows["tools_core"].ok = rows["tools_core"].samples[0] <= TARGET_TOOLS_CORE_CHARS

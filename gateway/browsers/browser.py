@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import structlog
@@ -35,7 +35,6 @@ import structlog
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import Scanned, Search, Strategy, find_browser
 from gateway.browsers.endpoint import Endpoint
-from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
 from gateway.browsers.scan import Candidate
 from gateway.browsers.tab import Tab, TabRegistry
@@ -49,6 +48,9 @@ from gateway.errors import (
     TunnelError,
 )
 from gateway.hosts.base import Host
+
+if TYPE_CHECKING:  # only a launch = true target uses one (``Registry.add``)
+    from gateway.browsers.launcher import ChromeLauncher
 
 __all__ = ["Browser", "BrowserState"]
 

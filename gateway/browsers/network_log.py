@@ -15,20 +15,20 @@ or after the main ones; both orders are merged.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import re2
+from typing import TYPE_CHECKING, Any
 
 from gateway.browsers.ring import KEEP_NAVIGATIONS, EpochRing
 
 __all__ = ["KEEP_NAVIGATIONS", "NetworkEntry", "NetworkLog", "UrlMatcher", "url_matcher"]
 
+if TYPE_CHECKING:
+    import re2
+
 UrlMatcher = Callable[[str], bool]
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # the reason goes back to the caller, not to stderr
 
 MAX_PENDING_EXTRA = 500
 
@@ -74,6 +74,15 @@ class NetworkEntry:
         return round((end - self.started) * 1000, 1)
 
 
+@functools.cache
+def _re2_options() -> re2.Options:
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # the reason goes back to the caller, not to stderr
+    return options
+
+
 def url_matcher(pattern: str) -> UrlMatcher:
     """``/regex/`` (as in DevTools' filter box) or a plain substring.
 
@@ -84,8 +93,10 @@ def url_matcher(pattern: str) -> UrlMatcher:
     with RE2's reason for a pattern it cannot compile.
     """
     if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
+        import re2  # only a /regex/ filter needs it: not imported to serve
+
         try:
-            compiled = re2.compile(pattern[1:-1], _RE2_OPTIONS)
+            compiled = re2.compile(pattern[1:-1], _re2_options())
         except re2.error as exc:
             reason = exc.args[0] if exc.args else "invalid pattern"
             text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)

@@ -20,15 +20,13 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.discovery import Scanned, Strategy, strategies_for
-from gateway.browsers.host_scan import HostScan
-from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.config import GatewayConfig, TargetConfig
 from gateway.config.urls import check_url
@@ -42,7 +40,11 @@ from gateway.errors import (
 )
 from gateway.hosts.base import Host
 from gateway.hosts.local import LocalHost
-from gateway.hosts.ssh import SshHost
+
+if TYPE_CHECKING:  # imported where first used: a gateway that never launches Chrome,
+    # scans a host or reaches one over SSH does not import the code (asyncssh) to serve
+    from gateway.browsers.host_scan import HostScan
+    from gateway.browsers.launcher import ChromeLauncher
 
 __all__ = ["GONE_LISTED_S", "Registry", "open_registry"]
 
@@ -73,12 +75,18 @@ class Registry:
         ``browsers = "all"``, start scanning its host (while serving)."""
         host = self._use_host(target)
         if target.browsers == "all":
+            from gateway.browsers.host_scan import HostScan
+
             group = HostScan(target, host, self)
             self.groups[target.name] = group
             self._start(group.run, target.name, f"scan {target.name}")
             log.info("target added", target=target.name, host=host.label, browsers="all")
             return
-        launcher = ChromeLauncher(host, target) if target.launch else None
+        launcher = None
+        if target.launch:
+            from gateway.browsers.launcher import ChromeLauncher
+
+            launcher = ChromeLauncher(host, target)
         self._add_browser(target, host, strategies_for(target, launcher), launcher)
 
     def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
@@ -178,6 +186,8 @@ class Registry:
     def _new_host(target: TargetConfig) -> Host:
         if target.ssh is None:
             return LocalHost()
+        from gateway.hosts.ssh import SshHost
+
         return SshHost(target.ssh, target.host_key_policy, target.reconnect)
 
     async def _release_host(self, name: str) -> None:

@@ -13,7 +13,6 @@ turning it into a path needs the environment, which is ``sources``' business.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -107,6 +106,7 @@ def read_targets_file(path: str) -> TargetsFile:
 
 def _read_toml(path: str) -> dict[str, Any]:
     """Read and parse the targets file, translating every failure to ConfigError."""
+    import tomllib  # a gateway set up by environment alone never reads TOML
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:

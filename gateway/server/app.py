@@ -26,6 +26,7 @@ from gateway.config import GatewayConfig
 from gateway.server.boundary import Boundary, client_session
 from gateway.server.call_log import CallLog
 from gateway.server.reload import reload_on_hangup
+from gateway.server.schemas import RESULTS_NOTE, shared_arguments_note
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
 from gateway.tools.sets import Selection, catalogue, select
@@ -41,8 +42,9 @@ across all targets (list_tabs); pass tab=<id> to tab tools, and target=<name>
 only when several targets exist and no tab is given. Arguments most tools share:
 timeout_s is the seconds to wait for the browser (default: the target's
 command_timeout_s, 30); max_chars is the longest value returned — longer values
-are cut and marked truncated.
-"""
+are cut and marked truncated; since=<last_id> of an earlier list returns only later
+entries, limit at most that many of the newest.
+""" + shared_arguments_note() + "\n" + RESULTS_NOTE + "\n"
 READ_ONLY_NOTE = """
 This gateway runs read-only: only tools that change nothing in the browsers are
 offered (listing, views, screenshots, console and network).

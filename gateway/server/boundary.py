@@ -14,7 +14,6 @@ offers it (``withheld``).
 from __future__ import annotations
 
 import functools
-import inspect
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -30,7 +29,7 @@ from pydantic import BaseModel
 
 from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
-from gateway.server.schemas import compact_input, compact_output
+from gateway.server.schemas import compact_description, compact_input, compact_output
 from gateway.tools.definition import ReadsAsText
 from gateway.tools.sets import Selection
 
@@ -170,7 +169,7 @@ class Boundary:
                     self._record(call_id, name, kwargs, start, outcome, error, result)
 
             self._server.add_tool(
-                call, name=name, description=inspect.cleandoc(fn.__doc__ or ""),
+                call, name=name, description=compact_description(fn.__doc__ or ""),
                 annotations=_annotations(read_only=read_only, destructive=destructive),
             )
             _publish_compact(self._server, name)

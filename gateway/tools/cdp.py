@@ -12,7 +12,7 @@ from gateway.errors import CdpError, InvalidArgument
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
-from .args import MaxChars, TargetArg, TimeoutArg
+from .args import MaxChars, OptionalTab, TargetArg, TimeoutArg
 from .definition import OnBrowser, OnTab, Tools
 
 if TYPE_CHECKING:
@@ -37,19 +37,16 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool(destructive=True, tab="optional")
     async def cdp_command(
         on: OnBrowser,
-        method: Annotated[str, Field(description="CDP method as Domain.method, e.g. "
-                                                 "Page.reload or Browser.getVersion.",
+        method: Annotated[str, Field(description="e.g. Page.reload, Browser.getVersion.",
                                      max_length=200)],
-        params: Annotated[dict[str, Any] | None,
-                          Field(description="The method's parameters as a JSON object.")] = None,
+        params: dict[str, Any] | None = None,
         target: TargetArg = None,
-        tab: Annotated[int | None, Field(description="Run on this tab's session; omit for "
-                                                     "a browser-level command.", ge=1)] = None,
+        tab: OptionalTab = None,
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> CdpResult:
-        """Send any Chrome DevTools Protocol command the other tools do not cover: to the
-        browser (Browser.*, Target.*), or with `tab` to that page (Page.*, DOM.*, …)."""
+        """Send a raw Chrome DevTools Protocol command: to the browser (Browser.*,
+        Target.*), or with `tab` to that page (Page.*, DOM.*, …)."""
         if not METHOD_RE.match(method):
             raise InvalidArgument(f"method {method[:80]!r} is not a CDP method name; use "
                                   "Domain.method, e.g. Page.navigate or Target.getTargets")

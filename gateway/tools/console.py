@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from gateway.output.absent import absent
 
-from .args import TabArg, TargetArg
+from .args import DEFAULT_LIMIT, LimitArg, SinceArg, TabArg, TargetArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -46,15 +46,13 @@ def register(tools: Tools, registry: Registry) -> None:
         on: OnTab,
         tab: TabArg,
         level: Annotated[Level | list[Level] | None,
-                         Field(description="Only these levels; default all.")] = None,
-        since: Annotated[int | None, Field(description="Only ids above this (a last_id).",
-                                           ge=0)] = None,
-        limit: Annotated[int, Field(description="At most this many, the newest.", ge=1,
-                                    le=10_000)] = 100,
+                         Field(description="Only these levels.")] = None,
+        since: SinceArg = None,
+        limit: LimitArg = DEFAULT_LIMIT,
         target: TargetArg = None,
     ) -> ConsoleMessages:
-        """A tab's console (console.* calls, uncaught errors with stacks, browser messages)
-        since the gateway attached to it; poll with since=<last_id>."""
+        """A tab's console messages and uncaught errors (with stacks); poll with
+        since=<last_id>."""
         levels: set[str] | None = (
             {level} if isinstance(level, str) else set(level) if level else None)
         log = on.tab.console

@@ -35,12 +35,12 @@ def register(tools: Tools, registry: Registry) -> None:
         tab: TabArg,
         accept: Annotated[bool, Field(description="true: OK / Leave; false: Cancel / "
                                                   "Stay.")],
-        prompt_text: Annotated[str | None, Field(description="Text to answer a prompt() "
-                                                             "with.", max_length=100_000)] = None,
+        prompt_text: Annotated[str | None, Field(description="The prompt() answer.",
+                                                   max_length=100_000)] = None,
         target: TargetArg = None,
     ) -> DialogResult:
-        """Answer a tab's open alert / confirm / prompt / beforeunload dialog (until then
-        other tab tools fail and point here)."""
+        """Answer a tab's open alert/confirm/prompt/beforeunload dialog (other tab tools
+        fail until then)."""
         t, page = on.browser, on.tab
         dialog = page.dialog
         if dialog is None:

@@ -16,7 +16,7 @@ from gateway.output.files import write_private
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
-from .args import MaxChars, TabArg, TargetArg
+from .args import DEFAULT_LIMIT, LimitArg, MaxChars, SinceArg, TabArg, TargetArg
 from .definition import OnTab, Tools
 from .saving import save_path
 
@@ -141,20 +141,16 @@ def register(tools: Tools, registry: Registry) -> None:
         tab: TabArg,
         filter: Annotated[str | None, Field(description="URL substring, or /regex/.",
                                             max_length=2000)] = None,
-        failed_only: Annotated[bool, Field(description="Only failures: net::ERR_*, blocked, "
-                                                       "CORS, or HTTP status >= 400.")] = False,
+        failed_only: Annotated[bool, Field(description="Only failed or HTTP >= 400.")] = False,
         resource_types: Annotated[list[str] | None,
-                                  Field(description="e.g. [\"Document\", \"XHR\", \"Fetch\", "
-                                                    "\"Script\", \"Image\", \"WebSocket\"].",
+                                  Field(description="e.g. [\"XHR\", \"Fetch\"].",
                                         max_length=32)] = None,
-        since: Annotated[int | None, Field(description="Only ids above this (a last_id).",
-                                           ge=0)] = None,
-        limit: Annotated[int, Field(description="At most this many, the newest.", ge=1,
-                                    le=10_000)] = 100,
+        since: SinceArg = None,
+        limit: LimitArg = DEFAULT_LIMIT,
         target: TargetArg = None,
     ) -> NetworkRequests:
-        """A tab's network requests: method, URL, status, type, size, duration, failure;
-        network_request(id=…) has headers, timing, bodies."""
+        """A tab's network requests (method, url, status, type, size, duration, error);
+        network_request(id) has the details."""
         matcher = None
         if filter:
             try:
@@ -175,7 +171,7 @@ def register(tools: Tools, registry: Registry) -> None:
     async def network_request(
         on: OnTab,
         tab: TabArg,
-        id: Annotated[int, Field(description="Request id from network_requests.", ge=1)],
+        id: Annotated[int, Field(description="From network_requests.", ge=1)],
         ctx: Context[Any, Any],
         include_body: Literal["none", "request", "response", "both"] = "none",
         save_to: Annotated[str | None, Field(description="Write the (response) body to this "

@@ -64,19 +64,16 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool()
     async def evaluate(
         on: OnTab,
-        expression: Annotated[str, Field(description="JavaScript to run in the page; the "
-                                                     "value of the last statement is "
-                                                     "returned. Top-level await works.")],
+        expression: Annotated[str, Field(description="The last statement's value is "
+                                                     "returned; top-level await works.")],
         tab: TabArg,
-        await_promise: Annotated[bool, Field(description="Wait for a returned promise to "
-                                                         "settle.")] = True,
+        await_promise: Annotated[bool, Field(description="Await a returned promise.")] = True,
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
         target: TargetArg = None,
     ) -> EvaluateResult:
-        """Run JavaScript in a tab (top-level await works) and return its value as JSON.
-
-        A thrown error or rejected promise is a tool error with message and stack.
+        """Run JavaScript in a tab and return its value as JSON; a throw or rejection
+        is a tool error with the stack.
         """
         t, page, budget = on.browser, on.tab, on.budget
         check_evaluate(t.config)

@@ -118,26 +118,22 @@ def register(tools: Tools, registry: Registry) -> None:
         on: OnTab,
         tab: TabArg,
         ctx: Context[Any, Any],
-        full_page: Annotated[bool, Field(description="Capture the whole page, not just the "
-                                                     "viewport.")] = False,
-        ref: Annotated[int | None, Field(description="Capture only this element (a ref from "
-                                                     "the current browse_view).", ge=1)] = None,
+        full_page: Annotated[bool, Field(description="Not just the viewport.")] = False,
+        ref: Annotated[int | None, Field(description="Only this element (a view ref).",
+                                             ge=1)] = None,
         format: Literal["png", "jpeg", "webp"] = "png",
         quality: Annotated[int | None, Field(description="jpeg/webp only.", ge=0,
                                              le=100)] = None,
-        max_width: Annotated[int | None, Field(description="Scale down to at most this many "
-                                                           "pixels wide.", ge=16,
+        max_width: Annotated[int | None, Field(description="Scale down to this width.", ge=16,
                                                le=10_000)] = None,
-        save_to: Annotated[str | None, Field(description="Also write the image to this "
-                                                         "absolute path.", max_length=4096)] = None,
+        save_to: Annotated[str | None, Field(description="Also write it to this absolute path.",
+                                             max_length=4096)] = None,
         inline: Annotated[bool, Field(description="false: only path and size.")] = True,
         timeout_s: TimeoutArg = None,
         target: TargetArg = None,
     ) -> Annotated[CallToolResult, ScreenshotInfo]:
-        """Take a screenshot of a tab as an image.
-
-        Costs many more tokens than browse_view; max_width and format="jpeg" keep it
-        small.
+        """Screenshot a tab as an image: far more tokens than browse_view (max_width and
+        format="jpeg" keep it small).
         """
         t, page = on.browser, on.tab
         path = await save_path(ctx, registry, save_to)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from gateway.concurrency import gather
 from gateway.config.urls import check_url
@@ -13,7 +13,7 @@ from gateway.output.absent import absent
 from gateway.page.history import HistoryStep, step_history
 from gateway.page.navigation import navigate_tab, page_state
 
-from .args import TabArg, TargetArg, TimeoutArg
+from .args import ContextArg, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -23,15 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, data).",
-                              max_length=2 * 1024 * 1024)]
-ContextArg = Annotated[str | None, Field(
-    description="An isolated browser context (own cookies, storage), made on first use.",
-    pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-WaitArg = Annotated[
-    Literal["load", "domcontentloaded", "none"],
-    Field(description="What to wait for after navigating."),
-]
+WaitArg = Literal["load", "domcontentloaded", "none"]
 
 
 class TabInfo(BaseModel):
@@ -93,8 +85,7 @@ def _url_or_history(arguments: dict[str, Any]) -> None:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
-        """List open tabs: ids, titles, URLs (every target unless `target`); down targets
-        under `unavailable`."""
+        """List open tabs (id, title, url) of every target, or of `target`."""
         if target is not None:
             named = registry.target(target)
             await named.connection()
@@ -122,8 +113,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tool()
     async def new_tab(url: UrlArg = "about:blank", context: ContextArg = None,
                       target: TargetArg = None) -> NewTabResult:
-        """Open a tab on a target and return its id, not waiting for the load (navigate
-        waits)."""
+        """Open a tab and return its id without waiting for the load (navigate waits)."""
         t = registry.target(target)
         url = check_url(url, t.config.allow_schemes)
         tab = await t.new_tab(url, context)
@@ -135,8 +125,7 @@ def register(tools: Tools, registry: Registry) -> None:
         url: UrlArg | None = None,
         history: HistoryStep | None = None,
         ignore_cache: bool = False,
-        tab: Annotated[int | None, Field(description="Tab to navigate; omit to open a new "
-                                                     "tab.", ge=1)] = None,
+        tab: OptionalTab = None,
         context: ContextArg = None,
         target: TargetArg = None,
         wait: WaitArg = "load",

@@ -86,9 +86,8 @@ def _endpoint(target: Browser) -> str | None:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool(read_only=True)
     async def list_targets() -> TargetList:
-        """List the targets (browsers): state up/connecting/down/gone, and why one is down.
-
-        Use first; answers from memory. `browsers`: the targets a host scan found.
+        """List the targets (browsers): state (up/connecting/down/gone), why one is
+        down. Call first.
         """
         return TargetList(targets=[
             *(_group_info(g) for g in registry.groups.values()),

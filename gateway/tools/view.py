@@ -15,10 +15,10 @@ from gateway.page.navigation import navigate_tab
 from gateway.page.snapshot import fetch_snapshot
 from gateway.page.view import ViewState, render_view
 
-from .args import MaxChars, TabArg, TargetArg, TimeoutArg
+from .args import MaxChars, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
 from .definition import OnTab, Tools
 from .saving import allowed_dirs
-from .tabs import UrlArg, WaitArg
+from .tabs import WaitArg
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
@@ -76,17 +76,14 @@ def register(tools: Tools, registry: Registry) -> None:
     async def browse(
         on: OnTab,
         url: UrlArg,
-        tab: Annotated[int | None, Field(description="Tab to load the URL in; omit for a new "
-                                                     "tab.", ge=1)] = None,
+        tab: OptionalTab = None,
         target: TargetArg = None,
         wait: WaitArg = "load",
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> PageView:
-        """Open a URL and return the page as text, every control numbered (`role#N "name"`)
-        for browse_act.
-
-        The cheap way to read a page; screenshot only when the layout matters.
+        """Load a URL (in `tab`, else a new tab) and return the page as text, controls
+        numbered (`role#N "name"`) for browse_act; cheaper than a screenshot.
         """
         await navigate_tab(on.browser, on.tab, url, wait, on.budget)
         return await _view(on, max_chars)
@@ -112,10 +109,8 @@ def register(tools: Tools, registry: Registry) -> None:
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> ActResult:
-        """Act on refs of the tab's latest view with real mouse and keyboard input, then
-        return a fresh view.
-
-        Stops at the first step that fails and says why.
+        """Act on refs of the tab's latest view (real mouse and keyboard input), then
+        return a fresh view; stops at the first step that fails.
         """
         uploads = any(getattr(a, "do", None) == "upload" for a in actions)
         readable = functools.partial(resolve_read_path, allowed=await allowed_dirs(ctx) if uploads

@@ -24,21 +24,22 @@ from mcp import Client
 
 from gateway.browsers.registry import Registry
 from gateway.config import load_config
-from gateway.server.app import build_server
+from gateway.server.app import INSTRUCTIONS, build_server
 from gateway.server.call_log import CallLog
+from gateway.server.schemas import RESULTS_NOTE, SHARED_SHAPES, compact_input, shared_arguments_note
 
 pytestmark = pytest.mark.anyio
 
 GOLDEN = Path(__file__).parent / "golden"
 
-TOTAL_BUDGET = 24_050  # issue 14: +157 navigate history, +2,245 emulate, +646 upload/drag
+TOTAL_BUDGET = 13_942
 """Characters of the whole ``tools/list`` (``json.dumps`` of the tools, as measured in
-issue 12): Playwright MCP's is 21,432; ours must stay below it whatever is added.
-(Issue 12 aims at 14,000 for today's 16 tools; with every output schema kept in
-full the list is about 20,900 — the gap is the output schemas, ~7,700.)"""
-CORE_BUDGET = 8_646
-"""``--tools core`` (issue 12 aims at 4,000; ``browse_act``'s action union alone is
-~3,300)."""
+issue 12): Playwright MCP's is 21,432; ours must stay below it whatever is added, and
+today's 16 tools fit issue 12's 14,000 (13,942; 37,440 before issue 12). A tool added
+later raises this by exactly what it adds."""
+CORE_BUDGET = 5_503
+"""``--tools core`` (5,503; issue 12 aims at 4,000, which the six tools cannot reach
+keeping every argument constraint: ``browse_act``'s step union alone is ~2,400)."""
 
 CONSTRAINTS = ("type", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
                "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",
@@ -65,8 +66,13 @@ async def test_tools_list_is_unchanged(read_only: bool, golden: str) -> None:
 
 
 def _size(tools: list[dict[str, Any]]) -> int:
-    """Characters of the list as a client serialises it (camelCase keys)."""
-    renamed = [{{"input_schema": "inputSchema", "output_schema": "outputSchema"}.get(k, k): v
+    """Characters of the list as a client serialises it (camelCase keys, the
+    annotations' too: ``readOnlyHint``)."""
+    def camel(key: str) -> str:
+        head, *rest = key.split("_")
+        return head + "".join(word.title() for word in rest)
+
+    renamed = [{camel(k): {camel(a): b for a, b in v.items()} if k == "annotations" else v
                 for k, v in tool.items()} for tool in tools]
     return len(json.dumps(renamed))
 
@@ -83,15 +89,34 @@ async def test_tools_list_keeps_its_budget() -> None:
     assert _size(await _listed(read_only=True)) < _size(tools)
 
 
+_VALUE_TYPES = {"string": (str,), "integer": (int,), "number": (int, float),
+                "boolean": (bool,)}
+
+
+def _implied_type(node: dict[str, Any]) -> str | None:
+    """The ``type`` a ``const`` / ``enum`` says by itself (all its values have it)."""
+    values = [node["const"]] if "const" in node else node.get("enum")
+    for name, kinds in _VALUE_TYPES.items():
+        if values and all(isinstance(v, kinds) and (name == "boolean") == isinstance(v, bool)
+                          for v in values):
+            return name
+    return None
+
+
 def _constraints(schema: dict[str, Any], *, output: bool) -> set[tuple[str, str, str]]:
-    """Every constraint in ``schema`` as (path, keyword, value), ``$ref`` resolved and
-    an input's ``null`` branches left out (an optional argument is its plain type), as
-    are those of an output field that is not required: such a field may be left out
-    of a result instead of sent as null (``tools.args.absent``)."""
+    """Every constraint in ``schema`` as (path, keyword, value), in a normal form that
+    compaction must not change: ``$ref`` resolved; an input's ``null`` branches left
+    out (an optional argument is its plain type); a ``type`` its ``const`` / ``enum``
+    values imply; a union's ``type`` and ``required`` counted on each branch.
+
+    A result schema is compared at its top level: each field's type and nullability
+    (a ``null`` branch of a field that may instead be left out does not count:
+    ``output.absent``), nested objects by their type only, and no ``required`` (said
+    once in the instructions: ``RESULTS_NOTE``)."""
     defs = schema.get("$defs", {})
     found: set[tuple[str, str, str]] = set()
 
-    def walk(node: Any, path: str, optional: bool = False) -> None:
+    def walk(node: Any, path: str, optional: bool = False, depth: int = 0) -> None:
         if not isinstance(node, dict):
             return
         if "$ref" in node:
@@ -104,22 +129,43 @@ def _constraints(schema: dict[str, Any], *, output: bool) -> set[tuple[str, str,
                 found.add((path, "nullable", "true"))
             rest = {k: v for k, v in node.items() if k != "anyOf"}
             if len(branches) == 1:
-                walk({**branches[0], **rest}, path, optional)
+                walk({**branches[0], **rest}, path, optional, depth)
                 return
             node = {**rest, "anyOf": branches}
+        if "type" not in node and _implied_type(node):
+            node = {**node, "type": _implied_type(node)}
         for key in CONSTRAINTS:
+            if key == "required" and output:
+                continue
             if key in node and not (key == "default" and (output or node[key] is None)):
-                found.add((path, key, json.dumps(node[key], sort_keys=True)))
+                value = sorted(node[key]) if key == "required" else node[key]
+                found.add((path, key, json.dumps(value, sort_keys=True)))
+        if output and depth > 0:
+            walk(node.get("items"), f"{path}/items", depth=depth)
+            return  # a nested object is summarised: its type is all that is kept
         required = set(node.get("required", ()))
         for name, prop in node.get("properties", {}).items():
-            walk(prop, f"{path}/{name}", optional=name not in required)
-        walk(node.get("items"), f"{path}/items")
+            # a result object with no ``required`` list has every field (RESULTS_NOTE)
+            optional = name not in required and ("required" in node or not output)
+            walk(prop, f"{path}/{name}", optional, depth + 1)
+        walk(node.get("items"), f"{path}/items", depth=depth)
         for key in ("anyOf", "oneOf"):
             for index, branch in enumerate(node.get(key, [])):
-                walk(branch, f"{path}/{key}{index}")
+                shared = {k: node[k] for k in ("type", "required") if k in node}
+                if "required" in shared:
+                    shared["required"] = [*shared["required"], *branch.get("required", ())]
+                walk({**branch, **shared}, f"{path}/{key}{index}", depth=depth)
 
     walk(schema, "")
     return found
+
+
+def _said_once(lost: set[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+    """Of the lost constraints, those that belong to a shared argument's shape: said
+    once in the server's instructions instead of in each schema."""
+    return {(path, key, value) for path, key, value in lost
+            if path.rsplit("/", 1)[-1] in SHARED_SHAPES
+            and json.loads(value) == SHARED_SHAPES[path.rsplit("/", 1)[-1]].get(key)}
 
 
 async def test_compact_schemas_keep_every_constraint() -> None:
@@ -131,23 +177,65 @@ async def test_compact_schemas_keep_every_constraint() -> None:
         for key, output in (("input_schema", False), ("output_schema", True)):
             lost = (_constraints(old[key], output=output)
                     - _constraints(now[name][key], output=output))
+            lost -= _said_once(lost)
             assert not lost, f"{name}.{key} lost {sorted(lost)}"
+    assert shared_arguments_note() in INSTRUCTIONS and RESULTS_NOTE in INSTRUCTIONS
+    for shape in SHARED_SHAPES.values():  # the note says every bound of every shape
+        assert all(str(v).rstrip(".") in shared_arguments_note() for v in shape.values())
 
 
 def test_constraint_walk_sees_what_compaction_could_lose() -> None:
-    """The comparison above can fail: a dropped bound, enum or null branch shows up."""
+    """The comparison above can fail: a dropped bound, enum, null branch or branch
+    requirement shows up; a rewrite that says the same (a union's shared keywords
+    said once, a type its enum implies) does not."""
     schema = {"type": "object", "required": ["a"], "properties": {
         "a": {"anyOf": [{"type": "integer", "maximum": 3}, {"type": "null"}]},
         "b": {"$ref": "#/$defs/B"}}, "$defs": {"B": {"enum": ["x", "y"], "type": "string"}}}
     full = _constraints(schema, output=True)
     assert ("/a", "maximum", "3") in full and ("/a", "nullable", "true") in full
-    assert ("/b", "enum", '["x", "y"]') in full and ("", "required", '["a"]') in full
+    assert ("/b", "enum", '["x", "y"]') in full
+    assert ("", "required", '["a"]') in _constraints(schema, output=False)
     looser = {**schema, "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
     assert full - _constraints(looser, output=True) >= {
         ("/a", "maximum", "3"), ("/a", "nullable", "true"), ("/b", "enum", '["x", "y"]')}
+    union = {"type": "object", "properties": {"s": {"items": {"oneOf": [
+        {"type": "object", "required": ["do", "ref"], "properties": {
+            "do": {"const": "click", "type": "string"}, "ref": {"type": "integer"}}},
+        {"type": "object", "required": ["do"], "properties": {
+            "do": {"enum": ["up", "down"], "type": "string"}}}]}, "type": "array"}}}
+    compact = compact_input(union)
+    assert "type" not in json.dumps(compact["properties"]["s"]["items"]["oneOf"][1])
+    assert compact["properties"]["s"]["items"]["required"] == ["do"]
+    assert _constraints(union, output=False) <= _constraints(compact, output=False)
+    branch = compact["properties"]["s"]["items"]["oneOf"][0]
+    assert _constraints(union, output=False) - _constraints(
+        {**compact, "properties": {"s": {**compact["properties"]["s"], "items": {
+            **compact["properties"]["s"]["items"], "oneOf": [
+                {k: v for k, v in branch.items() if k != "required"},
+                compact["properties"]["s"]["items"]["oneOf"][1]]}}}}, output=False) == {
+        ("/s/items/oneOf0", "required", '["do", "ref"]')}
 
 
-_SAYS_WHAT = ("type", "anyOf", "oneOf", "allOf", "enum", "const", "$ref")
+def test_a_new_tool_taking_shared_arguments_is_small() -> None:
+    """What a tool added tomorrow gets without a table of its own: its shared
+    arguments (``tools.args.SHARED``) published as bare types, its own bounds kept."""
+    from pydantic import TypeAdapter
+
+    from gateway.tools.args import SHARED
+    properties = {name: TypeAdapter(annotated).json_schema() for name, annotated in SHARED.items()}
+    properties["depth"] = {"type": "integer", "minimum": 1, "maximum": 9, "title": "Depth"}
+    compact = compact_input({"type": "object", "properties": properties})
+    assert compact["properties"] == {**{name: {"type": shape["type"]} for name, shape
+                                        in SHARED_SHAPES.items()},
+                                     "depth": {"type": "integer", "minimum": 1, "maximum": 9}}
+
+
+_SAYS_WHAT = ("type", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
+              "exclusiveMaximum", "minLength", "maxLength", "pattern", "minItems",
+              "maxItems", "required", "anyOf", "oneOf", "allOf", "not", "items",
+              "properties", "additionalProperties", "$ref")
+"""Keywords the Inspector counts as constraining a value (its ``CONSTRAINING_KEYWORDS``,
+the ones JSON Schema tools use)."""
 
 
 def _portability_problems(node: Any, path: str) -> list[str]:

@@ -1,0 +1,59 @@
+"""Serving imports only what serving needs (issue 12): a start is the SDK's import plus ours.
+
+A fresh interpreter imports what ``gateway serve`` imports before any browser is
+contacted — the CLI, the server, every tool family — and builds the server with
+every tool registered. None of the modules that only some gateways use may be
+loaded by then: the doctor, the Chrome launcher, host scans, SSH (asyncssh, for a
+local target), RE2 (a ``/regex/`` network filter), TOML (a targets file). The same
+child then uses a filter, a targets file and an SSH host once and shows that their
+modules arrive then (and that every name checked is a real module), so the check
+can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+__all__: list[str] = []
+
+ROOT = Path(__file__).parents[2]
+
+LAZY = ("gateway.doctor", "gateway.browsers.launcher", "gateway.browsers.launch_script",
+        "gateway.browsers.host_scan", "gateway.hosts.ssh", "asyncssh", "re2", "tomllib")
+
+CHILD = textwrap.dedent("""
+    import importlib, json, sys, tempfile
+    import gateway.cli, gateway.server.app, gateway.tools
+    from gateway.browsers.registry import Registry
+    from gateway.config import load_config
+    from gateway.server.app import build_server
+    from gateway.server.call_log import CallLog
+
+    lazy = json.loads(sys.argv[1])
+    build_server(Registry(load_config({"CDP_URL": "127.0.0.1:9"})), CallLog.open(None))
+    serving = [m for m in lazy if m in sys.modules]
+
+    from gateway.browsers.network_log import url_matcher
+    url_matcher("/a+/")  # a /regex/ filter: RE2
+    with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
+        f.write('[targets.r]\\nssh = "u@127.0.0.1"\\n')
+        f.flush()
+        target = load_config({}, f.name).targets[0]  # a targets file: TOML
+    Registry._new_host(target)  # an SSH target: asyncssh (nothing is contacted)
+    for name in lazy:  # and the rest are real module names
+        importlib.import_module(name)
+    print(json.dumps({"serving": serving, "used": [m for m in lazy if m in sys.modules]}))
+""")
+
+
+def test_serving_does_not_import_what_only_some_gateways_use() -> None:
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(LAZY)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["serving"] == [], f"imported to serve: {found['serving']}"
+    assert found["used"] == list(LAZY), "each module arrives when its feature is first used"

@@ -12,14 +12,17 @@ planted between check and write is not followed either. Files are 0600.
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from gateway.errors import InvalidArgument
 
-__all__ = ["default_allowed_dirs", "resolve_save_path", "write_private"]
+__all__ = ["default_allowed_dirs", "default_save_path", "open_private", "resolve_save_path",
+           "write_private"]
 
 
 def default_allowed_dirs() -> list[Path]:
@@ -55,17 +58,34 @@ def resolve_save_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
     return resolved
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` as a 0600 file, never following a final symlink."""
+def default_save_path(kind: str, suffix: str) -> Path:
+    """A fresh file name in the temp directory for a capture the caller gave no ``save_to``
+    for (a trace, a heap snapshot): random, so another user cannot plant it in advance,
+    and opened with ``exclusive=True`` so a file there already is never overwritten."""
+    return Path(default_allowed_dirs()[0]) / f"csgw-{kind}-{secrets.token_hex(6)}{suffix}"
+
+
+def open_private(path: Path, *, exclusive: bool = False) -> BinaryIO:
+    """``path`` opened for writing as a 0600 regular file, never through a final symlink
+    (``exclusive``: only if it does not exist yet). For writes that stream: the caller
+    writes chunk by chunk and closes it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    flags |= os.O_EXCL if exclusive else os.O_TRUNC
     try:
         # O_NONBLOCK: a FIFO slipped in after the check fails instead of hanging the loop.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-                     | os.O_NONBLOCK, 0o600)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
         raise InvalidArgument(f"cannot write {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "wb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InvalidArgument(f"{path} is not a regular file")
-        os.set_blocking(fd, True)
-        os.fchmod(fd, 0o600)
+    f = os.fdopen(fd, "wb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise InvalidArgument(f"{path} is not a regular file")
+    os.set_blocking(fd, True)
+    os.fchmod(fd, 0o600)
+    return f
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` as a 0600 file, never following a final symlink."""
+    with open_private(path) as f:
         f.write(data)

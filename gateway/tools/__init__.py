@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import cdp, console, dialogs, network, runtime, screenshot, tabs, targets, view
+from . import (
+    cdp,
+    console,
+    dialogs,
+    network,
+    profiling,
+    runtime,
+    screenshot,
+    tabs,
+    targets,
+    view,
+)
 from .definition import ToolRegistrar, Tools
 
 if TYPE_CHECKING:
@@ -20,5 +31,6 @@ __all__ = ["register_all"]
 
 def register_all(registrar: ToolRegistrar, registry: Registry) -> None:
     tools = Tools(registrar, registry)
-    for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs):
+    for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
+                   profiling):
         family.register(tools, registry)

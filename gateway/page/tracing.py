@@ -49,10 +49,12 @@ larger for pictures a model does not read."""
 
 @dataclass(frozen=True)
 class Recording:
-    """A running trace: on which browser and tab it was started."""
+    """A running trace: on which browser and tab it was started, and whether it waits
+    for ``action='stop'`` (``manual``) or ends with the call that started it."""
 
     browser: Browser
     tab: Tab
+    manual: bool
 
 
 class Recorder:
@@ -65,14 +67,16 @@ class Recorder:
         found = self._running.get(browser.name)
         return found if found is not None and found.browser is browser else None
 
-    async def start(self, browser: Browser, tab: Tab, budget: float) -> Recording:
+    async def start(self, browser: Browser, tab: Tab, budget: float, *,
+                    manual: bool) -> Recording:
         """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there."""
         other = self.running(browser)
         if other is not None:
+            how = (f"stop it with performance_trace(tab={other.tab.id}, action='stop')"
+                   if other.manual else "it ends with the call that started it; wait for it")
             raise CaptureFailed(
                 f"a performance trace is already running on target {browser.name!r} (tab "
-                f"{other.tab.id}; Chrome records one per browser); stop it with "
-                f"performance_trace(tab={other.tab.id}, action='stop') first")
+                f"{other.tab.id}; Chrome records one per browser); {how}, then retry")
         try:
             await browser.tab_call(tab, "Tracing.start", {
                 "transferMode": "ReturnAsStream", "streamFormat": "json",
@@ -84,7 +88,7 @@ class Recorder:
                 f"Chrome on target {browser.name!r} refused to start a trace ({exc.message}); "
                 "another client (DevTools, a test runner) is tracing that browser — stop "
                 "it there, then retry") from None
-        recording = Recording(browser, tab)
+        recording = Recording(browser, tab, manual)
         self._running[browser.name] = recording
         return recording
 

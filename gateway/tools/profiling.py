@@ -95,14 +95,17 @@ def register(tools: Tools, registry: Registry) -> None:
         path = await save_path(ctx, registry, save_to)  # refused before anything is recorded
         if action == "stop":
             recording = recorder.running(browser)
-            if recording is None:
-                raise CaptureFailed(f"no performance trace is running on target "
-                                    f"{browser.name!r}; start one with "
-                                    f"performance_trace(tab={page.id}, action='start')")
+            if recording is None or not recording.manual:
+                busy = (f" (tab {recording.tab.id} is recording for duration_s; that call "
+                        "ends it)" if recording is not None else "")
+                raise CaptureFailed(f"no performance trace started with action='start' is "
+                                    f"running on target {browser.name!r}{busy}; start one "
+                                    f"with performance_trace(tab={page.id}, action='start')")
         else:
             if action == "start" and save_to is not None:
                 raise InvalidArgument("save_to belongs to the call with action='stop'")
-            recording = await recorder.start(browser, page, on.budget)
+            recording = await recorder.start(browser, page, on.budget,
+                                             manual=action == "start")
             try:
                 if reload:
                     await browser.tab_call(page, "Page.reload", timeout_s=on.budget)

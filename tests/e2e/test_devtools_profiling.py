@@ -19,9 +19,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from tests.e2e.helpers import call_err, call_ok
+from tests.e2e.helpers import call_err, call_ok, text_of
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, open_page
 from tests.topology import Topology
 
@@ -103,7 +104,8 @@ async def test_start_and_stop_around_own_steps(env: DevtoolsEnv) -> None:
         path.unlink()
 
     nothing = await call_err(env.client, "performance_trace", {"tab": tab, "action": "stop"})
-    assert "no performance trace is running" in nothing and "action='start'" in nothing
+    assert "no performance trace started with action='start' is running" in nothing
+    assert f"performance_trace(tab={tab}, action='start')" in nothing
 
 
 async def test_tab_closed_mid_trace(env: DevtoolsEnv) -> None:
@@ -114,6 +116,33 @@ async def test_tab_closed_mid_trace(env: DevtoolsEnv) -> None:
     stop = await call_err(env.client, "performance_trace", {"tab": other, "action": "stop"})
     assert f"tab {tab} closed while it was being traced" in stop, stop
     # Chrome ended the trace with its session: a new one starts and completes.
+    result = await call_ok(env.client, "performance_trace", {"tab": other, "duration_s": 0.5},
+                           timeout=TRACE_TIMEOUT)
+    Path(result["path"]).unlink()
+
+
+async def test_tab_closed_during_a_duration_trace(env: DevtoolsEnv) -> None:
+    """close_tab does not wait for the tab's lock: the trace call ends early, with the
+    reason, rather than after its 30 s."""
+    tab, other = await page(env, "perf.html"), await page(env, "perf.html")
+    outcome: dict[str, str] = {}
+
+    async def trace() -> None:
+        result = await env.client.call_tool("performance_trace",
+                                            {"tab": tab, "duration_s": 30})
+        outcome["error" if result.is_error else "ok"] = text_of(result)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(trace)
+        with anyio.fail_after(60):  # until the trace runs (a stop says so, and stops nothing)
+            while f"tab {tab} is recording for duration_s" not in await call_err(
+                    env.client, "performance_trace", {"tab": other, "action": "stop"}):
+                await anyio.sleep(0.1)
+        with anyio.fail_after(20):  # well before the trace's 30 s
+            await call_ok(env.client, "close_tab", {"tab": tab})
+            while not outcome:
+                await anyio.sleep(0.05)
+    assert "went away (closed or crashed) during the trace" in outcome.get("error", ""), outcome
     result = await call_ok(env.client, "performance_trace", {"tab": other, "duration_s": 0.5},
                            timeout=TRACE_TIMEOUT)
     Path(result["path"]).unlink()
@@ -148,6 +177,27 @@ async def test_heap_snapshot_shows_detached_nodes(env: DevtoolsEnv, tmp_path: Pa
     assert stat.S_IMODE(save.stat().st_mode) == 0o600
     snapshot = json.loads(save.read_text())
     assert snapshot["snapshot"]["node_count"] == result["nodes"]
+
+
+async def test_calls_are_logged(env: DevtoolsEnv) -> None:
+    tab = await page(env, "leak.html")
+    before = len(env.call_log.read_text().splitlines())
+    trace = await call_ok(env.client, "performance_trace", {
+        "tab": tab, "reload": True, "duration_s": 0.5}, timeout=TRACE_TIMEOUT)
+    heap = await call_ok(env.client, "heap_snapshot", {"tab": tab}, timeout=TRACE_TIMEOUT)
+    await call_err(env.client, "performance_trace", {"tab": tab, "action": "stop"})
+    for saved in (trace["path"], heap["path"]):
+        Path(saved).unlink()
+    with anyio.fail_after(10):
+        while len(lines := env.call_log.read_text().splitlines()) < before + 3:
+            await anyio.sleep(0.05)
+    logged = [json.loads(line) for line in lines[before:]]
+    assert [(e["tool"], e["outcome"], e["tab"]) for e in logged] == [
+        ("performance_trace", "ok", tab), ("heap_snapshot", "ok", tab),
+        ("performance_trace", "error", tab)]
+    assert logged[0]["target"] == logged[1]["target"] == "h1"
+    assert logged[0]["arguments"]["reload"] is True and logged[0]["result_bytes"] > 0
+    assert "no performance trace started with action='start'" in logged[2]["error"]
 
 
 async def test_heap_snapshot_over_the_size_limit(

@@ -154,7 +154,7 @@ async def _raw_trace(floor: Any) -> int:
 async def _heaps(gw: Any, call: Callable[..., Any], floor: Any, tab: int,
                  rows: dict[str, Any], pid: int) -> None:
     await call(gw, "evaluate", {"tab": tab, "expression": FILL_HEAP.format(
-        n=HEAP_MB * 12_000)})
+        n=HEAP_MB * 11_000)})
     usage = await call(gw, "cdp_command", {"method": "Runtime.getHeapUsage", "tab": tab})
     used_mb = usage["result"]["usedSize"] / 1e6
     rows["heap_raw"].label = (f"raw CDP: heap snapshot of a {used_mb:.0f} MB heap "

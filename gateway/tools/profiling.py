@@ -18,7 +18,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from gateway.errors import CaptureFailed, GatewayError, InvalidArgument
+from gateway.errors import CaptureFailed, GatewayError, InvalidArgument, NotAllowed
 from gateway.output.absent import absent
 from gateway.output.files import default_save_path, open_private
 from gateway.page.heap import summarize_file, take_heap_snapshot
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 SaveTo = Annotated[str | None, Field(max_length=4096)]
+HEAP_TIMEOUT_S = 120.0
+"""A heap snapshot's default bound (``timeout_s`` overrides it): Chrome took 10-45 s
+for a 50 MB heap on the busy test machine, more than a command's usual 30 s."""
 
 
 class TraceResult(BaseModel):
@@ -92,6 +95,9 @@ def register(tools: Tools, registry: Registry) -> None:
         timings, LCP, CLS, long tasks, main-thread time, the gzipped trace's path."""
         browser, page = on.browser, on.tab
         max_bytes = browser.config.max_capture_mb << 20
+        if reload and registry.config.read_only:
+            raise NotAllowed("reload is refused in read-only mode (--read-only): it reloads "
+                             "the page; trace without it, or reload the page yourself first")
         path = await save_path(ctx, registry, save_to)  # refused before anything is recorded
         if action == "stop":
             recording = recorder.running(browser)
@@ -138,9 +144,10 @@ def register(tools: Tools, registry: Registry) -> None:
         """Take a heap snapshot; returns its path, the 10 constructors with the largest
         self size, detached DOM nodes."""
         browser, page = on.browser, on.tab
+        budget = timeout_s or max(on.budget, HEAP_TIMEOUT_S)
 
         async def write(file: Any) -> int:
-            return await take_heap_snapshot(browser, page, file, on.budget,
+            return await take_heap_snapshot(browser, page, file, budget,
                                             browser.config.max_capture_mb << 20)
 
         path, size = await _saved(await save_path(ctx, registry, save_to), "heap",

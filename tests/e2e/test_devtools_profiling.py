@@ -200,14 +200,26 @@ async def test_calls_are_logged(env: DevtoolsEnv) -> None:
     assert "no performance trace started with action='start'" in logged[2]["error"]
 
 
-async def test_heap_snapshot_over_the_size_limit(
-        topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> None:
+async def test_size_limit_and_read_only_mode(
+        env: DevtoolsEnv, topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A read-only gateway on the same browser (it can open no page: the module's
+    gateway opens one for it)."""
+    mine = await page(env, "leak.html")
+    url = env.site("h1").url("/browse/leak.html")
     async with devtools_gateway(topology, tmp_path_factory.mktemp("profiling-limit"),
-                                hosts=("h1",), target_options={"max_capture_mb": 1}) as small:
-        tab = await open_page(small.client, small.site("h1"), "/browse/leak.html", "h1")
+                                hosts=("h1",), target_options={"max_capture_mb": 1},
+                                gateway_options={"read_only": True}) as small:
+        listed = {tool.name for tool in (await small.client.list_tools()).tools}
+        assert {"performance_trace", "heap_snapshot"} <= listed, "both only read the page"
+        tabs = (await call_ok(small.client, "list_tabs"))["tabs"]
+        tab = next(int(t["tab"]) for t in tabs if t["url"] == url)
+        refused = await call_err(small.client, "performance_trace", {"tab": tab, "reload": True})
+        assert "read-only" in refused and "reload" in refused
+
         before = set(Path(tempfile.gettempdir()).glob("csgw-heap-*"))
         error = await call_err(small.client, "heap_snapshot", {"tab": tab},
                                timeout=TRACE_TIMEOUT)
         assert "larger than max_capture_mb (1 MB" in error, error
         assert set(Path(tempfile.gettempdir()).glob("csgw-heap-*")) == before, \
             "a refused snapshot leaves no partial file"
+    await call_ok(env.client, "close_tab", {"tab": mine})

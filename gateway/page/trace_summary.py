@@ -106,7 +106,6 @@ class _Thread:
 class _Navigation:
     ts: float
     url: str
-    ttfb_us: float | None = None
 
 
 class TraceDigest:

@@ -128,7 +128,11 @@ def register(tools: Tools, registry: Registry) -> None:
             summary, written = await recorder.stop(recording, file, on.budget, max_bytes)
             return written
 
-        saved, size = await _saved(path, "trace", ".json.gz", write)
+        try:
+            saved, size = await _saved(path, "trace", ".json.gz", write)
+        except BaseException:  # Chrome must not go on tracing (the file may not open)
+            await _abandon(recorder, recording)
+            raise
         return TraceResult(tab=recording.tab.id, target=browser.name, path=str(saved),
                            bytes=size, summary=summary)
 

@@ -66,6 +66,10 @@ from websockets.asyncio.client import ClientConnection, unix_connect
 
 from benchmarks import shell
 from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
+from benchmarks.profiling_phase import CAPTURE_TIMEOUT_S as PROFILING_CALL_TIMEOUT_S
+from benchmarks.profiling_phase import ROW_KEYS as PROFILING_ROWS
+from benchmarks.profiling_phase import define_rows as define_profiling_rows
+from benchmarks.profiling_phase import profiling_phase
 from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
 from benchmarks.scan_phase import define_rows as define_scan_rows
 from benchmarks.scan_phase import scan_phase
@@ -92,7 +96,8 @@ PAGES = REPO / "fixtures" / "pages"
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
-          "context", "launch", "scan", "shell", "upload")
+          "context", "launch", "scan", "shell", "upload",
+          "profiling")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -276,8 +281,9 @@ def noop_params() -> StdioServerParameters:
 
 
 @asynccontextmanager
-async def mcp_client(params: StdioServerParameters) -> AsyncIterator[Client]:
-    async with Client(params, read_timeout_seconds=CALL_TIMEOUT_S) as client:
+async def mcp_client(params: StdioServerParameters,
+                     read_timeout_s: float = CALL_TIMEOUT_S) -> AsyncIterator[Client]:
+    async with Client(params, read_timeout_seconds=read_timeout_s) as client:
         yield client
 
 
@@ -389,7 +395,9 @@ class RawCdp:
         self.session_id = attached["sessionId"]
 
     async def send(self, method: str, params: dict[str, Any] | None = None, *,
-                   session: bool = True) -> dict[str, Any]:
+                   session: bool = True,
+                   events: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """One command's result; ``events`` sees each event that arrives meanwhile."""
         assert self.ws is not None
         call_id = next(self._ids)
         message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
@@ -402,6 +410,8 @@ class RawCdp:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})  # type: ignore[no-any-return]
+            if events is not None and "method" in reply:
+                events(reply)
 
     async def aclose(self) -> None:
         if self.ws is not None:
@@ -474,9 +484,9 @@ class PageServer:
 
 
 @asynccontextmanager
-async def page_server(host: RemoteHost) -> AsyncIterator[str]:
+async def page_server(host: RemoteHost, directory: Path = PAGES) -> AsyncIterator[str]:
     """The base URL of a running PageServer on ``host``, stopped on exit."""
-    server = PageServer(host)
+    server = PageServer(host, directory)
     try:
         yield await server.start()
     finally:
@@ -641,6 +651,7 @@ class Bench:
               "arguments and the result convention, said once", unit="chars", show_p90=False)
         # Issue 10: scanning a host for every browser.
         define_scan_rows(r.row)
+        define_profiling_rows(r.row)
         # Issue 13: `call` from a shell (warm daemon), and MCP over HTTP vs stdio.
         shell.define_rows(r.row)
         # Issue 14: a 10 MB upload over SSH beside scp.
@@ -693,6 +704,7 @@ class Bench:
             ("scan", self.host_scan, SCAN_ROWS),
             ("shell", self.shell, shell.ROWS),
             ("upload", self.upload, UPLOAD_ROWS),
+            ("profiling", self.profiling, PROFILING_ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1642,6 +1654,17 @@ class Bench:
             await upload_phase(self.topo, self.r.rows,
                                lambda env, args: mcp_client(gateway_params(env, args)), call,
                                Path(workdir), RawCdp(self.topo, self.topo.host("h1")).ssh_connect)
+    async def profiling(self) -> None:
+        """Issue 14: a page-load trace and a ~50 MB heap snapshot, beside raw CDP."""
+        assert self.topo is not None
+        topo = self.topo
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-profiling-") as workdir:
+            await profiling_phase(
+                topo, self.r.rows,
+                gateway=lambda env, args: mcp_client(gateway_params(env, args),
+                                                     PROFILING_CALL_TIMEOUT_S),
+                call=call, raw=lambda: RawCdp(topo, topo.host("h1")), serve=page_server,
+                pid_of=child_pid_with, workdir=Path(workdir))
 
     # ------------------------------------------------------------------- --profile
 

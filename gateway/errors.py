@@ -31,6 +31,7 @@ is ``str(error)``: what happened, then what to do next.
     ├── StaleRef               a view ref from an older view or document
     ├── ActionFailed           an element cannot take the action (hidden, disabled, …)
     ├── JavaScriptError        evaluated code threw or rejected
+    ├── CaptureFailed          a performance trace or heap snapshot could not be taken
     └── DaemonError            the background gateway of ``call`` could not be used
 """
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 __all__ = [
     "ActionFailed",
     "BrowserClosed",
+    "CaptureFailed",
     "CdpError",
     "CdpTimeout",
     "ConfigError",
@@ -245,6 +247,11 @@ class ActionFailed(GatewayError):
 
 class JavaScriptError(GatewayError):
     """The evaluated expression threw, or its promise rejected."""
+
+
+class CaptureFailed(GatewayError):
+    """A performance trace or heap snapshot could not be taken or saved: one already
+    running, none to stop, the tab gone mid-capture, larger than ``max_capture_mb``."""
 
 
 class DaemonError(GatewayError):

@@ -197,6 +197,7 @@ Seconds = Annotated[float, _duration(zero_ok=False)]
 Browsers = Literal["one", "all"]
 Port = Annotated[int, _in_range(1, 65535, what="port ")]
 BufferSize = Annotated[int, _in_range(MIN_BUFFER, MAX_BUFFER, unit=" entries")]
+CaptureSize = Annotated[int, _in_range(1, 100_000, unit=" MB")]
 TargetName = Annotated[str, AfterValidator(_target_name)]
 Ssh = Annotated[SshDestination, _parsed(SshDestination, parse_ssh_destination)]
 Cdp = Annotated[CdpAddress, _parsed(CdpAddress, parse_cdp_address)]
@@ -278,6 +279,7 @@ class TargetSettings(StrictModel):
     reconnect: ReconnectPolicy = Field(default_factory=ReconnectPolicy)
     console_buffer: BufferSize = 1000          # console entries kept per tab
     network_buffer: BufferSize = 1000          # network requests kept per tab
+    max_capture_mb: CaptureSize = 1024         # largest trace / heap snapshot file saved
     allow_cdp: bool = True                     # cdp_command may be used at all
     cdp_allow: CdpPatterns | None = None       # Domain.* / Domain.method; None = any
     allow_evaluate: bool = True                # evaluate, and CDP methods that run page JS

@@ -17,6 +17,7 @@ upload step — an agent must not ship a disk image over someone's SSH link.
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Sequence
@@ -27,7 +28,8 @@ from typing import BinaryIO
 from gateway.errors import InvalidArgument
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_FILE_BYTES", "Readable", "default_allowed_dirs",
-           "open_readable", "resolve_read_path", "resolve_save_path", "write_private"]
+           "default_save_path", "open_private", "open_readable", "resolve_read_path",
+           "resolve_save_path", "write_private"]
 
 MAX_UPLOAD_FILE_BYTES = 100 * 1024 * 1024
 MAX_UPLOAD_BYTES = 250 * 1024 * 1024
@@ -104,19 +106,36 @@ def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
     return Readable(resolved, info.st_size)
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` as a 0600 file, never following a final symlink."""
+def default_save_path(kind: str, suffix: str) -> Path:
+    """A fresh file name in the temp directory for a capture the caller gave no ``save_to``
+    for (a trace, a heap snapshot): random, so another user cannot plant it in advance,
+    and opened with ``exclusive=True`` so a file there already is never overwritten."""
+    return Path(default_allowed_dirs()[0]) / f"csgw-{kind}-{secrets.token_hex(6)}{suffix}"
+
+
+def open_private(path: Path, *, exclusive: bool = False) -> BinaryIO:
+    """``path`` opened for writing as a 0600 regular file, never through a final symlink
+    (``exclusive``: only if it does not exist yet). For writes that stream: the caller
+    writes chunk by chunk and closes it."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    flags |= os.O_EXCL if exclusive else os.O_TRUNC
     try:
         # O_NONBLOCK: a FIFO slipped in after the check fails instead of hanging the loop.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-                     | os.O_NONBLOCK, 0o600)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
         raise InvalidArgument(f"cannot write {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "wb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InvalidArgument(f"{path} is not a regular file")
-        os.set_blocking(fd, True)
-        os.fchmod(fd, 0o600)
+    f = os.fdopen(fd, "wb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise InvalidArgument(f"{path} is not a regular file")
+    os.set_blocking(fd, True)
+    os.fchmod(fd, 0o600)
+    return f
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` as a 0600 file, never following a final symlink."""
+    with open_private(path) as f:
         f.write(data)
 
 

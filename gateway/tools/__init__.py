@@ -15,6 +15,7 @@ from . import (
     dialogs,
     emulation,
     network,
+    profiling,
     runtime,
     screenshot,
     tabs,
@@ -32,5 +33,5 @@ __all__ = ["register_all"]
 def register_all(registrar: ToolRegistrar, registry: Registry) -> None:
     tools = Tools(registrar, registry)
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
-                   emulation):
+                   emulation, profiling):
         family.register(tools, registry)

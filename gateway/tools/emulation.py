@@ -39,7 +39,8 @@ def register(tools: Tools, registry: Registry) -> None:
                           ] = None,
         timezone: Annotated[str | None, Field(pattern=r"^[A-Za-z0-9_+/-]{1,64}$")] = None,
         geolocation: Geolocation | None = None,
-        color_scheme: Literal["dark", "light"] | None = None,
+        color_scheme: Literal["light", "dark"] | None = None,  # as mcp.types orders it: typing
+        # caches `Literal[...] | None` by set equality, so the other order would come out
         reduced_motion: bool | None = None,
         network: NetworkArg | None = None,
         cpu_throttle: Annotated[float | None, Field(ge=1, le=20)] = None,

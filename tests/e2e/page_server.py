@@ -57,7 +57,8 @@ BROWSE_DIR = Path(__file__).resolve().with_name("browse_site")
 FIXTURE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "pages"
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _FILE_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
-               ".svg": "image/svg+xml", ".gif": "image/gif"}
+               ".svg": "image/svg+xml", ".gif": "image/gif",
+               ".js": "text/javascript; charset=utf-8"}
 
 
 def big_text() -> str:

@@ -1,0 +1,189 @@
+"""Recording a performance trace of a tab, and bringing it back over the link.
+
+Chrome's Tracing domain records the whole browser, so one trace runs per browser at
+a time: ``Recorder`` keeps the running one per target, and Chrome's own refusal (a
+trace started elsewhere, e.g. in DevTools) becomes the same error. It is started on
+the tab's session with the categories the DevTools Performance panel records, so the
+saved file opens there; ``transferMode: ReturnAsStream`` with gzip compression makes
+Chrome keep the trace on its side and hand over a stream handle: ``IO.read`` then
+brings it back in ``READ_BYTES`` pieces — compressed, so what crosses SSH is ~10x
+smaller than the JSON. Each piece is appended to the file as it is (the file *is*
+Chrome's gzip stream) and fed to the streaming parser and digest in a worker thread,
+so neither the trace nor its events are ever held whole, and the event loop stays
+free for other calls while a large trace is parsed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import anyio
+import anyio.to_thread
+
+from gateway.errors import CaptureFailed, CdpError, GatewayError
+from gateway.page.trace_stream import TraceEventStream, TraceFormatError
+from gateway.page.trace_summary import TraceDigest, TraceSummary
+
+if TYPE_CHECKING:
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.tab import Tab
+
+__all__ = ["CATEGORIES", "READ_BYTES", "Recorder", "Recording"]
+
+READ_BYTES = 1 << 20
+CATEGORIES = (
+    "-*", "devtools.timeline", "v8.execute", "disabled-by-default-devtools.timeline",
+    "disabled-by-default-devtools.timeline.frame", "toplevel", "blink.console",
+    "blink.user_timing", "latencyInfo", "disabled-by-default-devtools.timeline.stack",
+    "disabled-by-default-devtools.target-rundown",
+    "disabled-by-default-devtools.v8-source-rundown", "disabled-by-default-v8.cpu_profiler",
+    "loading")
+"""The Performance panel's own recording categories (chrome-devtools-frontend's
+TimelineController), without screenshots: they would make the trace several times
+larger for pictures a model does not read."""
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A running trace: on which browser and tab it was started, and whether it waits
+    for ``action='stop'`` (``manual``) or ends with the call that started it."""
+
+    browser: Browser
+    tab: Tab
+    manual: bool
+
+
+class Recorder:
+    """The traces running now, one per target (Chrome records per browser)."""
+
+    def __init__(self) -> None:
+        self._running: dict[str, Recording] = {}
+
+    def running(self, browser: Browser) -> Recording | None:
+        found = self._running.get(browser.name)
+        return found if found is not None and found.browser is browser else None
+
+    async def start(self, browser: Browser, tab: Tab, budget: float, *,
+                    manual: bool) -> Recording:
+        """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there."""
+        other = self.running(browser)
+        if other is not None:
+            how = (f"stop it with performance_trace(tab={other.tab.id}, action='stop')"
+                   if other.manual else "it ends with the call that started it; wait for it")
+            raise CaptureFailed(
+                f"a performance trace is already running on target {browser.name!r} (tab "
+                f"{other.tab.id}; Chrome records one per browser); {how}, then retry")
+        try:
+            await browser.tab_call(tab, "Tracing.start", {
+                "transferMode": "ReturnAsStream", "streamFormat": "json",
+                "streamCompression": "gzip",
+                "traceConfig": {"includedCategories": list(CATEGORIES),
+                                "excludedCategories": ["*"]}}, timeout_s=budget)
+        except CdpError as exc:
+            raise CaptureFailed(
+                f"Chrome on target {browser.name!r} refused to start a trace ({exc.message}); "
+                "another client (DevTools, a test runner) is tracing that browser — stop "
+                "it there, then retry") from None
+        recording = Recording(browser, tab, manual)
+        self._running[browser.name] = recording
+        return recording
+
+    def forget(self, recording: Recording) -> None:
+        if self._running.get(recording.browser.name) is recording:
+            del self._running[recording.browser.name]
+
+    async def stop(self, recording: Recording, file: BinaryIO, budget: float,
+                   max_bytes: int) -> tuple[TraceSummary, int]:
+        """End the trace, stream it into ``file`` and summarise it: (summary, bytes)."""
+        self.forget(recording)
+        browser, tab = recording.browser, recording.tab
+        if tab.session_id is None or tab.closing:
+            raise CaptureFailed(f"tab {tab.id} closed while it was being traced, and its "
+                                "trace with it; open the page again and record a new one")
+        complete = tab.expect("Tracing.tracingComplete")
+        try:
+            await browser.tab_call(tab, "Tracing.end", timeout_s=budget)
+            await asyncio.wait({complete}, timeout=budget)
+        except CdpError as exc:
+            raise CaptureFailed(f"Chrome could not end the trace on tab {tab.id} "
+                                f"({exc.message}); start a new one") from None
+        finally:
+            if not complete.done():
+                complete.cancel()
+        if complete.cancelled():
+            raise CaptureFailed(f"tab {tab.id} went away, or Chrome did not finish its trace "
+                                f"within {budget:g} s; open the page again and record a new "
+                                "one (a larger timeout_s gives Chrome longer)")
+        _, params = complete.result()
+        digest = TraceDigest(tab.target_id)
+        size = await _download(browser, tab, params, file, digest, budget, max_bytes)
+        names = await _describe(browser, tab, [node for node, _ in digest.shifted_nodes()],
+                                budget)
+        summary = digest.summary(names)
+        summary.truncated = summary.truncated or bool(params.get("dataLossOccurred"))
+        return summary, size
+
+
+async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: BinaryIO,
+                    digest: TraceDigest, budget: float, max_bytes: int) -> int:
+    """Read the trace stream into ``file`` and ``digest``; its size in bytes."""
+    handle = params.get("stream")
+    if not handle:
+        raise CaptureFailed("Chrome finished the trace without a stream to read; retry")
+    events = TraceEventStream(gzip=params.get("streamCompression") == "gzip")
+
+    def take(data: bytes) -> None:
+        file.write(data)
+        for event in events.feed(data):
+            digest.add(event)
+
+    size = 0
+    try:
+        while True:
+            got = await browser.tab_call(tab, "IO.read", {"handle": handle, "size": READ_BYTES},
+                                         timeout_s=budget)
+            text = got.get("data", "")
+            data = base64.b64decode(text) if got.get("base64Encoded") else text.encode()
+            size += len(data)
+            if size > max_bytes:
+                raise CaptureFailed(
+                    f"the trace is larger than max_capture_mb ({max_bytes >> 20} MB, a target "
+                    "setting); record a shorter one (duration_s) or raise the limit")
+            await anyio.to_thread.run_sync(take, data)
+            if got.get("eof"):
+                break
+        events.close()
+    except TraceFormatError as exc:
+        raise CaptureFailed(f"Chrome sent a trace the gateway cannot read ({exc})") from None
+    finally:
+        with contextlib.suppress(GatewayError), anyio.move_on_after(2, shield=True):
+            await browser.tab_call(tab, "IO.close", {"handle": handle}, timeout_s=2)
+    return size
+
+
+async def _describe(browser: Browser, tab: Tab, nodes: list[int], budget: float
+                    ) -> dict[int, str]:
+    """Names of DOM nodes by backend id, as Chrome names the LCP element (``P id='x'``);
+    a node no longer in the page keeps its number."""
+    names = {}
+    for node in nodes:
+        try:
+            found = await browser.tab_call(tab, "DOM.describeNode", {"backendNodeId": node},
+                                           timeout_s=min(budget, 5))
+        except GatewayError:
+            continue
+        described = found.get("node") or {}
+        attributes = described.get("attributes") or []
+        pairs = dict(zip(attributes[::2], attributes[1::2], strict=False))
+        name = str(described.get("nodeName", "?"))
+        for key in ("id", "class"):
+            if pairs.get(key):
+                name += f" {key}='{pairs[key][:80]}'"
+                break
+        names[node] = name
+    return names
+

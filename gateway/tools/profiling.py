@@ -1,0 +1,182 @@
+"""Profiling a tab: a performance trace with its summary, and a heap snapshot with its.
+
+Both read the page and change nothing in it, but write a file (like ``screenshot``
+with ``save_to``): read-only mode keeps them. Without ``save_to`` the file goes to a
+fresh name in the temp directory; either way the result says where. The captures
+come back streamed and bounded (``gateway.page.tracing`` and ``gateway.page.heap``);
+the results are summaries sized for a model, the files are for DevTools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+from gateway.errors import CaptureFailed, GatewayError, InvalidArgument, NotAllowed
+from gateway.output.absent import absent
+from gateway.output.files import default_save_path, open_private
+from gateway.page.heap import summarize_file, take_heap_snapshot
+from gateway.page.heap_summary import HeapSummary
+from gateway.page.trace_summary import TraceSummary
+from gateway.page.tracing import Recorder, Recording
+
+from .args import TabArg, TargetArg, TimeoutArg
+from .definition import OnTab, Tools
+from .saving import save_path
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from gateway.browsers.registry import Registry
+
+__all__ = ["register"]
+
+SaveTo = Annotated[str | None, Field(max_length=4096)]
+HEAP_TIMEOUT_S = 120.0
+"""A heap snapshot's default bound (``timeout_s`` overrides it): Chrome took 10-45 s
+for a 50 MB heap on the busy test machine, more than a command's usual 30 s."""
+
+
+class TraceResult(BaseModel):
+    tab: int
+    target: str
+    recording: bool = False
+    path: str | None = absent()
+    bytes: int | None = absent()
+    summary: TraceSummary | None = absent()
+
+
+class HeapSnapshot(HeapSummary):
+    tab: int
+    target: str
+    path: str
+    file_bytes: int
+
+
+async def _saved(path: Path | None, kind: str, suffix: str,
+                 write: Callable[[Any], Awaitable[int]]) -> tuple[Path, int]:
+    """Run ``write(file)`` on ``path`` (the checked ``save_to``; a fresh temp file
+    without it): (path, bytes). A capture that fails leaves no partial file behind."""
+    fresh = path is None
+    path = path or default_save_path(kind, suffix)
+    file = open_private(path, exclusive=fresh)
+    try:
+        with file:
+            size = await write(file)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+    return path, size
+
+
+def register(tools: Tools, registry: Registry) -> None:
+    recorder = Recorder()
+
+    @tools.tab_tool(read_only=True)
+    async def performance_trace(
+        on: OnTab,
+        tab: TabArg,
+        ctx: Context[Any, Any],
+        duration_s: Annotated[float, Field(gt=0, le=60)] = 5.0,
+        reload: bool = False,
+        action: Literal["start", "stop"] | None = None,
+        save_to: SaveTo = None,
+        timeout_s: TimeoutArg = None,
+        target: TargetArg = None,
+    ) -> TraceResult:
+        """Trace duration_s (of a reload?), or start/stop around your steps; returns load
+        timings, LCP, CLS, long tasks, main-thread time, the gzipped trace's path."""
+        browser, page = on.browser, on.tab
+        max_bytes = browser.config.max_capture_mb << 20
+        if reload and registry.config.read_only:
+            raise NotAllowed("reload is refused in read-only mode (--read-only): it reloads "
+                             "the page; trace without it, or reload the page yourself first")
+        path = await save_path(ctx, registry, save_to)  # refused before anything is recorded
+        if action == "stop":
+            recording = recorder.running(browser)
+            if recording is None or not recording.manual:
+                busy = (f" (tab {recording.tab.id} is recording for duration_s; that call "
+                        "ends it)" if recording is not None else "")
+                raise CaptureFailed(f"no performance trace started with action='start' is "
+                                    f"running on target {browser.name!r}{busy}; start one "
+                                    f"with performance_trace(tab={page.id}, action='start')")
+        else:
+            if action == "start" and save_to is not None:
+                raise InvalidArgument("save_to belongs to the call with action='stop'")
+            recording = await recorder.start(browser, page, on.budget,
+                                             manual=action == "start")
+            try:
+                if reload:
+                    await browser.tab_call(page, "Page.reload", timeout_s=on.budget)
+                if action == "start":
+                    return TraceResult(tab=page.id, target=browser.name, recording=True)
+                await _record_for(recording, duration_s)
+            except BaseException:
+                await _abandon(recorder, recording)
+                raise
+        summary: TraceSummary | None = None
+
+        async def write(file: Any) -> int:
+            nonlocal summary
+            summary, written = await recorder.stop(recording, file, on.budget, max_bytes)
+            return written
+
+        try:
+            saved, size = await _saved(path, "trace", ".json.gz", write)
+        except BaseException:  # Chrome must not go on tracing (the file may not open)
+            await _abandon(recorder, recording)
+            raise
+        return TraceResult(tab=recording.tab.id, target=browser.name, path=str(saved),
+                           bytes=size, summary=summary)
+
+    @tools.tab_tool(read_only=True)
+    async def heap_snapshot(
+        on: OnTab,
+        tab: TabArg,
+        ctx: Context[Any, Any],
+        save_to: SaveTo = None,
+        timeout_s: TimeoutArg = None,
+        target: TargetArg = None,
+    ) -> HeapSnapshot:
+        """Take a heap snapshot; returns its path, the 10 constructors with the largest
+        self size, detached DOM nodes."""
+        browser, page = on.browser, on.tab
+        budget = timeout_s or max(on.budget, HEAP_TIMEOUT_S)
+
+        async def write(file: Any) -> int:
+            return await take_heap_snapshot(browser, page, file, budget,
+                                            browser.config.max_capture_mb << 20)
+
+        path, size = await _saved(await save_path(ctx, registry, save_to), "heap",
+                                  ".heapsnapshot", write)
+        summary = await summarize_file(path)
+        return HeapSnapshot(tab=page.id, target=browser.name, path=str(path), file_bytes=size,
+                            **summary.model_dump())
+
+
+async def _record_for(recording: Recording, duration_s: float) -> None:
+    """Let the trace run ``duration_s``, or until the tab goes away (its waiters are
+    cancelled when its session detaches) or its renderer crashes."""
+    ended = recording.tab.expect("Inspector.targetCrashed", "Inspector.detached")
+    try:
+        done, _ = await asyncio.wait({ended}, timeout=duration_s)
+    finally:
+        if not ended.done():
+            ended.cancel()
+    if done:
+        raise CaptureFailed(f"tab {recording.tab.id} went away (closed or crashed) during "
+                            "the trace; open the page again and record a new one")
+
+
+async def _abandon(recorder: Recorder, recording: Recording) -> None:
+    """A trace that will not be read: forget it and end it in Chrome, best effort."""
+    recorder.forget(recording)
+    with contextlib.suppress(GatewayError), anyio.move_on_after(2, shield=True):
+        await recording.browser.tab_call(recording.tab, "Tracing.end", timeout_s=2)

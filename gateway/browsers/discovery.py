@@ -273,8 +273,8 @@ async def _ask_version(search: Search, address: CdpAddress) -> str:
     """``/json/version`` at ``address`` → the ``/devtools/browser/…`` path it names."""
     where = f"{address.host}:{address.port}"
     try:
-        response = await search.host.http_get(address.host, address.port, "/json/version",
-                                              search.timeout_s)
+        response = await search.host.http_request(address.host, address.port,
+                                                  "/json/version", search.timeout_s)
     except HostError as exc:
         raise _Unanswered(f"/json/version at {where}: {exc.reason}") from None
     if response.status != 200:

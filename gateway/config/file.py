@@ -7,6 +7,9 @@ wrong types and out-of-range values are refused by pydantic; ``_config_error`` i
 the one place its errors become a message naming the file, the dotted key and the
 reason, e.g. ``targets.toml: targets.ci.expose: expected an integer, got string``.
 
+``${VAR}`` in a target's ``cdp``, ``webdriver`` and ``headers`` is replaced by
+the environment variable before validation (``remote.expand_target_tables``).
+
 What the file says about the call log is returned as written (a path or a switch):
 turning it into a path needs the environment, which is ``sources``' business.
 """
@@ -35,6 +38,7 @@ from gateway.config.model import (
     TargetSettings,
     table_keys,
 )
+from gateway.config.remote import expand_target_tables
 from gateway.config.text import breaks_a_line, dotted, show, type_name
 from gateway.errors import ConfigError
 
@@ -98,7 +102,7 @@ class TargetsFile(StrictModel):
 
 def read_targets_file(path: str) -> TargetsFile:
     """Read, parse and validate the targets file at ``path``; raises only ``ConfigError``."""
-    data = _read_toml(path)
+    data = expand_target_tables(_read_toml(path), path)
     try:
         return TargetsFile.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as err:

@@ -20,14 +20,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 from pydantic_core import PydanticKnownError
 
 from gateway.config.addresses import (
     CdpAddress,
     SshDestination,
-    parse_cdp_address,
     parse_ssh_destination,
+)
+from gateway.config.remote import (
+    Capabilities,
+    Headers,
+    HostedUrl,
+    SecretHeaders,
+    WebDriverUrl,
+    parse_cdp_or_hosted,
+    parse_webdriver_url,
+    remote_problem,
 )
 from gateway.config.text import breaks_a_line, show
 from gateway.errors import ConfigError
@@ -109,7 +125,8 @@ def _in_range(low: int, high: int, *, what: str = "", unit: str = "") -> AfterVa
     return AfterValidator(check)
 
 
-def _parsed(kind: type[object], parse: Callable[..., object]) -> BeforeValidator:
+def _parsed(kind: type[object] | tuple[type[object], ...],
+            parse: Callable[..., object]) -> BeforeValidator:
     """Accept an already-parsed ``kind`` or a string for ``parse`` (the env and
     the file give strings; code may give either)."""
 
@@ -199,7 +216,8 @@ Port = Annotated[int, _in_range(1, 65535, what="port ")]
 BufferSize = Annotated[int, _in_range(MIN_BUFFER, MAX_BUFFER, unit=" entries")]
 TargetName = Annotated[str, AfterValidator(_target_name)]
 Ssh = Annotated[SshDestination, _parsed(SshDestination, parse_ssh_destination)]
-Cdp = Annotated[CdpAddress, _parsed(CdpAddress, parse_cdp_address)]
+Cdp = Annotated[CdpAddress | HostedUrl, _parsed((CdpAddress, HostedUrl), parse_cdp_or_hosted)]
+WebDriver = Annotated[WebDriverUrl, _parsed(WebDriverUrl, parse_webdriver_url)]
 # Arrays: any sequence (TOML gives lists, code may give tuples or sets), of strict strings.
 CdpPatterns = Annotated[
     tuple[Annotated[str, Field(strict=True), AfterValidator(_cdp_pattern)], ...],
@@ -284,10 +302,18 @@ class TargetSettings(StrictModel):
     allow_schemes: Schemes = frozenset()       # of OPT_IN_SCHEMES, e.g. {"file"}
     browsers: Browsers = "one"                 # "all": every debuggable browser on the host
     scan_interval_s: Seconds = 2.0             # how often "all" looks for new browsers
+    # A WebDriver endpoint's sessions; a hosted cdp URL's handshake (config/remote.py).
+    webdriver: WebDriver | None = None
+    capabilities: Capabilities = Field(default_factory=lambda: {"browserName": "chrome"})
+    sessions: Annotated[int, _in_range(1, 16, what="sessions ")] = 1
+    headers: Headers = SecretHeaders()
+    ca_file: Annotated[str, AfterValidator(_profile)] | None = None
 
     @model_validator(mode="after")
     def _launch_settings_fit(self) -> TargetSettings:
         cdp = self.cdp
+        if self.launch and isinstance(cdp, HostedUrl):
+            raise FieldProblem("launch cannot start a browser behind a hosted cdp URL", "launch")
         if self.launch and cdp is not None and (
                 cdp.host not in ("127.0.0.1", "localhost", "::1") or cdp.browser_path):
             raise FieldProblem("with cdp, launch starts a browser on that port of the host's "
@@ -303,8 +329,11 @@ class TargetSettings(StrictModel):
 
     @model_validator(mode="after")
     def _all_finds_its_own(self) -> TargetSettings:
+        problem = remote_problem(self)
+        if problem is not None:
+            raise FieldProblem(*problem)
         if self.browsers == "all":
-            for key in ("cdp", "profile", "launch"):
+            for key in ("cdp", "profile", "launch", "webdriver"):
                 if getattr(self, key):
                     raise FieldProblem(f'browsers = "all" finds every browser on the host '
                                        f"by itself; drop {key!r}, or use a target of its own "

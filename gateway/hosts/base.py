@@ -2,7 +2,7 @@
 
 A host is where browsers run: this machine (``LocalHost``) or one reached over
 SSH (``SshHost``, one asyncssh connection shared by every browser on it). It
-knows nothing of Chrome: it runs a command, reads files, opens a byte stream to
+knows nothing of Chrome: it runs a command, reads files, sends an HTTP request to
 a port on *its* side, and makes a private local route to such a port for a
 websocket client. Discovery strategies, the launcher and the browser
 supervisor are written against this interface only, so a Chrome on this
@@ -68,8 +68,9 @@ class Host(Protocol):
         """Each readable file among ``paths``, keyed by the path as asked (one round
         trip for all)."""
 
-    async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
-        """One HTTP GET to ``host:port`` on the host's side."""
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        """One HTTP request to ``host:port`` on the host's side (``GET`` unless told)."""
 
     async def route(self, host: str, port: int) -> Route:
         """A private local route to ``host:port`` on the host's side (kept until

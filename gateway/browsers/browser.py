@@ -33,7 +33,7 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Scanned, Search, Strategy, find_browser
+from gateway.browsers.discovery import Held, Scanned, Search, Strategy, find_browser
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
@@ -74,13 +74,18 @@ class Browser:
         self.name = config.name
         self.host = host
         self._strategies = list(strategies)
+        # A WebDriver session is made by the first call, then kept while served.
+        self._held = [s for s in self._strategies if isinstance(s, Held)]
+        self._on_demand = any(held.on_demand for held in self._held)
         self._launcher = launcher
-        self.state: BrowserState = "connecting"
-        self.error: str | None = None
+        self.state: BrowserState = "down" if self._on_demand else "connecting"
+        self.error: str | None = "no session yet; the first call creates one" \
+            if self._on_demand else None
         self.browser: str | None = None
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
         self.pages = PageTracker(self.name, config, registry)
+        self._tab_ids = registry
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()
         self._wake = anyio.Event()
@@ -181,6 +186,8 @@ class Browser:
         """Connect, serve, reconnect — until cancelled (the registry lets it go)."""
         policy = self.config.reconnect
         delay = policy.initial_delay_s
+        if self._on_demand:
+            await self._wake.wait()
         while True:
             self._set_state("connecting", self.error)
             try:
@@ -188,7 +195,7 @@ class Browser:
             except Exception as exc:  # a bug must cost this attempt, not the process
                 self._set_state("down", self._failure(exc, "connecting"))
                 self._wake = anyio.Event()
-                with anyio.move_on_after(delay):
+                with anyio.move_on_after(None if self._on_demand else delay):
                     await self._wake.wait()
                 delay = min(delay * 2, policy.max_delay_s)
                 continue
@@ -227,6 +234,8 @@ class Browser:
         """Run the reader, set the browser up, and wait until the socket closes."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(cdp.run)
+            for held in self._held:
+                tg.start_soon(held.hold, self.host, cdp)
             self.pages.serve(cdp, tg)
             try:
                 await self._setup(cdp, endpoint)
@@ -307,6 +316,8 @@ class Browser:
             raise tab.dialog_error()
         timeout_s = timeout_s or self.config.command_timeout_s
         cdp = await self.connection(timeout_s)
+        if self.tabs.get(tab.target_id) is not tab:  # retired while the call waited
+            self._tab_ids.get(tab.id)  # raises TabNotFound with the reason
         if tab.session_id is None:  # detached (e.g. after a renderer crash): attach again
             await self.pages.attach(cdp, tab)
         return await self._send(cdp, method, params, session or tab.session_id, timeout_s,
@@ -379,6 +390,8 @@ class Browser:
                 await self._quit(self._cdp)
                 quitting = True
             await self._cdp.aclose()
+        for held in self._held:
+            await held.let_go(self.host)
         if self.endpoint is not None:
             self.host.release(self.endpoint.host, self.endpoint.port)
         if self._launcher is not None:

@@ -36,10 +36,11 @@ from gateway.config.addresses import (
     parse_ssh_destination,
 )
 from gateway.config.remote import (
+    DEFAULT_CAPABILITIES,
+    NO_HEADERS,
     Capabilities,
     Headers,
     HostedUrl,
-    SecretHeaders,
     WebDriverUrl,
     parse_cdp_or_hosted,
     parse_webdriver_url,
@@ -304,9 +305,9 @@ class TargetSettings(StrictModel):
     scan_interval_s: Seconds = 2.0             # how often "all" looks for new browsers
     # A WebDriver endpoint's sessions; a hosted cdp URL's handshake (config/remote.py).
     webdriver: WebDriver | None = None
-    capabilities: Capabilities = Field(default_factory=lambda: {"browserName": "chrome"})
+    capabilities: Capabilities = Field(default_factory=lambda: dict(DEFAULT_CAPABILITIES))
     sessions: Annotated[int, _in_range(1, 16, what="sessions ")] = 1
-    headers: Headers = SecretHeaders()
+    headers: Headers = NO_HEADERS
     ca_file: Annotated[str, AfterValidator(_profile)] | None = None
 
     @model_validator(mode="after")
@@ -314,7 +315,7 @@ class TargetSettings(StrictModel):
         cdp = self.cdp
         if self.launch and isinstance(cdp, HostedUrl):
             raise FieldProblem("launch cannot start a browser behind a hosted cdp URL", "launch")
-        if self.launch and cdp is not None and (
+        if self.launch and isinstance(cdp, CdpAddress) and (
                 cdp.host not in ("127.0.0.1", "localhost", "::1") or cdp.browser_path):
             raise FieldProblem("with cdp, launch starts a browser on that port of the host's "
                                "loopback: cdp must be 127.0.0.1:PORT (no /devtools/browser/ "

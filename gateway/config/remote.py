@@ -34,7 +34,9 @@ from gateway.config.text import bad_char, show
 from gateway.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_CAPABILITIES",
     "ENV_KEYS",
+    "NO_HEADERS",
     "REDACTED",
     "Capabilities",
     "Headers",
@@ -249,6 +251,8 @@ class SecretHeaders(tuple[tuple[str, str], ...]):
     __str__ = __repr__
 
 
+NO_HEADERS = SecretHeaders()
+DEFAULT_CAPABILITIES: dict[str, JsonValue] = {"browserName": "chrome"}
 Headers = Annotated[SecretHeaders, PlainValidator(SecretHeaders.of)]
 Capabilities = Annotated[dict[str, JsonValue], Field(strict=False)]
 

@@ -169,7 +169,7 @@ def endpoint_failure(
     DevToolsActivePort files whose port nobody answered; ``unanswered``: the
     addresses whose ``/json/version`` gave nothing; ``reason``: discovery's own.
     """
-    if config.cdp is not None:
+    if isinstance(config.cdp, CdpAddress):
         address = config.cdp
         where = f"{address.host}:{address.port}"
         if any("answered HTTP 404" in why for _, why in unanswered):

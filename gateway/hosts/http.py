@@ -61,7 +61,7 @@ async def request_over(reader: _Reader, writer: _Writer, host: str, port: int, p
     try:
         writer.write(conn.send(request) + (conn.send(h11.Data(data=body)) if body else b"")
                      + (conn.send(h11.EndOfMessage()) or b""))
-        status, body = 0, bytearray()
+        status, got = 0, bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
@@ -69,11 +69,11 @@ async def request_over(reader: _Reader, writer: _Writer, host: str, port: int, p
             elif isinstance(event, h11.Response):
                 status = event.status_code
             elif isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > MAX_RESPONSE_BYTES:
+                got += event.data
+                if len(got) > MAX_RESPONSE_BYTES:
                     raise ValueError("response too large")
             elif isinstance(event, h11.EndOfMessage):
-                return HttpResponse(status, bytes(body))
+                return HttpResponse(status, bytes(got))
             elif isinstance(event, h11.ConnectionClosed):
                 raise ValueError("connection closed before the response ended")
     except h11.ProtocolError as exc:

@@ -80,7 +80,7 @@ class PingResult(BaseModel):
 
 def _endpoint(target: Browser) -> str | None:
     e = target.endpoint
-    return f"{e.address}{e.browser_path} ({e.found_by})" if e is not None else None
+    return f"{e.shown} ({e.found_by})" if e is not None else None
 
 
 def register(tools: Tools, registry: Registry) -> None:

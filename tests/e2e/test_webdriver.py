@@ -1,0 +1,108 @@
+"""A ``webdriver`` target: Debian's chromedriver on h1's loopback, reached through SSH.
+
+The session is created by the first call (not at start-up), every core tool
+works on the browser it reports, the session is deleted when the gateway exits
+(chromedriver's ``GET /sessions`` and the process table both show it), and a
+session ended on the host side makes the target ``down`` with the reason and is
+replaced by the next call — whose tab ids are new, while the old ones fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.e2e.helpers import (
+    call_err,
+    call_ok,
+    data_url,
+    eventually,
+    open_gateway,
+    targets_by_name,
+    write_targets,
+)
+from tests.e2e.pages import act, ref_of
+from tests.e2e.webdriver_host import CAPABILITIES, PORT, Chromedriver
+from tests.topology import Topology
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def driver(topology: Topology) -> Iterator[Chromedriver]:
+    chromedriver = Chromedriver(topology.host("h1"))
+    try:
+        yield chromedriver
+    finally:
+        chromedriver.close()
+
+
+def _targets(tmp_path: Path, **extra: object) -> Path:
+    return write_targets(tmp_path / "targets.toml", {"wd": {
+        "ssh": "h1", "webdriver": f"http://127.0.0.1:{PORT}", "capabilities": CAPABILITIES,
+        **extra}})
+
+
+async def _gone(driver: Chromedriver) -> bool:
+    return not driver.sessions() and not driver.browser_pids()
+
+
+async def test_session_on_first_use_core_tools_and_deleted_on_exit(
+        topology: Topology, driver: Chromedriver, tmp_path: Path) -> None:
+    async with open_gateway(topology.client_env(), ["--config", str(_targets(tmp_path))]) as gw:
+        before = (await targets_by_name(gw))["wd"]
+        assert before["state"] == "down" and "first call" in before["error"], before
+        assert driver.sessions() == [], "a session was created before any call"
+
+        page = data_url("wd-form", '<input aria-label="Name"><button>Go</button>')
+        opened = await call_ok(gw, "browse", {"target": "wd", "url": page})
+        tab = opened["tab"]
+        [session] = driver.sessions()
+        assert len(driver.browser_pids()) == 1
+        target = (await targets_by_name(gw))["wd"]
+        assert target["state"] == "up" and session in target["cdp_endpoint"], target
+
+        view = (await call_ok(gw, "browse_view", {"tab": tab}))["view"]
+        assert "title: wd-form" in view, view
+        await act(gw, tab, {"do": "type", "ref": ref_of(view, "Name", "textbox"),
+                            "text": "over webdriver"})
+        typed = await call_ok(gw, "evaluate", {
+            "tab": tab, "expression": "document.querySelector('input').value"})
+        assert typed["value"] == "over webdriver"
+        listed = await call_ok(gw, "list_tabs", {"target": "wd"})
+        assert tab in [t["tab"] for t in listed["tabs"]]
+        await call_ok(gw, "close_tab", {"tab": tab})
+        assert driver.sessions() == [session], "one session serves every call"
+
+    await eventually(lambda: _gone(driver), timeout=20, what="the session deleted at exit")
+
+
+async def test_session_ended_host_side_is_replaced_on_next_call(
+        topology: Topology, driver: Chromedriver, tmp_path: Path) -> None:
+    async with open_gateway(topology.client_env(), ["--config", str(_targets(tmp_path))]) as gw:
+        tab = (await call_ok(gw, "new_tab", {"target": "wd", "url": data_url("wd-old")}))["tab"]
+        [old] = driver.sessions()
+        await anyio.to_thread.run_sync(driver.delete, old)  # as a Grid's timeout would
+
+        async def down() -> dict[str, object] | None:
+            target = (await targets_by_name(gw))["wd"]
+            return target if target["state"] == "down" else None
+
+        target = await eventually(down, timeout=20, what="wd down after its session ended")
+        assert old in str(target["error"]) and "invalid session id" in str(target["error"])
+        assert "next call creates a new session" in str(target["error"])
+        assert driver.sessions() == [], "no session may be created without a call"
+
+        error = await call_err(gw, "evaluate", {"tab": tab, "expression": "1"})
+        assert f"tab {tab}" in error and "restarted" in error, error
+        [new] = driver.sessions()  # that call created the new session
+        assert new != old
+        fresh = await call_ok(gw, "new_tab", {"target": "wd", "url": data_url("wd-new")})
+        assert fresh["tab"] > tab
+        value = await call_ok(gw, "evaluate", {"tab": fresh["tab"],
+                                               "expression": "document.title"})
+        assert value["value"] == "wd-new"
+    await eventually(lambda: _gone(driver), timeout=20, what="the new session deleted at exit")

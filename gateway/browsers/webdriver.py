@@ -93,6 +93,11 @@ def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
         slash = rest.find("/")
         path = rest[slash:] if slash >= 0 else "/"
         return NewSession(session_id, router.host, router.port, path)
+    if any(key.startswith("se:") for key in caps):
+        # A Grid: a debuggerAddress is its node's own loopback, out of reach.
+        raise ValueError("the Grid offers no se:cdp for it (se:cdpEnabled is "
+                         f"{caps.get('se:cdpEnabled')!r}): start the Grid without "
+                         "--disable-cdp, for a Chrome node")
     options = caps.get("goog:chromeOptions")
     address = options.get("debuggerAddress") if isinstance(options, dict) else None
     if isinstance(address, str) and address.rpartition(":")[2].isdigit():

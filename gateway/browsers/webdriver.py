@@ -139,9 +139,9 @@ class WebDriverSession:
         if self._ended is not None:
             ended, self._ended = self._ended, None
             raise DiscoveryError(search.name, f"{ended}; the next call creates a new session")
-        session = self.session or await self._create(search)
+        session = self.session or await self.create(search)
         try:
-            return await self._attach(search, session)
+            return await self.attach(search, session)
         except GatewayError as exc:
             # Its browser is gone (the session with it, or soon): start over next time.
             await self.let_go(search.host)
@@ -149,7 +149,7 @@ class WebDriverSession:
                                  f"{session.session_id} at {self.where} did not answer "
                                  f"({exc.cause}); the next call creates a new session") from None
 
-    async def _create(self, search: Search) -> NewSession:
+    async def create(self, search: Search) -> NewSession:
         request = {"capabilities": {"alwaysMatch": self.capabilities}}
         try:
             response = await self._http(search.host, "POST", "/session", search.timeout_s,
@@ -169,7 +169,7 @@ class WebDriverSession:
                  session=self.session.session_id, webdriver=self.where)
         return self.session
 
-    async def _attach(self, search: Search, session: NewSession) -> Found:
+    async def attach(self, search: Search, session: NewSession) -> Found:
         found_by = f"WebDriver session {session.session_id} at {self.where}"
         if session.path is None:
             address = CdpAddress(host=session.host, port=session.port)

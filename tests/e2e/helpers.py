@@ -305,8 +305,9 @@ def _toml_value(value: object) -> str:
 
 
 def _toml_key(key: str) -> str:
-    """A bare key as is; any other (``"goog:chromeOptions"``) quoted."""
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+    """A bare or dotted key (``reconnect.call_wait_s``) as is; any other
+    (``"goog:chromeOptions"``) quoted."""
+    return key if re.fullmatch(r"[A-Za-z0-9_.-]+", key) else json.dumps(key)
 
 
 def _toml_table(header: str, table: Mapping[str, object]) -> list[str]:

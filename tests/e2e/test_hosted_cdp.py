@@ -106,3 +106,24 @@ async def test_wrong_token_fails_at_connect_clearly(
     for text in (listed["pool"]["error"], error):
         assert "HTTP 401" in text and "credentials" in text and "token=[redacted]" in text, text
     assert wrong not in json.dumps(listed) + error + stderr.read_text() + call_log.read_text()
+
+
+def test_doctor_names_the_refused_handshake_without_the_token(
+        topology: Topology, pool: Pool, tmp_path: Path) -> None:
+    config = _targets(tmp_path, pool)
+    for token, failed in ((pool.token, False), (f"wrong-{uuid.uuid4().hex}", True)):
+        result = subprocess.run(
+            [sys.executable, "-m", "gateway", "doctor", "--json", "--config", str(config)],
+            env=topology.client_env() | {"POOL_TOKEN": token}, capture_output=True, text=True,
+            timeout=90, stdin=subprocess.DEVNULL, cwd=ROOT)
+        [target] = json.loads(result.stdout)["targets"]
+        steps = {s["name"]: s for s in target["steps"]}
+        assert token not in result.stdout + result.stderr
+        assert "token=[redacted]" in steps["websocket"]["detail"] or failed, steps
+        if failed:
+            assert steps["websocket"]["status"] == "failed", steps["websocket"]
+            assert "HTTP 401" in steps["websocket"]["detail"]
+            assert "check the token" in steps["websocket"]["fix"]
+        else:
+            assert all(steps[n]["status"] == "ok" for n in ("endpoint", "websocket", "browser",
+                                                             "tabs")), steps

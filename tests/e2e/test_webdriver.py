@@ -5,12 +5,17 @@ works on the browser it reports, the session is deleted when the gateway exits
 (chromedriver's ``GET /sessions`` and the process table both show it), and a
 session ended on the host side makes the target ``down`` with the reason and is
 replaced by the next call — whose tab ids are new, while the old ones fail.
+``doctor`` checks such a target step by step and deletes its session too.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -106,3 +111,28 @@ async def test_session_ended_host_side_is_replaced_on_next_call(
                                                "expression": "document.title"})
         assert value["value"] == "wd-new"
     await eventually(lambda: _gone(driver), timeout=20, what="the new session deleted at exit")
+
+
+def _doctor(topology: Topology, config: Path) -> dict[str, dict[str, Any]]:
+    result = subprocess.run([sys.executable, "-m", "gateway", "doctor", "--json", "--config",
+                             str(config)], env=topology.client_env(), capture_output=True,
+                            text=True, timeout=90, stdin=subprocess.DEVNULL)
+    [target] = json.loads(result.stdout)["targets"]
+    return {s["name"]: s for s in target["steps"]}
+
+
+async def test_doctor_checks_status_session_and_browser_and_leaves_nothing(
+        topology: Topology, driver: Chromedriver, tmp_path: Path) -> None:
+    steps = await anyio.to_thread.run_sync(_doctor, topology, _targets(tmp_path))
+    for name in ("auth", "webdriver", "session", "endpoint", "websocket", "browser", "tabs"):
+        assert steps[name]["status"] == "ok", steps[name]
+    assert steps["webdriver"]["detail"].endswith("ChromeDriver ready for new sessions.")
+    assert steps["endpoint"]["detail"].startswith("WebDriver session ")
+    assert await _gone(driver), "doctor left its session (or its browser) behind"
+
+    nobody = write_targets(tmp_path / "nobody.toml", {"wd": {
+        "ssh": "h1", "webdriver": f"http://127.0.0.1:{PORT + 1}"}})
+    steps = await anyio.to_thread.run_sync(_doctor, topology, nobody)
+    assert steps["webdriver"]["status"] == "failed", steps["webdriver"]
+    assert f"chromedriver --port={PORT + 1}" in steps["webdriver"]["fix"]
+    assert steps["session"]["status"] == "skipped"

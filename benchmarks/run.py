@@ -69,6 +69,10 @@ from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
 from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
 from benchmarks.scan_phase import define_rows as define_scan_rows
 from benchmarks.scan_phase import scan_phase
+from benchmarks.webdriver_phase import ROW_KEYS as WEBDRIVER_ROWS
+from benchmarks.webdriver_phase import TARGET_SLACK_MS as TARGET_WD_SLACK_MS
+from benchmarks.webdriver_phase import define_rows as define_webdriver_rows
+from benchmarks.webdriver_phase import webdriver_phase
 from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
@@ -89,7 +93,7 @@ PAGES = REPO / "fixtures" / "pages"
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
-          "context", "launch", "scan", "shell")
+          "context", "launch", "scan", "shell", "webdriver")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -636,6 +640,8 @@ class Bench:
               show_p90=False, target="≤ all")
         # Issue 10: scanning a host for every browser.
         define_scan_rows(r.row)
+        # Issue 15: a cold webdriver target beside chromedriver's own session creation.
+        define_webdriver_rows(r.row)
         # Issue 13: `call` from a shell (warm daemon), and MCP over HTTP vs stdio.
         shell.define_rows(r.row)
 
@@ -685,6 +691,7 @@ class Bench:
              ("launch_floor", "launch_ssh", "launch_cold", "launch_warm", "launch_cost")),
             ("scan", self.host_scan, SCAN_ROWS),
             ("shell", self.shell, shell.ROWS),
+            ("webdriver", self.webdriver, WEBDRIVER_ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1623,6 +1630,21 @@ class Bench:
             await scan_phase(self.topo, self.r.rows,
                              lambda env, args: mcp_client(gateway_params(env, args)), call,
                              Path(workdir))
+
+    async def webdriver(self) -> None:
+        """Issue 15: first call on a cold webdriver target (benchmarks/webdriver_phase.py)."""
+        assert self.topo is not None
+        topo, env = self.topo, self.topo.client_env()
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-wd-") as workdir:
+            await webdriver_phase(topo, self.r.rows, self.opts.starts, Path(workdir),
+                                  lambda config: mcp_client(gateway_params(
+                                      env, ["--config", str(config)])),
+                                  call, RawCdp(topo, topo.host("h1")).ssh_connect)
+        row = self.r.rows["wd_added"]
+        if row.median is not None:
+            row.ok = row.median <= TARGET_WD_SLACK_MS
+        progress(f"webdriver: cold target {fmt(self.r.rows['wd_cold'].median, 'ms')}, "
+                 f"chromedriver's own session {fmt(self.r.rows['wd_session'].median, 'ms')}")
 
     # ------------------------------------------------------------------- --profile
 

@@ -17,6 +17,7 @@ turning it into a path needs the environment, which is ``sources``' business.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -100,9 +101,10 @@ class TargetsFile(StrictModel):
                      for name, settings in self.targets.items())
 
 
-def read_targets_file(path: str) -> TargetsFile:
-    """Read, parse and validate the targets file at ``path``; raises only ``ConfigError``."""
-    data = expand_target_tables(_read_toml(path), path)
+def read_targets_file(path: str, environ: Mapping[str, str] | None = None) -> TargetsFile:
+    """Read, parse and validate the targets file at ``path``, ``${VAR}`` taken from
+    ``environ`` (default: the process environment); raises only ``ConfigError``."""
+    data = expand_target_tables(_read_toml(path), path, environ)
     try:
         return TargetsFile.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as err:

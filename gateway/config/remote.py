@@ -77,7 +77,8 @@ def expand_env(text: str, *, source: str, key: str,
     return _VAR_RE.sub(value, text)
 
 
-def expand_target_tables(data: dict[str, Any], source: str) -> dict[str, Any]:
+def expand_target_tables(data: dict[str, Any], source: str,
+                         env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The parsed targets file with ``${VAR}`` expanded in each target's ``ENV_KEYS``
     (strings, and the values of a ``headers`` table); other keys are left as written."""
     targets = data.get("targets")
@@ -90,9 +91,9 @@ def expand_target_tables(data: dict[str, Any], source: str) -> dict[str, Any]:
             for key in ENV_KEYS:
                 value, where = table.get(key), f"targets.{name}.{key}"
                 if isinstance(value, str):
-                    table[key] = expand_env(value, source=source, key=where)
+                    table[key] = expand_env(value, source=source, key=where, env=env)
                 elif isinstance(value, dict):
-                    table[key] = {k: expand_env(v, source=source, key=f"{where}.{k}")
+                    table[key] = {k: expand_env(v, source=source, key=f"{where}.{k}", env=env)
                                   if isinstance(v, str) else v for k, v in value.items()}
         expanded[name] = table
     return {**data, "targets": expanded}

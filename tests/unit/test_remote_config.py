@@ -18,18 +18,18 @@ from gateway.config.remote import HostedUrl, expand_env, is_hosted_url, redact_u
 TOKEN = "s3cr3t-token-value"
 
 
-def _read(tmp_path: Path, text: str) -> tuple[TargetConfig, ...]:
+def _read(tmp_path: Path, text: str,
+          env: dict[str, str] | None = None) -> tuple[TargetConfig, ...]:
     path = tmp_path / "targets.toml"
     path.write_text(text)
-    return read_targets_file(str(path)).target_configs()
+    return read_targets_file(str(path), env or {}).target_configs()
 
 
-def test_hosted_url_with_env_token_and_headers(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POOL_TOKEN", TOKEN)
+def test_hosted_url_with_env_token_and_headers(tmp_path: Path) -> None:
     [pool] = _read(tmp_path, '[targets.pool]\n'
                    'cdp = "wss://pool.example.com/chromium?token=${POOL_TOKEN}&region=eu"\n'
-                   'headers = { Authorization = "Bearer ${POOL_TOKEN}" }\n')
+                   'headers = { Authorization = "Bearer ${POOL_TOKEN}" }\n',
+                   {"POOL_TOKEN": TOKEN})
     assert isinstance(pool.cdp, HostedUrl)
     assert pool.cdp.url == f"wss://pool.example.com:443/chromium?token={TOKEN}&region=eu"
     assert dict(pool.headers) == {"Authorization": f"Bearer {TOKEN}"}
@@ -38,9 +38,7 @@ def test_hosted_url_with_env_token_and_headers(tmp_path: Path,
     assert "token=[redacted]" in shown and "'Authorization': '[redacted]'" in shown
 
 
-def test_missing_variable_is_a_start_up_error_naming_it(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("POOL_TOKEN", raising=False)
+def test_missing_variable_is_a_start_up_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="POOL_TOKEN is not set") as err:
         _read(tmp_path, '[targets.pool]\ncdp = "wss://p.example/x"\n'
               'headers = { Authorization = "Bearer ${POOL_TOKEN}" }\n')

@@ -136,3 +136,20 @@ async def test_doctor_checks_status_session_and_browser_and_leaves_nothing(
     assert steps["webdriver"]["status"] == "failed", steps["webdriver"]
     assert f"chromedriver --port={PORT + 1}" in steps["webdriver"]["fix"]
     assert steps["session"]["status"] == "skipped"
+
+
+async def test_sessions_two_are_two_browsers_taken_in_turn(
+        topology: Topology, driver: Chromedriver, tmp_path: Path) -> None:
+    async with open_gateway(topology.client_env(),
+                            ["--config", str(_targets(tmp_path, sessions=2))]) as gw:
+        listed = await targets_by_name(gw)
+        assert {"wd-1", "wd-2"} <= set(listed) and "wd" not in listed, listed
+        opened = [await call_ok(gw, "new_tab", {"target": "wd", "url": data_url(f"wd-{i}")})
+                  for i in range(4)]
+        assert sorted(t["target"] for t in opened) == ["wd-1", "wd-1", "wd-2", "wd-2"]
+        assert len(driver.sessions()) == 2 and len(driver.browser_pids()) == 2
+        for tab in opened:  # each tab is in its own session's browser
+            title = await call_ok(gw, "evaluate", {"tab": tab["tab"],
+                                                   "expression": "document.title"})
+            assert title["value"] == tab["url"].split("<title>")[1].split("<")[0]
+    await eventually(lambda: _gone(driver), timeout=20, what="both sessions deleted at exit")

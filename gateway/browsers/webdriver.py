@@ -68,12 +68,13 @@ def webdriver_error(response: HttpResponse) -> str:
         value = json.loads(response.body).get("value")
     except (ValueError, AttributeError):
         value = None
-    if isinstance(value, dict) and isinstance(value.get("error"), str):
-        message = str(value.get("message") or "").splitlines()[0][:300] if value.get(
-            "message") else ""
-        return f"HTTP {response.status} {value['error']}" + (
-            f": {message}" if message and message != value["error"] else "")
-    return f"HTTP {response.status}"
+    if not isinstance(value, dict) or not isinstance(value.get("error"), str):
+        return f"HTTP {response.status}"
+    error = value["error"]
+    lines = str(value.get("message") or "").strip().splitlines()
+    message = lines[0][:300] if lines else ""  # a Grid's message carries a stack trace
+    return f"HTTP {response.status} {error}" + (f": {message}" if message not in ("", error)
+                                               else "")
 
 
 def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:

@@ -20,6 +20,12 @@ from typing import Any
 import anyio
 import pytest
 
+from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.discovery import Search
+from gateway.browsers.webdriver import WebDriverSession
+from gateway.config import TargetConfig
+from gateway.errors import DiscoveryError
+from gateway.hosts.ssh import SshHost
 from tests.e2e.helpers import (
     call_err,
     call_ok,
@@ -153,3 +159,47 @@ async def test_sessions_two_are_two_browsers_taken_in_turn(
                                                    "expression": "document.title"})
             assert title["value"] == tab["url"].split("<title>")[1].split("<")[0]
     await eventually(lambda: _gone(driver), timeout=20, what="both sessions deleted at exit")
+
+
+async def test_keepalive_uses_the_session_and_sees_it_end(
+        topology: Topology, driver: Chromedriver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The strategy itself, over the gateway's own SshHost, with a short interval: it
+    sends ``GET /session/<id>/url`` while the browser is served (as a Grid's idle timeout
+    needs), and when the session is ended host-side it says so and closes the socket."""
+    for key, value in topology.client_env().items():
+        monkeypatch.setenv(key, value)  # SshHost reads ~/.ssh/config of this process
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = TargetConfig.model_validate({"name": "wd", "ssh": "h1", "capabilities":
+                                          CAPABILITIES, "webdriver": f"http://127.0.0.1:{PORT}"})
+    assert config.ssh is not None and config.webdriver is not None
+    host = SshHost(config.ssh, config.host_key_policy, config.reconnect)
+    strategy = WebDriverSession(config.webdriver, config.capabilities, keepalive_s=0.2)
+    try:
+        found = await strategy.find(Search(host, "wd", 20))
+        assert found is not None and strategy.session is not None
+        session = strategy.session.session_id
+        cdp = CdpConnection(found[1], name="wd")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cdp.run)
+            tg.start_soon(strategy.hold, host, cdp)
+            await eventually(lambda: _asked_url(driver, session, 3), timeout=20,
+                             what="three keep-alive GET /url on the session")
+            await anyio.to_thread.run_sync(driver.delete, session)
+
+            async def noticed() -> bool:
+                return strategy.session is None
+
+            await eventually(noticed, timeout=20, what="the keep-alive to see the session end")
+            with anyio.fail_after(20):
+                await cdp.closed.wait()
+            tg.cancel_scope.cancel()
+        with pytest.raises(DiscoveryError, match=f"{session} .* was ended by the driver"):
+            await strategy.find(Search(host, "wd", 20))
+        assert driver.sessions() == [], "a session was made without being asked for"
+    finally:
+        await strategy.let_go(host)
+        await host.aclose()
+
+
+async def _asked_url(driver: Chromedriver, session: str, times: int) -> bool:
+    return driver.commands("GetUrl", session) >= times

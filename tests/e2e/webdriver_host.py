@@ -14,6 +14,7 @@ import contextlib
 import http.client
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -41,13 +42,15 @@ class Chromedriver:
     def __init__(self, host: RemoteHost, port: int = PORT) -> None:
         self.host = host
         self.port = port
-        scratch = Path(tempfile.mkdtemp(prefix="csgw-chromedriver-"))
+        self._scratch = scratch = Path(tempfile.mkdtemp(prefix="csgw-chromedriver-"))
         os.chown(scratch, host.uid, host.uid)
         self.log = scratch / "chromedriver.log"
+        self.commands_log = scratch / "commands.log"  # chromedriver's own: one line a command
         argv = host.netns_exec(
             "setpriv", f"--reuid={host.uid}", f"--regid={host.uid}", "--clear-groups",
             "env", "-i", f"HOME={host.home}", "PATH=/usr/bin:/bin", "LANG=C.UTF-8",
-            CHROMEDRIVER, f"--port={port}", "--allowed-ips=127.0.0.1")
+            CHROMEDRIVER, f"--port={port}", "--allowed-ips=127.0.0.1",
+            f"--log-path={self.commands_log}", "--log-level=INFO")
         with open(self.log, "ab", buffering=0) as out:
             self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                              stderr=subprocess.STDOUT, close_fds=True,
@@ -82,6 +85,12 @@ class Chromedriver:
             return False
         return status == 200 and bool(answer["value"]["ready"])
 
+    def commands(self, name: str, session_id: str) -> int:
+        """How often chromedriver ran command ``name`` (``GetUrl``) on a session."""
+        text = self.commands_log.read_text(errors="replace")
+        return sum(1 for line in text.splitlines()
+                   if f"[{session_id}] COMMAND {name}" in line)
+
     def sessions(self) -> list[str]:
         """The ids of the sessions chromedriver has open (``GET /sessions``)."""
         _, answer = self.request("GET", "/sessions")
@@ -109,7 +118,7 @@ class Chromedriver:
         return found
 
     def close(self) -> None:
-        """Stop chromedriver (and any browser it still runs) by pid."""
+        """Stop chromedriver (and any browser it still runs) by pid; remove its logs."""
         browsers = self.browser_pids()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self._process.pid, signal.SIGTERM)
@@ -121,3 +130,4 @@ class Chromedriver:
         for pid in browsers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(self._scratch, ignore_errors=True)

@@ -90,7 +90,7 @@ class Browser:
         self._changed = anyio.Event()
         self._wake = anyio.Event()
         self._last_browser_path: str | None = None
-        self.group = group    # the browsers = "all" target that found it
+        self.group = group    # the browsers = "all" or sessions = N target it is one of
         self._log = log.bind(target=self.name)
 
     @property

@@ -32,6 +32,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from gateway.config.model import (
+    TARGET_NAME_RE,
     FieldProblem,
     StrictModel,
     TargetConfig,
@@ -91,6 +92,21 @@ class TargetsFile(StrictModel):
                 raise FieldProblem(f"port {port} is already exposed by target {exposed[port]!r}",
                                    "targets", name, "expose")
             exposed[port] = name
+        return self
+
+    @model_validator(mode="after")
+    def _session_names_free(self) -> TargetsFile:
+        """``sessions = N`` names its browsers ``<name>-1`` … ``<name>-N``: those must be
+        free, valid target names."""
+        for name, target in self.targets.items():
+            for i in range(1, target.sessions + 1 if target.sessions > 1 else 1):
+                member = f"{name}-{i}"
+                if member in self.targets or not TARGET_NAME_RE.fullmatch(member):
+                    raise FieldProblem(
+                        f"sessions = {target.sessions} names the browsers {name}-1 … "
+                        f"{name}-{target.sessions}, and {member!r} is "
+                        + ("another target's name" if member in self.targets
+                           else "longer than 32 characters"), "targets", name, "sessions")
         return self
 
     def target_configs(self) -> tuple[TargetConfig, ...]:

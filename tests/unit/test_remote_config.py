@@ -75,6 +75,18 @@ def test_refused_combinations(tmp_path: Path, table: str, key: str, reason: str)
     assert err.value.key == f"targets.t.{key}"
 
 
+def test_session_names_must_be_free(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="'grid-2' is another target's name") as err:
+        _read(tmp_path, '[targets.grid]\nwebdriver = "http://g:4444"\nsessions = 3\n'
+              '[targets.grid-2]\nssh = "h"\n')
+    assert err.value.key == "targets.grid.sessions"
+    long = "g" * 30  # "-9" fits in 32 characters, "-10" does not
+    with pytest.raises(ConfigError, match="longer than 32 characters"):
+        _read(tmp_path, f'[targets.{long}]\nwebdriver = "http://g:4444"\nsessions = 10\n')
+    assert len(_read(tmp_path, f'[targets.{long}]\nwebdriver = "http://g:4444"\n'
+                     'sessions = 9\n')) == 1
+
+
 @pytest.mark.parametrize(("text", "hosted"), [
     ("wss://pool.example.com/chromium", True),
     ("ws://10.0.0.2:3000/?token=x", True),

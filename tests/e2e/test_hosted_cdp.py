@@ -3,8 +3,9 @@
 A token-checking TLS websocket proxy (``token_proxy``, the shape of browserless
 or Browserbase) runs on h1 in front of h1's real Chromium, with a self-signed
 certificate the target trusts through ``ca_file``. The right token works end to
-end; a wrong one fails at connect with a clear error; and the token (right or
-wrong) appears nowhere: not in tool results, not on stderr, not in the call log.
+end, directly and through SSH to the host's loopback; a wrong one fails at connect
+with a clear error; and the token (right or wrong) appears nowhere: not in tool
+results, not on stderr, not in the call log.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tests.topology import RemoteHost, Topology
 pytestmark = pytest.mark.anyio
 
 PROXY_PORT = 9443
+LOOPBACK_PROXY_PORT = 9444  # the same proxy on h1's loopback: reachable only through SSH
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,8 +40,10 @@ class Pool:
     def __init__(self, host: RemoteHost, token: str, ca_file: Path) -> None:
         self.host, self.token, self.ca_file = host, token, ca_file
 
-    def url(self) -> str:
-        return f"wss://{self.host.address}:{PROXY_PORT}/chromium?token=${{POOL_TOKEN}}"
+    def url(self, *, through_ssh: bool = False) -> str:
+        where = f"127.0.0.1:{LOOPBACK_PROXY_PORT}" if through_ssh else (
+            f"{self.host.address}:{PROXY_PORT}")
+        return f"wss://{where}/chromium?token=${{POOL_TOKEN}}"
 
 
 @pytest.fixture(scope="module")
@@ -48,25 +52,30 @@ def pool(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     certs = tmp_path_factory.mktemp("pool-tls")
     cert, key = certs / "cert.pem", certs / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=csgw test pool", "-addext", f"subjectAltName=IP:{host.address}",
+                    "-subj", "/CN=csgw test pool",
+                    "-addext", f"subjectAltName=IP:{host.address},IP:127.0.0.1",
                     "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
     token = f"tok-{uuid.uuid4().hex}"
-    proxy = subprocess.Popen(
-        host.netns_exec(sys.executable, "-m", "tests.e2e.token_proxy", host.address,
-                        str(PROXY_PORT), str(host.chrome_port()), token, str(cert), str(key)),
+    proxies = [subprocess.Popen(
+        host.netns_exec(sys.executable, "-m", "tests.e2e.token_proxy", address, str(port),
+                        str(host.chrome_port()), token, str(cert), str(key)),
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True)
+        for address, port in ((host.address, PROXY_PORT), ("127.0.0.1", LOOPBACK_PROXY_PORT))]
     try:
-        assert proxy.stdout is not None and proxy.stdout.readline().strip() == b"ready"
+        for proxy in proxies:
+            assert proxy.stdout is not None and proxy.stdout.readline().strip() == b"ready"
         yield Pool(host, token, cert)
     finally:
-        proxy.terminate()
-        proxy.wait(timeout=10)
+        for proxy in proxies:
+            proxy.terminate()
+            proxy.wait(timeout=10)
 
 
-def _targets(tmp_path: Path, pool: Pool) -> Path:
+def _targets(tmp_path: Path, pool: Pool, **extra: object) -> Path:
     return write_targets(tmp_path / "targets.toml", {"pool": {
-        "cdp": pool.url(), "headers": {"Authorization": "Bearer ${POOL_TOKEN}"},
-        "ca_file": str(pool.ca_file), "reconnect": {"call_wait_s": 5}}})
+        "cdp": pool.url(through_ssh="ssh" in extra),
+        "headers": {"Authorization": "Bearer ${POOL_TOKEN}"},
+        "ca_file": str(pool.ca_file), "reconnect": {"call_wait_s": 5}, **extra}})
 
 
 async def test_right_token_works_and_is_never_shown(
@@ -91,6 +100,21 @@ async def test_right_token_works_and_is_never_shown(
     everything = json.dumps(results) + stderr.read_text() + call_log.read_text()
     assert call_log.read_text().count("\n") >= 5
     assert pool.token not in everything
+
+
+async def test_through_ssh_to_a_pool_on_the_hosts_loopback(
+        topology: Topology, pool: Pool, tmp_path: Path) -> None:
+    """With ``ssh``, the TLS websocket goes through the SSH host's private route (the
+    certificate still checked against the URL's host)."""
+    env = topology.client_env() | {"POOL_TOKEN": pool.token}
+    async with open_gateway(env, ["--config", str(_targets(tmp_path, pool, ssh="h1"))]) as gw:
+        listed = await wait_for_targets(gw, {"pool": "up"})
+        assert listed["pool"]["transport"] == "ssh", listed
+        opened = await call_ok(gw, "new_tab", {"target": "pool", "url": data_url("via-ssh")})
+        title = await call_ok(gw, "evaluate", {"tab": opened["tab"],
+                                               "expression": "document.title"})
+        assert title["value"] == "via-ssh"
+        await call_ok(gw, "close_tab", {"tab": opened["tab"]})
 
 
 async def test_wrong_token_fails_at_connect_clearly(

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from gateway.browsers.webdriver import NewSession, parse_new_session, webdriver_error
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
 from gateway.errors import ConfigError
-from gateway.hosts.http import HttpResponse
+from gateway.hosts.http import HttpResponse, request_over
+from tests.unit.test_discovery import Stream
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "webdriver"
 GRID_SESSION = "0798a8c4ce1839c94e56a6e35c1e5ebf"
@@ -97,3 +99,23 @@ def test_webdriver_urls(text: str, expected: WebDriverUrl) -> None:
 def test_bad_webdriver_urls(text: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason):
         parse_webdriver_url(text, source="t", key="webdriver")
+
+
+def test_post_over_a_stream_sends_the_json_body_and_reads_the_error() -> None:
+    """``POST /session`` through ``request_over`` (what goes over the SSH channel), answered
+    by a captured chromedriver refusal."""
+    stream = Stream((FIXTURES / "chromedriver_156_no_matching_browser.http").read_bytes())
+    body = b'{"capabilities":{"alwaysMatch":{"browserName":"nosuchbrowser"}}}'
+
+    async def main() -> HttpResponse:
+        return await request_over(stream, stream, "127.0.0.1", 9515, "/session",
+                                  method="POST", body=body)
+
+    response = anyio.run(main)
+    head, _, sent_body = stream.sent.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /session HTTP/1.1\r\n")
+    assert f"content-length: {len(body)}".encode() in head.lower()
+    assert b"content-type: application/json" in head.lower()
+    assert sent_body == body
+    assert webdriver_error(response) == ("HTTP 500 session not created: session not created: "
+                                         "No matching capabilities found")

@@ -76,6 +76,10 @@ from benchmarks.scan_phase import scan_phase
 from benchmarks.upload_phase import ROW_KEYS as UPLOAD_ROWS
 from benchmarks.upload_phase import define_rows as define_upload_rows
 from benchmarks.upload_phase import upload_phase
+from benchmarks.webdriver_phase import ROW_KEYS as WEBDRIVER_ROWS
+from benchmarks.webdriver_phase import TARGET_SLACK_MS as TARGET_WD_SLACK_MS
+from benchmarks.webdriver_phase import define_rows as define_webdriver_rows
+from benchmarks.webdriver_phase import webdriver_phase
 from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
@@ -97,7 +101,7 @@ PAGES = REPO / "fixtures" / "pages"
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
           "context", "launch", "scan", "shell", "upload",
-          "profiling")
+          "profiling", "webdriver")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -652,6 +656,8 @@ class Bench:
         # Issue 10: scanning a host for every browser.
         define_scan_rows(r.row)
         define_profiling_rows(r.row)
+        # Issue 15: a cold webdriver target beside chromedriver's own session creation.
+        define_webdriver_rows(r.row)
         # Issue 13: `call` from a shell (warm daemon), and MCP over HTTP vs stdio.
         shell.define_rows(r.row)
         # Issue 14: a 10 MB upload over SSH beside scp.
@@ -705,6 +711,7 @@ class Bench:
             ("shell", self.shell, shell.ROWS),
             ("upload", self.upload, UPLOAD_ROWS),
             ("profiling", self.profiling, PROFILING_ROWS),
+            ("webdriver", self.webdriver, WEBDRIVER_ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1665,6 +1672,21 @@ class Bench:
                                                      PROFILING_CALL_TIMEOUT_S),
                 call=call, raw=lambda: RawCdp(topo, topo.host("h1")), serve=page_server,
                 pid_of=child_pid_with, workdir=Path(workdir))
+
+    async def webdriver(self) -> None:
+        """Issue 15: first call on a cold webdriver target (benchmarks/webdriver_phase.py)."""
+        assert self.topo is not None
+        topo, env = self.topo, self.topo.client_env()
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-wd-") as workdir:
+            await webdriver_phase(topo, self.r.rows, self.opts.starts, Path(workdir),
+                                  lambda config: mcp_client(gateway_params(
+                                      env, ["--config", str(config)])),
+                                  call, RawCdp(topo, topo.host("h1")).ssh_connect)
+        row = self.r.rows["wd_added"]
+        if row.median is not None:
+            row.ok = row.median <= TARGET_WD_SLACK_MS
+        progress(f"webdriver: cold target {fmt(self.r.rows['wd_cold'].median, 'ms')}, "
+                 f"chromedriver's own session {fmt(self.r.rows['wd_session'].median, 'ms')}")
 
     # ------------------------------------------------------------------- --profile
 

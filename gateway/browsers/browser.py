@@ -6,6 +6,7 @@ State machine::
         ▲  │                                  may just have moved to a new port)
         │  └─fail──▶ down ──backoff, or a call arrives──┘
         any state ──removed from the registry──▶ gone (for good)
+    (a WebDriver session's browser starts down: the first call makes the session)
 
 ``run()`` is the supervisor: it lives in the registry's task group while the
 browser is registered, owns the CDP reader, and reconnects with exponential
@@ -25,7 +26,6 @@ instead of after the SSH keepalives give up. Its pages are ``PageTracker``'s.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,7 +33,7 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Scanned, Search, Strategy, find_browser
+from gateway.browsers.discovery import Held, Scanned, Search, Strategy, find_browser
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
 from gateway.browsers.scan import Candidate
@@ -77,18 +77,23 @@ class Browser:
         self.name = config.name
         self.host = host
         self._strategies = list(strategies)
+        # A WebDriver session is made by the first call, then kept while served.
+        self._held = [s for s in self._strategies if isinstance(s, Held)]
+        self._on_demand = any(held.on_demand for held in self._held)
         self._launcher = launcher
-        self.state: BrowserState = "connecting"
-        self.error: str | None = None
+        self.state: BrowserState = "down" if self._on_demand else "connecting"
+        self.error: str | None = "no session yet; the first call creates one" \
+            if self._on_demand else None
         self.browser: str | None = None
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
         self.pages = PageTracker(self.name, config, registry, Uploads(host))
+        self._tab_ids = registry
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()
         self._wake = anyio.Event()
         self._last_browser_path: str | None = None
-        self.group = group    # the browsers = "all" target that found it
+        self.group = group    # the browsers = "all" or sessions = N target it is one of
         self._log = log.bind(target=self.name)
 
     @property
@@ -184,6 +189,8 @@ class Browser:
         """Connect, serve, reconnect — until cancelled (the registry lets it go)."""
         policy = self.config.reconnect
         delay = policy.initial_delay_s
+        if self._on_demand:
+            await self._wake.wait()
         while True:
             self._set_state("connecting", self.error)
             try:
@@ -191,7 +198,7 @@ class Browser:
             except Exception as exc:  # a bug must cost this attempt, not the process
                 self._set_state("down", self._failure(exc, "connecting"))
                 self._wake = anyio.Event()
-                with anyio.move_on_after(delay):
+                with anyio.move_on_after(None if self._on_demand else delay):
                     await self._wake.wait()
                 delay = min(delay * 2, policy.max_delay_s)
                 continue
@@ -231,6 +238,8 @@ class Browser:
         async with anyio.create_task_group() as tg:
             tg.start_soon(cdp.run)
             tg.start_soon(self.pages.uploads.sweeper)
+            for held in self._held:
+                tg.start_soon(held.hold, self.host, cdp)
             self.pages.serve(cdp, tg)
             try:
                 await self._setup(cdp, endpoint)
@@ -311,6 +320,8 @@ class Browser:
             raise tab.dialog_error()
         timeout_s = timeout_s or self.config.command_timeout_s
         cdp = await self.connection(timeout_s)
+        if self.tabs.get(tab.target_id) is not tab:  # retired while the call waited
+            self._tab_ids.get(tab.id)  # raises TabNotFound with the reason
         if tab.session_id is None:  # detached (e.g. after a renderer crash): attach again
             await self.pages.attach(cdp, tab)
         return await self._send(cdp, method, params, session or tab.session_id, timeout_s,
@@ -359,11 +370,6 @@ class Browser:
         if tab.context is not None and all(t.context != tab.context for t in self.tabs.values()):
             await self.pages.contexts.dispose(tab.context, self.browser_call)
 
-    async def ping(self) -> tuple[dict[str, Any], float]:
-        start = time.perf_counter()
-        version = await self.browser_call("Browser.getVersion")
-        return version, (time.perf_counter() - start) * 1000
-
     async def _quit(self, cdp: CdpConnection) -> None:
         """Ask a launched browser to quit, as closing its last window would: it then
         writes its cookies (a signal alone loses those). Nobody waits for the answer
@@ -385,6 +391,8 @@ class Browser:
                 quitting = True
             await self._cdp.aclose()
         await self.pages.uploads.aclose()
+        for held in self._held:
+            await held.let_go(self.host)
         if self.endpoint is not None:
             self.host.release(self.endpoint.host, self.endpoint.port)
         if self._launcher is not None:

@@ -25,14 +25,15 @@ import contextlib
 import itertools
 import json
 import re
-from collections.abc import Callable
+import ssl
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 import structlog
 from pydantic_core import from_json
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from gateway.errors import (
     BrowserClosed,
@@ -92,31 +93,47 @@ def _without_lone_surrogates(value: Any) -> Any:
 
 
 async def open_websocket(
-    url: str, *, unix_path: str | None, target: str, timeout_s: float
+    url: str, *, unix_path: str | None, target: str, timeout_s: float,
+    headers: Sequence[tuple[str, str]] = (), ca_file: str | None = None, shown: str = "",
 ) -> ClientConnection:
     """Open the browser websocket, directly or through a forwarded Unix socket.
 
     No ``Origin`` header is sent (Chrome answers 403 to one it was not told to
     allow) and per-message compression is off (Chrome does not use it and it
-    costs CPU on every frame).
+    costs CPU on every frame). ``headers`` go into the handshake (a hosted pool's
+    ``Authorization``); ``wss://`` verifies against the system trust store, or
+    ``ca_file``. Messages name the URL as ``shown`` (its secrets redacted).
     """
+    shown = shown or url
+    extra: dict[str, Any] = {"additional_headers": list(headers)} if headers else {}
+    if url.startswith("wss://"):
+        extra["ssl"] = ssl.create_default_context(cafile=ca_file)
     try:
         with anyio.fail_after(timeout_s):
             if unix_path is not None:
                 return await unix_connect(
                     unix_path, url, compression=None, max_size=MAX_MESSAGE_BYTES,
-                    ping_interval=None, open_timeout=None,
+                    ping_interval=None, open_timeout=None, **extra,
                 )
             return await connect(
                 url, compression=None, max_size=MAX_MESSAGE_BYTES,
-                ping_interval=None, open_timeout=None, proxy=None,
+                ping_interval=None, open_timeout=None, proxy=None, **extra,
             )
     except TimeoutError:
-        raise DiscoveryError(target, f"DevTools websocket {url} did not open within "
+        raise DiscoveryError(target, f"DevTools websocket {shown} did not open within "
                              f"{timeout_s:g} s") from None
+    except InvalidStatus as exc:
+        status = exc.response.status_code
+        hint = (" — the credentials (token or headers) were refused; check them"
+                if status in (401, 403) else "")
+        raise DiscoveryError(target, f"DevTools websocket {shown} refused: HTTP "
+                             f"{status}{hint}") from None
     except (OSError, InvalidHandshake, InvalidURI, ConnectionClosed) as exc:
         reason = str(exc) or type(exc).__name__
-        raise DiscoveryError(target, f"DevTools websocket {url} refused: {reason}") from None
+        if url != shown:  # the library's text may quote the URL, secrets and all
+            reason = type(exc).__name__ + (f" ({exc.strerror})"
+                                           if isinstance(exc, OSError) and exc.strerror else "")
+        raise DiscoveryError(target, f"DevTools websocket {shown} refused: {reason}") from None
 
 
 class CdpConnection:

@@ -13,9 +13,10 @@ explicit ``cdp`` address:
 
 With an explicit ``cdp`` address, ``ExplicitAddress`` alone: ``/json/version``
 there, or the given ``/devtools/browser/…`` path directly (Chrome's
-chrome://inspect mode serves no ``/json`` at all). "Every browser a process
-scan finds" or "a websocket URL of a browser farm" are further strategies of
-the same shape.
+chrome://inspect mode serves no ``/json`` at all). With a hosted ``cdp =
+"wss://…"`` URL, ``HostedSocket`` alone. ``Scanned`` (a browser a host scan
+found) and ``webdriver.WebDriverSession`` (a ``Held`` one: a session it creates)
+are strategies of the same shape.
 
 A ``DiscoveryTrace`` sees each stage as it happens (what was read, which
 endpoint is tried, why one was rejected): ``doctor`` reports those as steps of
@@ -26,12 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import anyio
 from websockets.asyncio.client import ClientConnection
 
-from gateway.browsers.cdp import open_websocket
+from gateway.browsers.cdp import CdpConnection, open_websocket
 from gateway.browsers.endpoint import (
     DEFAULT_PROFILE_DIRS,
     FALLBACK_ADDRESS,
@@ -40,6 +41,7 @@ from gateway.browsers.endpoint import (
     parse_version_payload,
 )
 from gateway.config import CdpAddress, TargetConfig
+from gateway.config.remote import HostedUrl, SecretHeaders
 from gateway.errors import (
     DiscoveryError,
     GatewayError,
@@ -57,11 +59,14 @@ __all__ = [
     "DiscoveryTrace",
     "ExplicitAddress",
     "Found",
+    "Held",
+    "HostedSocket",
     "Launch",
     "Scanned",
     "Search",
     "Strategy",
     "VersionProbe",
+    "attach_at",
     "discover",
     "find_browser",
     "strategies_for",
@@ -106,7 +111,9 @@ class Search:
             except HostError as exc:
                 raise TunnelError.of(self.name, exc) from None
             return await open_websocket(endpoint.url, unix_path=route.unix_path,
-                                        target=self.name, timeout_s=self.timeout_s)
+                                        target=self.name, timeout_s=self.timeout_s,
+                                        headers=endpoint.headers, ca_file=endpoint.ca_file,
+                                        shown=endpoint.shown)
         except GatewayError as exc:
             self.host.release(endpoint.host, endpoint.port)
             self.trace.rejected(endpoint, exc.cause)
@@ -119,6 +126,35 @@ class Strategy(Protocol):
         ``search.tried``); raise only when no later strategy should be tried."""
 
 
+@runtime_checkable
+class Held(Protocol):
+    """A strategy that holds something on the far side for its browser (a WebDriver
+    session, ``webdriver``): made on demand — by the first call, not at start-up —,
+    kept while the browser is served, let go when the browser is."""
+
+    on_demand: bool
+
+    async def hold(self, host: Host, cdp: CdpConnection) -> None: ...
+
+    async def let_go(self, host: Host) -> None: ...
+
+
+@dataclass(frozen=True)
+class HostedSocket:
+    """A hosted pool's websocket (``cdp = "wss://…?token=…"`` and ``headers``): that
+    URL exactly, the only answer; a refused handshake (a wrong token) is final."""
+
+    url: HostedUrl
+    headers: tuple[tuple[str, str], ...]
+    ca_file: str | None
+
+    async def find(self, search: Search) -> Found | None:
+        endpoint = Endpoint(self.url.host, self.url.port, self.url.target,
+                            "the configured hosted websocket URL", self.url.scheme,
+                            SecretHeaders(self.headers), self.ca_file)
+        return endpoint, await search.connect(endpoint)
+
+
 @dataclass(frozen=True)
 class ExplicitAddress:
     """The configured ``cdp`` address: the only answer, so a failure is final."""
@@ -126,7 +162,7 @@ class ExplicitAddress:
     address: CdpAddress
 
     async def find(self, search: Search) -> Found | None:
-        return await _from_address(search, self.address)
+        return await attach_at(search, self.address)
 
 
 @dataclass(frozen=True)
@@ -169,7 +205,7 @@ class VersionProbe:
 
     async def find(self, search: Search) -> Found | None:
         try:
-            return await _from_address(search, self.address)
+            return await attach_at(search, self.address)
         except DiscoveryError as exc:
             search.tried.append(exc.reason)
             return None
@@ -216,7 +252,7 @@ class Scanned:
             raise DiscoveryError(search.name, f"the browser {search.name} (pid {found.pid}) "
                                  f"{found.problem}")
         if found.port:
-            return await _from_address(search, CdpAddress(host="127.0.0.1", port=found.port))
+            return await attach_at(search, CdpAddress(host="127.0.0.1", port=found.port))
         # Port 0: the scan read its DevToolsActivePort already (no exec of our own, so
         # twenty browsers starting at once need no twenty SSH sessions).
         assert found.active_port is not None and found.browser_path is not None
@@ -232,6 +268,8 @@ class Scanned:
 def strategies_for(config: TargetConfig,
                    launcher: ChromeLauncher | None = None) -> list[Strategy]:
     """How the browser of a configured target is found, in order."""
+    if isinstance(config.cdp, HostedUrl):
+        return [HostedSocket(config.cdp, config.headers, config.ca_file)]
     if config.cdp is not None:
         if launcher is not None:  # nothing there: launch one on that port
             return [VersionProbe(config.cdp), Launch(launcher)]
@@ -273,8 +311,8 @@ async def _ask_version(search: Search, address: CdpAddress) -> str:
     """``/json/version`` at ``address`` → the ``/devtools/browser/…`` path it names."""
     where = f"{address.host}:{address.port}"
     try:
-        response = await search.host.http_get(address.host, address.port, "/json/version",
-                                              search.timeout_s)
+        response = await search.host.http_request(address.host, address.port,
+                                                  "/json/version", search.timeout_s)
     except HostError as exc:
         raise _Unanswered(f"/json/version at {where}: {exc.reason}") from None
     if response.status != 200:
@@ -289,7 +327,8 @@ class _Unanswered(Exception):
     """``/json/version`` gave nothing to connect to; the message says why."""
 
 
-async def _from_address(search: Search, address: CdpAddress) -> Found:
+async def attach_at(search: Search, address: CdpAddress, found_by: str | None = None) -> Found:
+    """The browser at ``address`` (``/json/version`` there, unless its path is known)."""
     where = f"{address.host}:{address.port}"
     path = address.browser_path
     if path is None:
@@ -298,7 +337,7 @@ async def _from_address(search: Search, address: CdpAddress) -> Found:
         except _Unanswered as exc:
             search.trace.unanswered(address, str(exc))
             raise DiscoveryError(search.name, str(exc)) from None
-    found_by = (f"/json/version at {where}" if address.browser_path is None
-                else f"the configured websocket URL at {where}")
+    found_by = found_by or (f"/json/version at {where}" if address.browser_path is None
+                            else f"the configured websocket URL at {where}")
     endpoint = Endpoint(address.host, address.port, path, found_by)
     return endpoint, await search.connect(endpoint)

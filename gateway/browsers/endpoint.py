@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.config import CdpAddress, host_port
+from gateway.config.remote import NO_HEADERS, SecretHeaders, redact_url
 
 __all__ = [
     "DEFAULT_PROFILE_DIRS",
@@ -42,8 +43,12 @@ class Endpoint:
 
     host: str
     port: int
-    browser_path: str  # /devtools/browser/<uuid>
+    browser_path: str  # /devtools/browser/<uuid>; a Grid's or a hosted pool's own path
     found_by: str      # "DevToolsActivePort in <dir>" / "/json/version at host:port"
+    # A hosted pool's websocket: wss, handshake headers, the CA that signed its cert.
+    scheme: str = "ws"
+    headers: SecretHeaders = NO_HEADERS
+    ca_file: str | None = None
 
     @property
     def address(self) -> str:
@@ -51,7 +56,13 @@ class Endpoint:
 
     @property
     def url(self) -> str:
-        return f"ws://{self.address}{self.browser_path}"
+        """The websocket URL, secrets (a ``?token=``) included: only for connecting."""
+        return f"{self.scheme}://{self.address}{self.browser_path}"
+
+    @property
+    def shown(self) -> str:
+        """``address/path`` with every query value redacted: for messages and results."""
+        return redact_url(self.url).partition("://")[2]
 
 
 def parse_active_port(text: str) -> tuple[int, str] | None:

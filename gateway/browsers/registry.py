@@ -17,6 +17,7 @@ supervisor, and calls on different targets or tabs proceed concurrently.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
@@ -28,6 +29,7 @@ import structlog
 from gateway.browsers.browser import Browser
 from gateway.browsers.discovery import Scanned, Strategy, strategies_for
 from gateway.browsers.tab import Tab, TabRegistry
+from gateway.browsers.webdriver import WebDriverSession
 from gateway.config import GatewayConfig, TargetConfig
 from gateway.config.urls import check_url
 from gateway.errors import (
@@ -61,6 +63,9 @@ class Registry:
         self.tabs = TabRegistry()
         self.targets: dict[str, Browser] = {}
         self.groups: dict[str, HostScan] = {}
+        # webdriver targets with sessions = N > 1: the pool's config and its members.
+        self.pools: dict[str, tuple[TargetConfig, list[str]]] = {}
+        self._turns = itertools.count()
         self._departed: dict[str, tuple[Browser, float]] = {}  # exited, listed as gone
         self._hosts: dict[_HostKey, tuple[Host, set[str]]] = {}
         self._host_of: dict[str, _HostKey] = {}
@@ -82,12 +87,32 @@ class Registry:
             self._start(group.run, target.name, f"scan {target.name}")
             log.info("target added", target=target.name, host=host.label, browsers="all")
             return
+        if target.webdriver is not None:
+            self._add_sessions(target, host)
+            return
         launcher = None
         if target.launch:
             from gateway.browsers.launcher import ChromeLauncher
 
             launcher = ChromeLauncher(host, target)
         self._add_browser(target, host, strategies_for(target, launcher), launcher)
+
+    def _add_sessions(self, target: TargetConfig, host: Host) -> None:
+        """A webdriver target: one browser per session — the target itself, or with
+        ``sessions = N`` members ``<name>-1`` … ``<name>-N`` that calls naming the
+        target take in turn."""
+        assert target.webdriver is not None
+        if target.sessions == 1:
+            self._add_browser(target, host, [WebDriverSession(target.webdriver,
+                                                              target.capabilities)], None)
+            return
+        members = [f"{target.name}-{i}" for i in range(1, target.sessions + 1)]
+        self.pools[target.name] = (target, members)
+        for member in members:
+            config = target.model_copy(update={"name": member, "sessions": 1})
+            self._add_browser(config, self._use_host(config),
+                              [WebDriverSession(target.webdriver, target.capabilities)],
+                              None, group=target.name)
 
     def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
         """A browser a scan found: a target of its own, on the scan's host."""
@@ -115,7 +140,8 @@ class Registry:
         which exited"."""
         browser = self.targets.pop(name, None)
         group = self.groups.pop(name, None)
-        if browser is None and group is None:
+        _, members = self.pools.pop(name, (None, []))
+        if browser is None and group is None and not members:
             raise TargetNotFound(name, self.names())
         if len(self._removed) >= MAX_REMOVED:
             self._removed.pop(next(iter(self._removed)))
@@ -125,8 +151,9 @@ class Registry:
         if scope is not None:
             scope.cancel()
         with anyio.CancelScope(shield=True):
-            for member in group.members if group is not None else ():
-                await self.remove(member, f"was found by {name!r}, which {why}")
+            for member in group.members if group is not None else members:
+                await self.remove(member, f"was found by {name!r}, which {why}"
+                                  if group is not None else f"belonged to {name!r}, which {why}")
             if browser is not None:
                 await browser.aclose(gone=why)
                 if browser.found is not None:
@@ -141,13 +168,14 @@ class Registry:
         wanted = {t.name: t for t in config.targets}
         current = {n: b.config for n, b in self.targets.items() if b.group is None}
         current |= {n: g.config for n, g in self.groups.items()}
+        current |= {n: config for n, (config, _) in self.pools.items()}
         for name, settings in current.items():
             if name not in wanted:
                 await self.remove(name, f"was removed from {config.source}")
             elif wanted[name] != settings:
                 await self.remove(name, f"was changed in {config.source} and started over")
         for name, target in wanted.items():
-            if name not in self.targets and name not in self.groups:
+            if name not in self.targets and name not in self.groups and name not in self.pools:
                 self.add(target)
         self.config = config
 
@@ -164,7 +192,7 @@ class Registry:
         """The host ``target`` runs on, shared, counting it as a user."""
         if self._tasks is None:
             raise RuntimeError("the registry is not serving (use open_registry)")
-        if target.name in self.targets or target.name in self.groups:
+        if target.name in self.targets or target.name in self.groups or target.name in self.pools:
             raise InvalidArgument(f"target {target.name!r} exists already")
         key = self._host_key(target)
         host, users = self._hosts.get(key) or (self._new_host(target), set())
@@ -201,7 +229,7 @@ class Registry:
     # ------------------------------------------------------------- resolution
 
     def names(self) -> list[str]:
-        return sorted([*self.targets, *self.groups])
+        return sorted([*self.targets, *self.groups, *self.pools])
 
     def departed(self) -> list[Browser]:
         """Browsers a scan saw exit not long ago (``list_targets`` shows them as gone)."""
@@ -223,6 +251,9 @@ class Registry:
         found = self.targets.get(name)
         if found is not None:
             return found
+        if name in self.pools:  # its sessions in turn, so their tabs spread out
+            members = self.pools[name][1]
+            return self.targets[members[next(self._turns) % len(members)]]
         group = self.groups.get(name)
         if group is not None:
             return self._one_of(group)

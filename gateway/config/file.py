@@ -7,12 +7,16 @@ wrong types and out-of-range values are refused by pydantic; ``_config_error`` i
 the one place its errors become a message naming the file, the dotted key and the
 reason, e.g. ``targets.toml: targets.ci.expose: expected an integer, got string``.
 
+``${VAR}`` in a target's ``cdp``, ``webdriver`` and ``headers`` is replaced by
+the environment variable before validation (``remote.expand_target_tables``).
+
 What the file says about the call log is returned as written (a path or a switch):
 turning it into a path needs the environment, which is ``sources``' business.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -27,6 +31,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from gateway.config.model import (
+    TARGET_NAME_RE,
     FieldProblem,
     StrictModel,
     TargetConfig,
@@ -34,6 +39,7 @@ from gateway.config.model import (
     TargetSettings,
     table_keys,
 )
+from gateway.config.remote import expand_target_tables
 from gateway.config.text import breaks_a_line, dotted, show, type_name
 from gateway.errors import ConfigError
 
@@ -87,6 +93,21 @@ class TargetsFile(StrictModel):
             exposed[port] = name
         return self
 
+    @model_validator(mode="after")
+    def _session_names_free(self) -> TargetsFile:
+        """``sessions = N`` names its browsers ``<name>-1`` … ``<name>-N``: those must be
+        free, valid target names."""
+        for name, target in self.targets.items():
+            for i in range(1, target.sessions + 1 if target.sessions > 1 else 1):
+                member = f"{name}-{i}"
+                if member in self.targets or not TARGET_NAME_RE.fullmatch(member):
+                    raise FieldProblem(
+                        f"sessions = {target.sessions} names the browsers {name}-1 … "
+                        f"{name}-{target.sessions}, and {member!r} is "
+                        + ("another target's name" if member in self.targets
+                           else "longer than 32 characters"), "targets", name, "sessions")
+        return self
+
     def target_configs(self) -> tuple[TargetConfig, ...]:
         """The targets, in file order, each under its table's name (with the keys the
         table set marked as set, as checks like "only applies with launch" need)."""
@@ -95,9 +116,10 @@ class TargetsFile(StrictModel):
                      for name, settings in self.targets.items())
 
 
-def read_targets_file(path: str) -> TargetsFile:
-    """Read, parse and validate the targets file at ``path``; raises only ``ConfigError``."""
-    data = _read_toml(path)
+def read_targets_file(path: str, environ: Mapping[str, str] | None = None) -> TargetsFile:
+    """Read, parse and validate the targets file at ``path``, ``${VAR}`` taken from
+    ``environ`` (default: the process environment); raises only ``ConfigError``."""
+    data = expand_target_tables(_read_toml(path), path, environ)
     try:
         return TargetsFile.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as err:

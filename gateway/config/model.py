@@ -20,14 +20,32 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    model_validator,
+)
 from pydantic_core import PydanticKnownError
 
 from gateway.config.addresses import (
     CdpAddress,
     SshDestination,
-    parse_cdp_address,
     parse_ssh_destination,
+)
+from gateway.config.launch_args import chrome_flag, display_name
+from gateway.config.remote import (
+    DEFAULT_CAPABILITIES,
+    NO_HEADERS,
+    Capabilities,
+    Headers,
+    HostedUrl,
+    WebDriverUrl,
+    parse_cdp_or_hosted,
+    parse_webdriver_url,
+    remote_problem,
 )
 from gateway.config.text import breaks_a_line, show
 from gateway.errors import ConfigError
@@ -109,7 +127,8 @@ def _in_range(low: int, high: int, *, what: str = "", unit: str = "") -> AfterVa
     return AfterValidator(check)
 
 
-def _parsed(kind: type[object], parse: Callable[..., object]) -> BeforeValidator:
+def _parsed(kind: type[object] | tuple[type[object], ...],
+            parse: Callable[..., object]) -> BeforeValidator:
     """Accept an already-parsed ``kind`` or a string for ``parse`` (the env and
     the file give strings; code may give either)."""
 
@@ -144,31 +163,6 @@ def _profile(value: str) -> str:
     return value
 
 
-_MANAGED_FLAGS = ("--remote-debugging-port", "--remote-debugging-pipe", "--user-data-dir",
-                  "--headless")
-# An X display (":0", "localhost:10.0") or a Wayland socket name ("wayland-0").
-_DISPLAY_RE = re.compile(r"[A-Za-z0-9_.-]{0,64}:[0-9]{1,5}(\.[0-9]{1,3})?"
-                         r"|wayland-[0-9A-Za-z_.-]{1,32}")
-
-
-def _chrome_arg(arg: str) -> str:
-    """One extra flag for a launched Chrome: a ``--flag`` the gateway does not set itself."""
-    if not arg.startswith("--") or len(arg) > 4096 or breaks_a_line(arg):
-        raise ValueError(f"{show(arg)} is not a Chrome flag; expected --name or --name=value "
-                         "(at most 4096 characters, no NUL or newline)")
-    if arg.split("=", 1)[0] in _MANAGED_FLAGS:
-        raise ValueError(f"{show(arg)} is set by the gateway itself (use launch_profile / "
-                         "headless instead)")
-    return arg
-
-
-def _display(value: str) -> str:
-    if not _DISPLAY_RE.fullmatch(value):
-        raise ValueError(f"display {show(value)} is invalid; expected an X display such as "
-                         "\":0\" or a Wayland socket such as \"wayland-0\"")
-    return value
-
-
 def _cdp_pattern(pattern: str) -> str:
     if not _CDP_PATTERN_RE.fullmatch(pattern):
         raise ValueError(f"{show(pattern)} is not a CDP method pattern; "
@@ -200,14 +194,15 @@ BufferSize = Annotated[int, _in_range(MIN_BUFFER, MAX_BUFFER, unit=" entries")]
 CaptureSize = Annotated[int, _in_range(1, 100_000, unit=" MB")]
 TargetName = Annotated[str, AfterValidator(_target_name)]
 Ssh = Annotated[SshDestination, _parsed(SshDestination, parse_ssh_destination)]
-Cdp = Annotated[CdpAddress, _parsed(CdpAddress, parse_cdp_address)]
+Cdp = Annotated[CdpAddress | HostedUrl, _parsed((CdpAddress, HostedUrl), parse_cdp_or_hosted)]
+WebDriver = Annotated[WebDriverUrl, _parsed(WebDriverUrl, parse_webdriver_url)]
 # Arrays: any sequence (TOML gives lists, code may give tuples or sets), of strict strings.
 CdpPatterns = Annotated[
     tuple[Annotated[str, Field(strict=True), AfterValidator(_cdp_pattern)], ...],
     Field(strict=False), AfterValidator(_some_patterns),
 ]
 ChromeArgs = Annotated[
-    tuple[Annotated[str, Field(strict=True), AfterValidator(_chrome_arg)], ...],
+    tuple[Annotated[str, Field(strict=True), AfterValidator(chrome_flag)], ...],
     Field(strict=False, max_length=64),
 ]
 Schemes = Annotated[
@@ -273,7 +268,7 @@ class TargetSettings(StrictModel):
     launch: bool = False
     launch_profile: Annotated[str, AfterValidator(_profile)] | None = None  # None: per target
     headless: bool = True
-    display: Annotated[str, AfterValidator(_display)] | None = None  # headless = false only
+    display: Annotated[str, AfterValidator(display_name)] | None = None  # headless = false only
     chrome_args: ChromeArgs = ()
     keep_running: bool = True                  # leave a launched browser running on exit
     reconnect: ReconnectPolicy = Field(default_factory=ReconnectPolicy)
@@ -286,11 +281,19 @@ class TargetSettings(StrictModel):
     allow_schemes: Schemes = frozenset()       # of OPT_IN_SCHEMES, e.g. {"file"}
     browsers: Browsers = "one"                 # "all": every debuggable browser on the host
     scan_interval_s: Seconds = 2.0             # how often "all" looks for new browsers
+    # A WebDriver endpoint's sessions; a hosted cdp URL's handshake (config/remote.py).
+    webdriver: WebDriver | None = None
+    capabilities: Capabilities = Field(default_factory=lambda: dict(DEFAULT_CAPABILITIES))
+    sessions: Annotated[int, _in_range(1, 16, what="sessions ")] = 1
+    headers: Headers = NO_HEADERS
+    ca_file: Annotated[str, AfterValidator(_profile)] | None = None
 
     @model_validator(mode="after")
     def _launch_settings_fit(self) -> TargetSettings:
         cdp = self.cdp
-        if self.launch and cdp is not None and (
+        if self.launch and isinstance(cdp, HostedUrl):
+            raise FieldProblem("launch cannot start a browser behind a hosted cdp URL", "launch")
+        if self.launch and isinstance(cdp, CdpAddress) and (
                 cdp.host not in ("127.0.0.1", "localhost", "::1") or cdp.browser_path):
             raise FieldProblem("with cdp, launch starts a browser on that port of the host's "
                                "loopback: cdp must be 127.0.0.1:PORT (no /devtools/browser/ "
@@ -305,8 +308,11 @@ class TargetSettings(StrictModel):
 
     @model_validator(mode="after")
     def _all_finds_its_own(self) -> TargetSettings:
+        problem = remote_problem(self)
+        if problem is not None:
+            raise FieldProblem(*problem)
         if self.browsers == "all":
-            for key in ("cdp", "profile", "launch"):
+            for key in ("cdp", "profile", "launch", "webdriver"):
                 if getattr(self, key):
                     raise FieldProblem(f'browsers = "all" finds every browser on the host '
                                        f"by itself; drop {key!r}, or use a target of its own "

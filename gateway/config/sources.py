@@ -183,7 +183,7 @@ def _browsers(environ: Mapping[str, str]) -> Browsers:
 
 def _load_file(path: str, environ: Mapping[str, str]) -> GatewayConfig:
     """Everything a targets file says; ``call_log`` is None when absent or false."""
-    file = read_targets_file(path)
+    file = read_targets_file(path, environ)
     gateway = file.gateway
     call_log: Path | None = None
     if gateway.call_log is True:

@@ -1,5 +1,5 @@
 """The browser steps of one target: DevTools endpoint → websocket handshake →
-browser version → tab count.
+browser version → tab count (after ``webdriver_steps``' own, for a ``webdriver`` target).
 
 DevTools discovery is the gateway's own ``discover``, watched through a
 ``DiscoveryTrace``; the browser is asked through ``CdpConnection``. One thing
@@ -26,7 +26,9 @@ from gateway.browsers.host_scan import SCAN_TIMEOUT_S
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.scan import classify, parse_scan, scan_script
 from gateway.config import CdpAddress, TargetConfig
+from gateway.config.remote import redact_url
 from gateway.doctor.report import Recorder, StopCheck
+from gateway.doctor.webdriver_steps import WEBDRIVER_STEPS, WebDriverSteps
 from gateway.errors import GatewayError, HostError, TargetUnavailable
 from gateway.hosts.base import Host
 
@@ -80,6 +82,14 @@ class BrowserSteps:
     async def run(self, host: Host) -> None:
         if self.config.browsers == "all":
             return await self._scanned(host)
+        if self.config.webdriver is not None:
+            steps = WebDriverSteps(self.config, self.record, self.timeout_s)
+            try:
+                return await self._ask_browser(await steps.run(host))
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await steps.end(host)
+        self.record.note(WEBDRIVER_STEPS, "not a webdriver target")
         trace = _Trace()
         start = time.monotonic()
         try:
@@ -94,7 +104,7 @@ class BrowserSteps:
                        f"{endpoint.found_by}: port {endpoint.port}"
                        + (f" ({notes})" if notes else ""))
         self.record.ok("websocket", Recorder.since(trace.trying_since or start),
-                       f"ws://{endpoint.address}{endpoint.browser_path}")
+                       redact_url(endpoint.url))
         await self._ask_browser(ws)
 
     async def _discovery_failed(self, where: Host, trace: _Trace, start: float,
@@ -110,7 +120,7 @@ class BrowserSteps:
             record.ok("endpoint", since(start, trace.trying_since),
                       f"{endpoint.found_by}: port {endpoint.port}")
             record.fail("websocket", since(trace.trying_since), why,
-                        fixes.websocket_fix(endpoint.address, host))
+                        fixes.websocket_fix(endpoint, host))
         if self.config.launch and isinstance(exc, TargetUnavailable):
             notes = fixes.stale_notes(trace.stale)
             record.ok("endpoint", since(start), "no running Chrome found"
@@ -147,7 +157,7 @@ class BrowserSteps:
             endpoint, ws = located
             record.ok("endpoint", since(start), f"{seen}; checked pid {candidate.pid}: port "
                       f"{endpoint.port}")
-            record.ok("websocket", 0.0, endpoint.url)
+            record.ok("websocket", 0.0, redact_url(endpoint.url))
             return await self._ask_browser(ws)
         record.fail("endpoint", since(start), seen, fixes.scan_fix(found))
 

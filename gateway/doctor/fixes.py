@@ -139,8 +139,12 @@ def start_chrome_hint(user_data_dir: str = "<dir>", port: int = 0) -> str:
             "(Chrome ≥136 needs --user-data-dir for remote debugging)")
 
 
-def websocket_fix(address: str, host: str) -> str:
-    return (f"the browser at {address} on {host} was found but refused its DevTools "
+def websocket_fix(endpoint: Endpoint, host: str) -> str:
+    if endpoint.scheme == "wss" or endpoint.headers or "?" in endpoint.browser_path:
+        return (f"the hosted endpoint {endpoint.address} refused the handshake: check the "
+                "token in the cdp URL and the headers (and their ${VARIABLES}), and for a "
+                "private certificate set ca_file")
+    return (f"the browser at {endpoint.address} on {host} was found but refused its DevTools "
             "websocket: restart it, and check that no proxy or other program holds that port")
 
 
@@ -169,7 +173,7 @@ def endpoint_failure(
     DevToolsActivePort files whose port nobody answered; ``unanswered``: the
     addresses whose ``/json/version`` gave nothing; ``reason``: discovery's own.
     """
-    if config.cdp is not None:
+    if isinstance(config.cdp, CdpAddress):
         address = config.cdp
         where = f"{address.host}:{address.port}"
         if any("answered HTTP 404" in why for _, why in unanswered):

@@ -31,6 +31,8 @@ STEPS: tuple[tuple[str, str], ...] = (
     ("tcp", "TCP connect"),
     ("host_key", "host key known"),
     ("auth", "authenticated"),
+    ("webdriver", "WebDriver status"),
+    ("session", "session created"),
     ("endpoint", "DevTools endpoint"),
     ("launch", "launch"),
     ("websocket", "websocket handshake"),

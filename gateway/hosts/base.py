@@ -2,10 +2,10 @@
 
 A host is where browsers run: this machine (``LocalHost``) or one reached over
 SSH (``SshHost``, one asyncssh connection shared by every browser on it). It
-knows nothing of Chrome: it runs a command, reads files, opens a byte stream to
-a port on *its* side, makes a private local route to such a port for a
-websocket client, and puts files of this machine where its browsers can read
-them. Discovery strategies, the launcher and the browser supervisor are written
+knows nothing of Chrome: it runs a command, reads files, sends an HTTP request to
+a port on *its* side, makes a private local route to such a port for a websocket
+client, and puts files of this machine where its browsers can read them.
+Discovery strategies, the launcher and the browser supervisor are written
 against this interface only, so a Chrome on this machine and one three SSH hops
 away go through the same code.
 
@@ -86,8 +86,9 @@ class Host(Protocol):
         is opened again without following links and must still be the same regular file
         (else ``InvalidArgument``)."""
 
-    async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
-        """One HTTP GET to ``host:port`` on the host's side."""
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        """One HTTP request to ``host:port`` on the host's side (``GET`` unless told)."""
 
     async def route(self, host: str, port: int) -> Route:
         """A private local route to ``host:port`` on the host's side (kept until

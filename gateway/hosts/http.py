@@ -1,4 +1,8 @@
-"""One HTTP/1.1 GET over an already-open byte stream, with h11 doing the protocol.
+"""One HTTP/1.1 request over an already-open byte stream, with h11 doing the protocol.
+
+DevTools discovery sends ``GET /json/version``; a WebDriver endpoint (chromedriver,
+a Selenium Grid router) also takes ``POST /session`` and ``DELETE /session/<id>``
+with JSON bodies — the same few lines of protocol, so one client serves both.
 
 The stream is a TCP socket to this machine's loopback, or a bare SSH
 ``direct-tcpip`` channel to the remote one's (no listening port anywhere).
@@ -14,7 +18,7 @@ from typing import Protocol
 
 from gateway.config import host_port
 
-__all__ = ["MAX_RESPONSE_BYTES", "HttpResponse", "get_over", "host_header"]
+__all__ = ["MAX_RESPONSE_BYTES", "HttpResponse", "host_header", "request_over"]
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 
@@ -41,19 +45,23 @@ def host_header(host: str, port: int) -> str:
     return host_port(host, port)
 
 
-async def get_over(reader: _Reader, writer: _Writer, host: str, port: int,
-                   path: str) -> HttpResponse:
-    """Send ``GET path`` and read the whole response; ``ValueError`` when it is not
-    HTTP, too large, or cut short."""
-    import h11  # ~12 ms: only discovery's /json/version needs it, not every start
+async def request_over(reader: _Reader, writer: _Writer, host: str, port: int, path: str,
+                       *, method: str = "GET", body: bytes | None = None) -> HttpResponse:
+    """Send ``method path`` (with a JSON ``body``, if any) and read the whole response;
+    ``ValueError`` when it is not HTTP, too large, or cut short."""
+    import h11  # ~12 ms: only discovery and WebDriver need it, not every start
 
     conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
-    request = h11.Request(method="GET", target=path, headers=[
-        ("Host", host_header(host, port)), ("Connection", "close"),
-        ("Accept", "application/json")])
+    headers = [("Host", host_header(host, port)), ("Connection", "close"),
+               ("Accept", "application/json")]
+    if body is not None:
+        headers += [("Content-Type", "application/json; charset=utf-8"),
+                    ("Content-Length", str(len(body)))]
+    request = h11.Request(method=method, target=path, headers=headers)
     try:
-        writer.write(conn.send(request) + (conn.send(h11.EndOfMessage()) or b""))
-        status, body = 0, bytearray()
+        writer.write(conn.send(request) + (conn.send(h11.Data(data=body)) if body else b"")
+                     + (conn.send(h11.EndOfMessage()) or b""))
+        status, got = 0, bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
@@ -61,11 +69,11 @@ async def get_over(reader: _Reader, writer: _Writer, host: str, port: int,
             elif isinstance(event, h11.Response):
                 status = event.status_code
             elif isinstance(event, h11.Data):
-                body += event.data
-                if len(body) > MAX_RESPONSE_BYTES:
+                got += event.data
+                if len(got) > MAX_RESPONSE_BYTES:
                     raise ValueError("response too large")
             elif isinstance(event, h11.EndOfMessage):
-                return HttpResponse(status, bytes(body))
+                return HttpResponse(status, bytes(got))
             elif isinstance(event, h11.ConnectionClosed):
                 raise ValueError("connection closed before the response ended")
     except h11.ProtocolError as exc:

@@ -13,7 +13,7 @@ import anyio
 
 from gateway.errors import HostError
 from gateway.hosts.base import FileText, HostKind, Route, Staged
-from gateway.hosts.http import HttpResponse, get_over
+from gateway.hosts.http import HttpResponse, request_over
 from gateway.output.files import Readable
 
 __all__ = ["LocalHost"]
@@ -53,11 +53,13 @@ class LocalHost:
     async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
         return Staged(None, tuple(str(f.path) for f in files))
 
-    async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
         try:
             with anyio.fail_after(timeout_s):
                 reader, writer = await asyncio.open_connection(host, port)
-                return await get_over(reader, writer, host, port, path)
+                return await request_over(reader, writer, host, port, path,
+                                          method=method, body=body)
         except TimeoutError:
             raise HostError(f"no HTTP answer within {timeout_s:g} s") from None
         except (OSError, ValueError) as exc:

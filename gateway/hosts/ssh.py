@@ -8,7 +8,7 @@ The connection is opened on demand and again after a drop (the browser
 supervisors decide *when*: this class never retries by itself). Over it:
 
 * ``run`` / ``read_files``: one exec each (many files in one exec, see ``shell``);
-* ``http_get``: a bare ``direct-tcpip`` channel, no listening socket at all;
+* ``http_request``: a bare ``direct-tcpip`` channel, no listening socket at all;
 * ``route``: a Unix-socket forward in a 0700 directory of its own, so no other
   local user can use the tunnel; one per remote address, reused while the
   connection lives;
@@ -39,7 +39,7 @@ import structlog
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import HostError, HostKeyRejected
 from gateway.hosts.base import FileText, HostKind, Route, Staged
-from gateway.hosts.http import HttpResponse, get_over
+from gateway.hosts.http import HttpResponse, request_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
 from gateway.output.files import Readable, open_readable
@@ -226,12 +226,14 @@ class SshHost:
                             f"({getattr(exc, 'reason', '') or exc}); its sshd must offer the "
                             "sftp subsystem and /tmp must be writable") from None
 
-    async def http_get(self, host: str, port: int, path: str, timeout_s: float) -> HttpResponse:
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
         conn = await self.connection()
         try:
             with anyio.fail_after(timeout_s):
                 reader, writer = await conn.open_connection(host, port, encoding=None)
-                return await get_over(reader, writer, host, port, path)
+                return await request_over(reader, writer, host, port, path,
+                                          method=method, body=body)
         except TimeoutError:
             raise HostError(f"no HTTP answer within {timeout_s:g} s") from None
         except asyncssh.ChannelOpenError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -80,7 +81,7 @@ class PingResult(BaseModel):
 
 def _endpoint(target: Browser) -> str | None:
     e = target.endpoint
-    return f"{e.address}{e.browser_path} ({e.found_by})" if e is not None else None
+    return f"{e.shown} ({e.found_by})" if e is not None else None
 
 
 def register(tools: Tools, registry: Registry) -> None:
@@ -99,11 +100,12 @@ def register(tools: Tools, registry: Registry) -> None:
     async def ping(target: TargetArg = None) -> PingResult:
         """Check that a target's browser answers, timing a CDP round trip."""
         t = registry.target(target)
+        start = time.perf_counter()
         try:
-            version, latency_ms = await t.ping()
+            version = await t.browser_call("Browser.getVersion")
         except TargetUnavailable as exc:
             return PingResult(target=t.name, connected=False, cdp_endpoint=_endpoint(t),
                               browser=None, protocol=None, latency_ms=None, error=str(exc))
         return PingResult(target=t.name, connected=True, cdp_endpoint=_endpoint(t),
                           browser=version.get("product"), protocol=version.get("protocolVersion"),
-                          latency_ms=round(latency_ms, 3))
+                          latency_ms=round((time.perf_counter() - start) * 1000, 3))

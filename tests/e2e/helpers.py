@@ -17,6 +17,7 @@ import http.client
 import ipaddress
 import json
 import os
+import re
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -298,19 +299,26 @@ def _toml_value(value: object) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, Mapping):  # an inline table, e.g. reconnect = {call_wait_s = 0}
-        return "{" + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}"
+                               for k, v in value.items()) + "}"
     raise TypeError(f"cannot write {value!r} to TOML")
+
+
+def _toml_key(key: str) -> str:
+    """A bare or dotted key (``reconnect.call_wait_s``) as is; any other
+    (``"goog:chromeOptions"``) quoted."""
+    return key if re.fullmatch(r"[A-Za-z0-9_.-]+", key) else json.dumps(key)
 
 
 def _toml_table(header: str, table: Mapping[str, object]) -> list[str]:
     """``[header]`` with the plain keys, then a ``[header.key]`` table per mapping value."""
     lines = [f"[{header}]"]
-    lines += [f"{key} = {_toml_value(value)}" for key, value in table.items()
+    lines += [f"{_toml_key(key)} = {_toml_value(value)}" for key, value in table.items()
               if not isinstance(value, Mapping)]
     lines.append("")
     for key, value in table.items():
         if isinstance(value, Mapping):
-            lines += _toml_table(f"{header}.{key}", value)
+            lines += _toml_table(f"{header}.{_toml_key(key)}", value)
     return lines
 
 

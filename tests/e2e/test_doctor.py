@@ -36,9 +36,11 @@ REPO = Path(__file__).resolve().parents[2]
 RUN_BOUND = 90
 """Upper bound on one doctor run: a hang fails the test instead of stalling CI."""
 
-STEP_NAMES = ["config", "dns", "tcp", "host_key", "auth", "endpoint", "launch", "websocket",
-              "browser", "tabs"]
+STEP_NAMES = ["config", "dns", "tcp", "host_key", "auth", "webdriver", "session", "endpoint",
+              "launch", "websocket", "browser", "tabs"]
 SSH_STEPS = {"dns", "tcp", "host_key", "auth"}
+# Steps only some targets run: "launch" (launch = true), the WebDriver ones (webdriver).
+OPTIONAL_STEPS = {"launch", "webdriver", "session"}
 
 
 def _doctor(
@@ -64,9 +66,10 @@ def _steps(payload: dict[str, Any], target: str) -> dict[str, dict[str, Any]]:
 
 
 def _checked(steps: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The steps of a target that does not launch: all but "launch", which is skipped."""
-    assert steps["launch"]["status"] == "skipped", steps["launch"]
-    return [s for name, s in steps.items() if name != "launch"]
+    """The steps of a target that does not launch nor use WebDriver: all but those, skipped."""
+    for name in OPTIONAL_STEPS:
+        assert steps[name]["status"] == "skipped", steps[name]
+    return [s for name, s in steps.items() if name not in OPTIONAL_STEPS]
 
 
 def _fingerprint(public_key: Path) -> str:
@@ -82,7 +85,8 @@ def _assert_fails_at(steps: dict[str, dict[str, Any]], failed: str) -> dict[str,
     local = steps["dns"]["detail"] == "local target: no SSH"
     for name in STEP_NAMES[:index]:
         # "launch" runs only for a target that launches when no browser is found.
-        expected = "skipped" if (local and name in SSH_STEPS) or name == "launch" else "ok"
+        expected = "skipped" if (local and name in SSH_STEPS) or name in OPTIONAL_STEPS \
+            else "ok"
         assert steps[name]["status"] == expected, (name, steps[name])
     step = steps[failed]
     assert step["status"] == "failed", step
@@ -150,13 +154,14 @@ def test_human_table(topology: Topology, tmp_path: Path) -> None:
     assert "gone (ssh h1): DOWN" in lines
     header = lines.index("gone (ssh h1): DOWN") + 1
     assert lines[header].split() == ["step", "status", "ms", "detail"]
-    rows = lines[header + 1: header + 11]
+    rows = lines[header + 1: header + 13]
     assert [row.split("  ")[1].strip() for row in rows] == [
         "config parsed", "DNS resolution", "TCP connect", "host key known", "authenticated",
-        "DevTools endpoint", "launch", "websocket handshake", "browser version", "tab count"]
+        "WebDriver status", "session created", "DevTools endpoint", "launch",
+        "websocket handshake", "browser version", "tab count"]
     statuses = [row[2 + 19 + 2:].split()[0] for row in rows]
-    assert statuses == ["ok"] * 5 + ["FAIL"] + ["skip"] * 4
-    assert lines[header + 11] == (
+    assert statuses == ["ok"] * 5 + ["skip"] * 2 + ["FAIL"] + ["skip"] * 4
+    assert lines[header + 13] == (
         "  fix (DevTools endpoint): no Chrome DevTools at 127.0.0.1:1 on h1: start one with "
         "--remote-debugging-port=1 --user-data-dir=<dir> (Chrome ≥136 needs --user-data-dir "
         "for remote debugging), or fix `cdp`")
@@ -480,7 +485,7 @@ def test_embedded_local_default_is_not_launched(topology: Topology, tmp_path: Pa
         "detail": "no running Chrome found"}
     assert steps["launch"]["detail"] == ("`serve` would start /usr/lib/chromium/chromium "
                                          "(headless) on a temporary profile")
-    assert [steps[n]["status"] for n in STEP_NAMES] == ["ok"] + ["skipped"] * 4 + ["ok"] * 2 + [
+    assert [steps[n]["status"] for n in STEP_NAMES] == ["ok"] + ["skipped"] * 6 + ["ok"] * 2 + [
         "skipped"] * 3
     assert steps["dns"]["detail"] == "local target: no SSH"
     assert list(scratch.iterdir()) == []  # no temporary profile: nothing was launched

@@ -31,7 +31,14 @@ What is rewritten, and why (``_rewrite``):
 - ``/home/alice/`` → the test HOME: a test cannot write to /home/alice;
 - ``https://example.com`` → a page served on h2's loopback (the host behind
   ``ci-42``; the documented ``navigate`` is on target ``ci``): tests never reach the
-  internet.
+  internet;
+- ``pool.example.com`` (a hosted pool's ``wss://`` URL) → ``127.0.0.1:9``, where
+  nothing listens: the target must be reported down, never reach the internet. Its
+  ``${POOL_TOKEN}`` is set in the environment (``DOC_ENV``).
+
+A documented ``webdriver = "http://127.0.0.1:PORT"`` target gets Debian's
+chromedriver on that port of the host its ``ssh`` alias plays; its session is made
+by the first call (``list_tabs``), so its state is read after that call.
 
 Not required to be up: a target with no ``ssh`` and a fixed ``cdp`` port (the
 README's ``[targets.local]``, 127.0.0.1:9222 on this machine) — the test starts no
@@ -69,10 +76,12 @@ from tests.e2e.helpers import (
     open_http,
     open_stdio,
     stop_daemons,
+    targets_by_name,
     terminated,
     wait_for_targets,
 )
 from tests.e2e.pages import serve_pages
+from tests.e2e.webdriver_host import Chromedriver
 from tests.topology import RemoteHost, Topology
 
 pytestmark = pytest.mark.anyio
@@ -95,6 +104,9 @@ ALIASES = {"devvm": "h1", "staging-vm.internal": "h2", "ci-42": "h2", "bastion":
 
 JUMPS = {"ci-42": "bastion"}
 """``ProxyJump`` of a documented host, as examples/ci-runner.toml describes it."""
+
+DOC_ENV = {"POOL_TOKEN": "doc-test-token"}
+"""Environment the documented targets files name with ``${VAR}``."""
 
 PAGE_HOST = "h2"
 """Where ``https://example.com`` is served: the host behind the documented ``navigate``."""
@@ -124,6 +136,7 @@ class DocsEnv:
     def rewrite(self, text: str) -> str:
         text = re.sub(r"\b(alice|runner)@", "csgw@", text)
         text = text.replace("/home/alice/", f"{self.home}/")
+        text = text.replace("wss://pool.example.com/", "wss://127.0.0.1:9/")
         return text.replace("https://example.com", self.page_url)
 
 
@@ -190,9 +203,11 @@ def _cdp_port_relay(host: RemoteHost, port: int) -> _Relay:
         ("127.0.0.1", host.chrome_port(timeout=5)), timeout=5)))
 
 
-def _documented_ports() -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
-    """(alias, SSH port) and (alias, remote cdp port) pairs the targets files name."""
-    ssh_ports, cdp_ports = set(), set()
+def _documented_ports() -> tuple[set[tuple[str, int]], set[tuple[str, int]],
+                                 set[tuple[str, int]]]:
+    """(alias, SSH port), (alias, remote cdp port) and (alias, webdriver port) pairs the
+    targets files name."""
+    ssh_ports, cdp_ports, webdriver_ports = set(), set(), set()
     for item in ITEMS:
         if item.kind != "targets":
             continue
@@ -204,7 +219,9 @@ def _documented_ports() -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
                 ssh_ports.add((alias, int(port)))
             if "cdp" in target:
                 cdp_ports.add((alias, int(target["cdp"].rpartition(":")[2])))
-    return ssh_ports, cdp_ports
+            if "webdriver" in target:
+                webdriver_ports.add((alias, int(target["webdriver"].rpartition(":")[2])))
+    return ssh_ports, cdp_ports, webdriver_ports
 
 
 def _ssh_config(topology: Topology, home: Path, ssh_ports: set[tuple[str, int]]) -> str:
@@ -226,7 +243,7 @@ def _ssh_config(topology: Topology, home: Path, ssh_ports: set[tuple[str, int]])
 def docs_env(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocsEnv]:
     base = tmp_path_factory.mktemp("documented")
     home = topology.make_client_home(base / "home")
-    ssh_ports, cdp_ports = _documented_ports()
+    ssh_ports, cdp_ports, webdriver_ports = _documented_ports()
     config = home / ".ssh" / "config"
     config.write_text(config.read_text() + _ssh_config(topology, home, ssh_ports))
     with (home / ".ssh" / "known_hosts").open("a") as known:
@@ -236,8 +253,10 @@ def docs_env(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
             known.write(f"[{host.gateway_address}]:{port} {' '.join(key)}\n")
     relays = [_ssh_port_relay(topology.host(ALIASES[a]), p) for a, p in ssh_ports]
     relays += [_cdp_port_relay(topology.host(ALIASES[a]), p) for a, p in cdp_ports]
+    drivers: list[Chromedriver] = []
     page_host = topology.host(PAGE_HOST)
     try:
+        drivers += [Chromedriver(topology.host(ALIASES[a]), p) for a, p in webdriver_ports]
         with serve_pages(page_host) as site:
             env = DocsEnv(home, base / "cwd", site.url("/"), page_host)
             env.cwd.mkdir()
@@ -250,6 +269,8 @@ def docs_env(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> It
     finally:
         for relay in relays:
             relay.close()
+        for driver in drivers:
+            driver.close()
 
 
 # --------------------------------------------------------------------------- running
@@ -266,7 +287,7 @@ def _prepare(item: Documented, docs: DocsEnv, topology: Topology) -> Prepared:
     assert item.run is not None
     home = {"HOME": str(docs.home)}
     args = [docs.rewrite(expand_vars(arg, home)) for arg in item.run.args]
-    env = topology.client_env(docs.home) | {
+    env = topology.client_env(docs.home) | DOC_ENV | {
         key: docs.rewrite(expand_vars(value, home)) for key, value in item.run.env.items()}
     expected_up = None
     if "--config" in args:
@@ -278,9 +299,13 @@ def _prepare(item: Documented, docs: DocsEnv, topology: Topology) -> Prepared:
 
 
 def _expected_up(path: Path) -> set[str]:
-    """The targets of a targets file that must come up (see the module docstring)."""
+    """The targets of a targets file that must come up (see the module docstring); a
+    ``webdriver`` target with ``sessions = N`` is its N members."""
     targets = tomllib.loads(path.read_text())["targets"]
-    return {name for name, t in targets.items() if "ssh" in t or "cdp" not in t}
+    up = {name for name, t in targets.items() if "ssh" in t or "cdp" not in t}
+    return {member for name in up for member in (
+        [f"{name}-{i}" for i in range(1, targets[name]["sessions"] + 1)]
+        if targets[name].get("sessions", 1) > 1 else [name])}
 
 
 async def _serve(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
@@ -291,8 +316,9 @@ async def _serve(item: Documented, prepared: Prepared, docs: DocsEnv) -> None:
         else:
             connected = open_stdio(str(SCRIPT), prepared.args, prepared.env, docs.cwd, errlog)
         async with connected as client:
-            targets = await wait_for_targets(client, timeout=60)
+            await wait_for_targets(client, timeout=60)
             listing = await call_ok(client, "list_tabs")
+            targets = await targets_by_name(client)  # a webdriver session: made by that call
     up = prepared.expected_up if prepared.expected_up is not None else set(targets)
     assert up, f"{item.where}: serves no target that can come up: {targets}"
     assert up <= set(targets), f"{item.where}: missing targets {up - set(targets)}"
@@ -444,6 +470,6 @@ async def test_documented_targets_file_serves(item: Documented, docs_env: DocsEn
                                               topology: Topology) -> None:
     path = docs_env.home / Path(item.where).name
     path.write_text(docs_env.rewrite(item.text))
-    prepared = Prepared(["--config", str(path)], topology.client_env(docs_env.home),
+    prepared = Prepared(["--config", str(path)], topology.client_env(docs_env.home) | DOC_ENV,
                         _expected_up(path))
     await _serve(item, prepared, docs_env)

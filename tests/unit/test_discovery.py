@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, parse_active_port, parse_version_payload
-from gateway.hosts.http import HttpResponse, get_over
+from gateway.hosts.http import HttpResponse, request_over
 from gateway.hosts.shell import parse_read_files, read_files_command
 
 MARK = "#csgw-file-0123456789abcdef"
@@ -94,7 +94,7 @@ def test_default_dirs_cover_linux_and_macos() -> None:
 
 
 class Stream:
-    """What ``get_over`` reads and writes: a captured response, fed in small pieces (as a
+    """What ``request_over`` reads and writes: a captured response, fed in small pieces (as a
     socket or SSH channel delivers it); what was written is kept."""
 
     def __init__(self, raw: bytes, piece: int = 7) -> None:
@@ -117,7 +117,7 @@ def get(raw: bytes, host: str = "127.0.0.1", port: int = 9222,
     stream = Stream(raw, piece)
 
     async def main() -> HttpResponse:
-        return await get_over(stream, stream, host, port, "/json/version")
+        return await request_over(stream, stream, host, port, "/json/version")
 
     return anyio.run(main), stream
 

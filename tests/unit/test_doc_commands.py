@@ -181,7 +181,8 @@ def test_every_doc_file_reads() -> None:
 def test_documented_targets_file_loads(where: str, text: str, tmp_path: Path) -> None:
     path = tmp_path / "targets.toml"
     path.write_text(text)
-    config = load_config({"HOME": "/home/alice"}, str(path))
+    # ${POOL_TOKEN}: the hosted-pool example's token, from the environment.
+    config = load_config({"HOME": "/home/alice", "POOL_TOKEN": "t"}, str(path))
     assert config.targets, where
 
 

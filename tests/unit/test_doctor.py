@@ -50,7 +50,7 @@ def test_json_document() -> None:
     assert one["steps"][0] == {"name": "config", "status": "ok", "ms": 1.2,
                                "detail": "config fine", "fix": None}
     assert two["up"] is False
-    assert two["steps"][5] == {"name": "endpoint", "status": "failed", "ms": 12.0,
+    assert two["steps"][7] == {"name": "endpoint", "status": "failed", "ms": 12.0,
                                "detail": "nothing at 127.0.0.1:9222", "fix": "start Chrome"}
     assert two["steps"][1] == {"name": "dns", "status": "skipped", "ms": None, "detail": "",
                                "fix": None}
@@ -69,9 +69,10 @@ def test_table() -> None:
     two = lines.index("two (local): DOWN")
     assert lines[two + 2] == "  config parsed        ok          0.5"
     assert lines[two + 3] == "  DNS resolution       skip"
-    assert lines[two + 7] == "  DevTools endpoint    FAIL       12.0  nothing at 127.0.0.1:9222"
-    assert lines[two + 8] == "  launch               skip"
-    assert lines[two + 12] == "  fix (DevTools endpoint): start Chrome"
+    assert lines[two + 7] == "  WebDriver status     skip"
+    assert lines[two + 9] == "  DevTools endpoint    FAIL       12.0  nothing at 127.0.0.1:9222"
+    assert lines[two + 10] == "  launch               skip"
+    assert lines[two + 14] == "  fix (DevTools endpoint): start Chrome"
     assert lines[-1] == "2 targets: 1 up, 1 down"
     assert text.endswith("\n")
 

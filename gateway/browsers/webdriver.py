@@ -1,0 +1,225 @@
+"""A browser from a WebDriver endpoint: chromedriver, or a Selenium Grid router.
+
+Such a browser has no ``DevToolsActivePort`` to be found by: it exists because
+a session was created (``POST /session``), and the session's capabilities say
+where its DevTools are —
+
+- chromedriver: ``goog:chromeOptions.debuggerAddress`` = ``localhost:PORT`` on
+  chromedriver's machine (the WebDriver URL's host), ``/json/version`` there;
+- Selenium Grid 4: ``se:cdp`` = ``ws://<router as the Grid sees itself>/session/
+  <id>/se/cdp``, proxied by the router. The Grid's idea of its own address is
+  often an internal one, so the URL is rewritten to the configured router
+  address (path kept): the websocket goes where the WebDriver HTTP goes.
+
+Both the WebDriver HTTP and the websocket go over the target's ``Host`` (its
+SSH connection when ``ssh`` is set). ``WebDriverSession`` is a discovery
+strategy that also *holds* what it found: it creates its session only when the
+browser is first used, keeps it alive while served (a cheap ``GET
+/session/<id>/url`` every ``keepalive_s``, as a Grid ends sessions idle for
+its ``--session-timeout``), and deletes it when the gateway lets it go. A
+session the driver or Grid ended is reported once, with its reason, as a
+failed attempt — the browser goes ``down`` — and the next attempt (the next
+call) creates a new one; its browser is a new one, so old tab ids fail.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import structlog
+
+from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.discovery import Found, Search, attach_at
+from gateway.browsers.endpoint import Endpoint
+from gateway.config import CdpAddress
+from gateway.config.remote import WebDriverUrl
+from gateway.errors import DiscoveryError, GatewayError, HostError
+from gateway.hosts.base import Host
+from gateway.hosts.http import HttpResponse
+
+__all__ = ["KEEPALIVE_S", "NewSession", "WebDriverSession", "parse_new_session",
+           "webdriver_error"]
+
+log = structlog.get_logger("gateway.webdriver")
+
+KEEPALIVE_S = 60.0  # well inside a Grid's default 300 s session timeout
+END_TIMEOUT_S = 10.0  # DELETE /session: chromedriver waits for Chrome to quit (~2 s)
+
+
+@dataclass(frozen=True)
+class NewSession:
+    """What ``POST /session`` answered: the session and where its DevTools are.
+
+    ``path`` is None for chromedriver's ``debuggerAddress`` (ask ``/json/version``
+    at ``host:port``), the ``se:cdp`` path for a Grid."""
+
+    session_id: str
+    host: str
+    port: int
+    path: str | None
+
+
+def webdriver_error(response: HttpResponse) -> str:
+    """A WebDriver error answer (``{"value": {"error", "message"}}``) in one line."""
+    try:
+        value = json.loads(response.body).get("value")
+    except (ValueError, AttributeError):
+        value = None
+    if not isinstance(value, dict) or not isinstance(value.get("error"), str):
+        return f"HTTP {response.status}"
+    error = value["error"]
+    lines = str(value.get("message") or "").strip().splitlines()
+    message = lines[0][:300] if lines else ""  # a Grid's message carries a stack trace
+    return f"HTTP {response.status} {error}" + (f": {message}" if message not in ("", error)
+                                               else "")
+
+
+def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
+    """The session id and DevTools address in a ``POST /session`` answer; ``ValueError``
+    when there is none (a driver that is not Chrome's, or a Grid without CDP)."""
+    payload: Any = json.loads(body)
+    value = payload.get("value") if isinstance(payload, dict) else None
+    if not isinstance(value, dict):
+        raise ValueError("the answer has no \"value\" object")
+    session_id = value.get("sessionId")
+    caps = value.get("capabilities")
+    if not isinstance(session_id, str) or not session_id or not isinstance(caps, dict):
+        raise ValueError("the answer has no sessionId and capabilities")
+    se_cdp = caps.get("se:cdp")
+    if isinstance(se_cdp, str) and se_cdp.startswith(("ws://", "wss://")):
+        rest = se_cdp.partition("://")[2]
+        slash = rest.find("/")
+        path = rest[slash:] if slash >= 0 else "/"
+        return NewSession(session_id, router.host, router.port, path)
+    if any(key.startswith("se:") for key in caps):
+        # A Grid: a debuggerAddress is its node's own loopback, out of reach.
+        raise ValueError("the Grid offers no se:cdp for it (se:cdpEnabled is "
+                         f"{caps.get('se:cdpEnabled')!r}): start the Grid without "
+                         "--disable-cdp, for a Chrome node")
+    options = caps.get("goog:chromeOptions")
+    address = options.get("debuggerAddress") if isinstance(options, dict) else None
+    if isinstance(address, str) and address.rpartition(":")[2].isdigit():
+        where, _, port = address.rpartition(":")
+        # "localhost" is chromedriver's own machine: the one the WebDriver URL names.
+        local = where.strip("[]") in ("localhost", "127.0.0.1", "::1", "")
+        host = ("127.0.0.1" if router.host == "localhost" else router.host) if local else where
+        return NewSession(session_id, host, int(port), None)
+    raise ValueError("its capabilities name no DevTools endpoint (neither se:cdp nor "
+                     "goog:chromeOptions.debuggerAddress): is it a Chrome/Chromium session?")
+
+
+class WebDriverSession:
+    """One WebDriver session and its browser (a strategy that holds what it found)."""
+
+    on_demand = True  # created by the first call, not at start-up
+
+    def __init__(self, url: WebDriverUrl, capabilities: dict[str, Any],
+                 keepalive_s: float = KEEPALIVE_S) -> None:
+        self.url = url
+        self.capabilities = capabilities
+        self.keepalive_s = keepalive_s
+        self.session: NewSession | None = None
+        self._ended: str | None = None  # why the last session ended, until reported
+
+    @property
+    def where(self) -> str:
+        return str(self.url)
+
+    async def _http(self, host: Host, method: str, path: str, timeout_s: float,
+                    body: dict[str, Any] | None = None) -> HttpResponse:
+        data = json.dumps(body).encode() if body is not None else None
+        return await host.http_request(self.url.host, self.url.port, self.url.base + path,
+                                       timeout_s, method=method, body=data)
+
+    async def find(self, search: Search) -> Found | None:
+        if self.session is not None:
+            await self.check(search.host)  # reconnecting: is the session still there?
+        if self._ended is not None:
+            ended, self._ended = self._ended, None
+            raise DiscoveryError(search.name, f"{ended}; the next call creates a new session")
+        session = self.session or await self.create(search)
+        try:
+            return await self.attach(search, session)
+        except GatewayError as exc:
+            # Its browser is gone (the session with it, or soon): start over next time.
+            await self.let_go(search.host)
+            raise DiscoveryError(search.name, f"the browser of WebDriver session "
+                                 f"{session.session_id} at {self.where} did not answer "
+                                 f"({exc.cause}); the next call creates a new session") from None
+
+    async def create(self, search: Search) -> NewSession:
+        request = {"capabilities": {"alwaysMatch": self.capabilities}}
+        try:
+            response = await self._http(search.host, "POST", "/session", search.timeout_s,
+                                        request)
+        except HostError as exc:
+            raise DiscoveryError(search.name, f"WebDriver at {self.where}: {exc.reason}; is "
+                                 "chromedriver (or the Grid) running there?") from None
+        if response.status != 200:
+            raise DiscoveryError(search.name, f"WebDriver at {self.where} refused a new "
+                                 f"session ({webdriver_error(response)}); check capabilities")
+        try:
+            self.session = parse_new_session(response.body, self.url)
+        except ValueError as exc:
+            raise DiscoveryError(search.name, f"WebDriver at {self.where} created a session "
+                                 f"but {exc}") from None
+        log.info("webdriver session created", target=search.name,
+                 session=self.session.session_id, webdriver=self.where)
+        return self.session
+
+    async def attach(self, search: Search, session: NewSession) -> Found:
+        found_by = f"WebDriver session {session.session_id} at {self.where}"
+        if session.path is None:
+            address = CdpAddress(host=session.host, port=session.port)
+            return await attach_at(search, address, found_by)
+        endpoint = Endpoint(session.host, session.port, session.path, found_by)
+        return endpoint, await search.connect(endpoint)
+
+    async def hold(self, host: Host, cdp: CdpConnection) -> None:
+        """While the browser is served: keep the session alive; when the driver or Grid
+        has ended it, close the browser's socket (the supervisor's next attempt then
+        reports why, and the call after creates a new session)."""
+        while self.session is not None:
+            await anyio.sleep(self.keepalive_s)
+            if await self.check(host) is not None:
+                await cdp.aclose()
+
+    async def check(self, host: Host) -> str | None:
+        """Why the session is gone (ended from outside), or None while it lives — or
+        while that cannot be told (a link problem is the supervisor's to see)."""
+        session = self.session
+        if session is None:
+            return None
+        try:
+            response = await self._http(host, "GET", f"/session/{session.session_id}/url",
+                                        END_TIMEOUT_S)
+        except HostError:
+            return None
+        if response.status != 404 and b"invalid session id" not in response.body:
+            return None
+        self.session = None
+        self._ended = (f"WebDriver session {session.session_id} at {self.where} was ended "
+                       f"by the driver or Grid ({webdriver_error(response)})")
+        log.info("webdriver session ended", session=session.session_id, webdriver=self.where,
+                 reason=webdriver_error(response))
+        return self._ended
+
+    async def let_go(self, host: Host) -> None:
+        """Delete the session (its browser quits), bounded and best effort: it runs at
+        exit and on removal, where a dead link must not hold anything up."""
+        session, self.session = self.session, None
+        if session is None:
+            return
+        with anyio.move_on_after(END_TIMEOUT_S, shield=True):
+            try:
+                response = await self._http(host, "DELETE", f"/session/{session.session_id}",
+                                            END_TIMEOUT_S)
+                log.info("webdriver session deleted", session=session.session_id,
+                         webdriver=self.where, status=response.status)
+            except HostError as exc:
+                log.warning("webdriver session not deleted", session=session.session_id,
+                            webdriver=self.where, reason=exc.reason)
+

@@ -1,0 +1,121 @@
+"""WebDriver ``POST /session`` answers (fixtures/webdriver) → where the browser's DevTools are.
+
+chromedriver names ``localhost:PORT`` on its own machine: the WebDriver URL's
+host. A Selenium Grid 4 names ``se:cdp`` through the router *as the Grid sees
+itself* (a container address); the gateway goes where its WebDriver HTTP goes,
+so the URL is rewritten to the configured router address, path kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from gateway.browsers.webdriver import NewSession, parse_new_session, webdriver_error
+from gateway.config.remote import WebDriverUrl, parse_webdriver_url
+from gateway.errors import ConfigError
+from gateway.hosts.http import HttpResponse, request_over
+from tests.unit.test_discovery import Stream
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "webdriver"
+GRID_SESSION = "0798a8c4ce1839c94e56a6e35c1e5ebf"
+
+
+def _answer(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def test_chromedriver_debugger_address_is_on_the_webdriver_host() -> None:
+    body = _answer("chromedriver_156_new_session.json")
+    local = parse_new_session(body, WebDriverUrl("127.0.0.1", 9515))
+    assert local == NewSession("3d8a98a86b09fc3c568d54a896527d3f", "127.0.0.1", 39377, None)
+    # chromedriver on another machine of the host's network: its "localhost" is that one.
+    elsewhere = parse_new_session(body, WebDriverUrl("10.0.0.7", 9515))
+    assert (elsewhere.host, elsewhere.port) == ("10.0.0.7", 39377)
+    named = parse_new_session(body, WebDriverUrl("localhost", 9515))
+    assert named.host == "127.0.0.1"  # an IP for the /json Host header Chrome checks
+
+
+@pytest.mark.parametrize(("router", "expected"), [
+    ("http://grid.internal:4444", ("grid.internal", 4444)),
+    ("http://127.0.0.1:14444", ("127.0.0.1", 14444)),    # a tunnel to the router
+    ("http://grid.internal:4444/wd/hub", ("grid.internal", 4444)),
+])
+def test_grid_se_cdp_is_rewritten_to_the_configured_router(
+        router: str, expected: tuple[str, int]) -> None:
+    url = parse_webdriver_url(router, source="t", key="webdriver")
+    found = parse_new_session(_answer("grid4_new_session.json"), url)
+    # se:cdp (172.17.0.3, the router's container address) wins over the node-local
+    # debuggerAddress the same answer carries.
+    assert found == NewSession(GRID_SESSION, *expected, f"/session/{GRID_SESSION}/se/cdp")
+
+
+def test_grid_without_cdp_is_refused_with_the_reason() -> None:
+    # Its debuggerAddress is the node's own loopback: not a way in, so not used.
+    with pytest.raises(ValueError, match=r"no se:cdp .* without --disable-cdp"):
+        parse_new_session(_answer("grid4_cdp_disabled.json"), WebDriverUrl("grid", 4444))
+    with pytest.raises(ValueError, match="neither se:cdp nor"):
+        parse_new_session(b'{"value": {"sessionId": "x", "capabilities": '
+                          b'{"browserName": "firefox"}}}', WebDriverUrl("grid", 4444))
+
+
+@pytest.mark.parametrize("body", [b"[]", b'{"value": 1}', b'{"value": {"sessionId": ""}}',
+                                  b'{"value": {"sessionId": "x", "capabilities": {}}}'])
+def test_answers_without_a_session_are_refused(body: bytes) -> None:
+    with pytest.raises(ValueError):
+        parse_new_session(body, WebDriverUrl("grid", 4444))
+
+
+def test_error_answers_become_one_line() -> None:
+    refused = webdriver_error(HttpResponse(500, _answer("grid4_session_not_created.json")))
+    assert refused.startswith("HTTP 500 session not created: Could not start a new session.")
+    assert "\n" not in refused and "LocalNewSessionQueue" not in refused
+    gone = HttpResponse(404, b'{"value":{"error":"invalid session id","message":'
+                             b'"invalid session id","stacktrace":"#0 0x5"}}')
+    assert webdriver_error(gone) == "HTTP 404 invalid session id"
+    assert webdriver_error(HttpResponse(502, b"<html>bad gateway</html>")) == "HTTP 502"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("http://grid.internal:4444", WebDriverUrl("grid.internal", 4444)),
+    ("http://grid.internal", WebDriverUrl("grid.internal", 4444)),
+    ("http://127.0.0.1:9515/", WebDriverUrl("127.0.0.1", 9515)),
+    ("http://[::1]:9515/wd/hub/", WebDriverUrl("::1", 9515, "/wd/hub")),
+])
+def test_webdriver_urls(text: str, expected: WebDriverUrl) -> None:
+    assert parse_webdriver_url(text, source="t", key="webdriver") == expected
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("https://grid:4444", "https is not supported"),
+    ("grid:4444", "must start with http://"),
+    ("http://user:pw@grid:4444", "user@"),
+    ("http://grid:4444/?x=1", "query"),
+    ("http://gr id:4444", "whitespace"),
+    ("http://grid:99999", "out of range"),
+])
+def test_bad_webdriver_urls(text: str, reason: str) -> None:
+    with pytest.raises(ConfigError, match=reason):
+        parse_webdriver_url(text, source="t", key="webdriver")
+
+
+def test_post_over_a_stream_sends_the_json_body_and_reads_the_error() -> None:
+    """``POST /session`` through ``request_over`` (what goes over the SSH channel), answered
+    by a captured chromedriver refusal."""
+    stream = Stream((FIXTURES / "chromedriver_156_no_matching_browser.http").read_bytes())
+    body = b'{"capabilities":{"alwaysMatch":{"browserName":"nosuchbrowser"}}}'
+
+    async def main() -> HttpResponse:
+        return await request_over(stream, stream, "127.0.0.1", 9515, "/session",
+                                  method="POST", body=body)
+
+    response = anyio.run(main)
+    head, _, sent_body = stream.sent.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /session HTTP/1.1\r\n")
+    assert f"content-length: {len(body)}".encode() in head.lower()
+    assert b"content-type: application/json" in head.lower()
+    assert sent_body == body
+    assert webdriver_error(response) == ("HTTP 500 session not created: session not created: "
+                                         "No matching capabilities found")

@@ -20,7 +20,7 @@ import os
 import secrets
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -28,8 +28,8 @@ from typing import BinaryIO
 from gateway.errors import InvalidArgument
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_FILE_BYTES", "Readable", "default_allowed_dirs",
-           "default_save_path", "open_private", "open_readable", "resolve_read_path",
-           "resolve_save_path", "write_private"]
+           "default_save_path", "open_private", "open_readable", "read_checked",
+           "resolve_read_path", "resolve_save_path", "write_private"]
 
 MAX_UPLOAD_FILE_BYTES = 100 * 1024 * 1024
 MAX_UPLOAD_BYTES = 250 * 1024 * 1024
@@ -153,3 +153,23 @@ def open_readable(file: Readable) -> BinaryIO:
         raise InvalidArgument(f"{file.path} changed while it was being uploaded; try again")
     os.set_blocking(fd, True)
     return reader
+
+
+def read_checked(file: Readable, chunk: int) -> Iterator[bytes]:
+    """The bytes of a checked upload file, ``chunk`` at a time, and never more than the
+    size checked: a file that grows while it is copied (a log being written), or one whose
+    size says nothing of its content (``/proc``, ``/sys``: 0 or 4096 bytes) raises
+    ``InvalidArgument`` instead of streaming past the upload limits."""
+    with open_readable(file) as reader:
+        left = file.size
+        while left:
+            data = reader.read(min(chunk, left))
+            if not data:
+                raise InvalidArgument(f"{file.path} shrank while it was being uploaded; "
+                                      "try again")
+            left -= len(data)
+            yield data
+        if reader.read(1):
+            raise InvalidArgument(f"{file.path} holds more than the {file.size:,} bytes its "
+                                  "size says (it grew while being uploaded, or it is not a "
+                                  "plain file on disk, like those in /proc); upload a copy")

@@ -19,6 +19,7 @@ from gateway.output.files import (
     Readable,
     default_allowed_dirs,
     open_readable,
+    read_checked,
     resolve_read_path,
     resolve_save_path,
     write_private,
@@ -361,3 +362,32 @@ def test_open_readable_refuses_a_file_swapped_or_changed_after_the_check(
     path.symlink_to(secret)  # a link planted after the check is not followed
     with pytest.raises(InvalidArgument, match="cannot read"):
         open_readable(checked)
+
+
+def test_read_checked_gives_the_checked_bytes_in_chunks(allowed: Path) -> None:
+    path = allowed / "a.bin"
+    path.write_bytes(b"0123456789")
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    assert list(read_checked(checked, 4)) == [b"0123", b"4567", b"89"]
+    (allowed / "empty").write_bytes(b"")
+    assert list(read_checked(resolve_read_path(str(allowed / "empty"), [allowed],
+                                               allow_any=False), 4)) == []
+
+
+def test_read_checked_stops_at_the_checked_size_when_the_file_grows(allowed: Path) -> None:
+    path = allowed / "growing.log"
+    path.write_bytes(b"x" * 8)
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    chunks = read_checked(checked, 4)
+    assert next(chunks) == b"xxxx"  # opened and checked: now it grows, as a log would
+    with open(path, "ab") as f:
+        f.write(b"y" * 1000)
+    with pytest.raises(InvalidArgument, match="more than the 8 bytes"):
+        list(chunks)
+
+
+def test_read_checked_refuses_a_proc_file_whose_size_says_nothing() -> None:
+    checked = resolve_read_path("/proc/self/status", [], allow_any=True)
+    assert checked.size == 0  # what the size check saw: nothing to bound
+    with pytest.raises(InvalidArgument, match="not a plain file on disk"):
+        list(read_checked(checked, 4096))

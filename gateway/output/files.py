@@ -122,6 +122,9 @@ def open_private(path: Path, *, exclusive: bool = False) -> BinaryIO:
     try:
         # O_NONBLOCK: a FIFO slipped in after the check fails instead of hanging the loop.
         fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise InvalidArgument(f"{path} exists already (it appeared since it was checked); "
+                              "name a new file") from None
     except OSError as exc:
         raise InvalidArgument(f"cannot write {path}: {exc.strerror or exc}") from None
     f = os.fdopen(fd, "wb")

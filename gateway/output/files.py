@@ -37,10 +37,12 @@ MAX_UPLOAD_BYTES = 250 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Readable:
-    """A file the gateway may read for an upload: its real path and its size when checked."""
+    """A file the gateway may read for an upload: its real path, and its size and identity
+    (device, inode) when checked — the file opened later must be that very file."""
 
     path: Path
     size: int
+    identity: tuple[int, int]
 
 
 def default_allowed_dirs() -> list[Path]:
@@ -103,7 +105,7 @@ def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
     if info.st_size > MAX_UPLOAD_FILE_BYTES:
         raise InvalidArgument(f"cannot upload {requested[:200]!r}: {info.st_size:,} bytes is "
                               f"over the limit of {MAX_UPLOAD_FILE_BYTES:,} bytes per file")
-    return Readable(resolved, info.st_size)
+    return Readable(resolved, info.st_size, (info.st_dev, info.st_ino))
 
 
 def default_save_path(kind: str, suffix: str) -> Path:
@@ -144,14 +146,17 @@ def write_private(path: Path, data: bytes) -> None:
 
 def open_readable(file: Readable) -> BinaryIO:
     """Open a checked upload file for reading: never through a final symlink, and only if
-    it is still a regular file of the size checked (else ``InvalidArgument``)."""
+    it is still the file checked — same device and inode, so neither a file put in its
+    place nor a directory on its path swapped for a link is read — a regular file of the
+    size checked (else ``InvalidArgument``)."""
     try:
         fd = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         raise InvalidArgument(f"cannot read {file.path}: {exc.strerror or exc}") from None
     reader = os.fdopen(fd, "rb")
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size != file.size:
+    if (not stat.S_ISREG(info.st_mode) or info.st_size != file.size
+            or (info.st_dev, info.st_ino) != file.identity):
         reader.close()
         raise InvalidArgument(f"{file.path} changed while it was being uploaded; try again")
     os.set_blocking(fd, True)

@@ -19,11 +19,6 @@ from gateway.tools.profiling import _saved
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_a_capture_writes_a_new_0600_file(tmp_path: Path) -> None:
     async def write(file: Any) -> int:
         return file.write(b"trace")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import InvalidArgument
+from gateway.hosts.local import LocalHost
 from gateway.output.files import (
     MAX_UPLOAD_FILE_BYTES,
-    Readable,
     default_allowed_dirs,
     open_readable,
     read_checked,
@@ -297,7 +297,8 @@ def test_a_file_inside_an_allowed_dir_is_read_with_its_size(allowed: Path) -> No
     (allowed / "sub").mkdir()
     path = allowed / "sub" / "a.txt"
     path.write_bytes(b"hello")
-    assert resolve_read_path(str(path), [allowed], allow_any=False) == Readable(path, 5)
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    assert (checked.path, checked.size) == (path, 5)
 
 
 def test_outside_the_allowed_dirs_is_refused_and_says_where_is_allowed(
@@ -391,3 +392,45 @@ def test_read_checked_refuses_a_proc_file_whose_size_says_nothing() -> None:
     assert checked.size == 0  # what the size check saw: nothing to bound
     with pytest.raises(InvalidArgument, match="not a plain file on disk"):
         list(read_checked(checked, 4096))
+
+
+def test_open_readable_refuses_a_directory_swapped_for_a_link_after_the_check(
+    allowed: Path, outside: Path
+) -> None:
+    """O_NOFOLLOW guards only the last component: a directory on the way swapped for a
+    link to elsewhere, holding a file of the same size, must not be read either."""
+    folder = allowed / "report"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"12345")
+    checked = resolve_read_path(str(folder / "a.txt"), [allowed], allow_any=False)
+    (outside / "a.txt").write_bytes(b"s3cr3")
+    folder.rename(allowed / "report-was")
+    folder.symlink_to(outside)
+    with pytest.raises(InvalidArgument, match="changed"):
+        open_readable(checked)
+
+
+def test_open_readable_refuses_a_file_replaced_by_another_of_the_same_size(
+    allowed: Path
+) -> None:
+    path = allowed / "a.txt"
+    path.write_bytes(b"12345")
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    other = allowed / "b.txt"
+    other.write_bytes(b"abcde")
+    other.replace(path)
+    with pytest.raises(InvalidArgument, match="changed"):
+        open_readable(checked)
+
+
+@pytest.mark.anyio
+async def test_local_staging_refuses_a_file_swapped_since_the_check(allowed: Path) -> None:
+    path = allowed / "a.txt"
+    path.write_bytes(b"12345")
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    assert (await LocalHost().stage_files([checked], 5)).paths == (str(path),)
+    other = allowed / "b.txt"
+    other.write_bytes(b"abcde")
+    other.replace(path)
+    with pytest.raises(InvalidArgument, match="changed"):
+        await LocalHost().stage_files([checked], 5)

@@ -120,6 +120,8 @@ def register(tools: Tools, registry: Registry) -> None:
                 raise CaptureFailed(f"no performance trace started with action='start' is "
                                     f"running on target {browser.name!r}{busy}; start one "
                                     f"with performance_trace(tab={page.id}, action='start')")
+            if recording.tab.dialog is not None:  # it goes on recording: stop after answering
+                raise recording.tab.dialog_error()
         else:
             if action == "start" and save_to is not None:
                 raise InvalidArgument("save_to belongs to the call with action='stop'")

@@ -142,6 +142,7 @@ class PageTracker:
         return tab
 
     def retire(self, tab: Tab, reason: str) -> None:
+        tab.retired = True
         self.tabs.pop(tab.target_id, None)
         if tab.session_id is not None:
             self._sessions.pop(tab.session_id, None)

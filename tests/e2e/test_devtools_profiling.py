@@ -276,3 +276,19 @@ async def test_stop_with_a_dialog_open_keeps_the_trace_until_it_is_answered(
     assert stopped["summary"]["trace_ms"] > 0
     Path(stopped["path"]).unlink()
     await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def test_a_saved_trace_holds_no_secret_header_values(env: DevtoolsEnv) -> None:
+    """Chrome's trace records each response's headers (ResourceReceiveResponse): the
+    page's Set-Cookie and Authorization values must not reach the saved file."""
+    site = env.site("h1")
+    tab = await open_page(env.client, site, "/devtools.html", "h1")
+    result = await call_ok(env.client, "performance_trace", {
+        "tab": tab, "reload": True, "duration_s": 4}, timeout=TRACE_TIMEOUT)
+    saved = Path(result["path"])
+    text = gzip.decompress(saved.read_bytes()).decode()
+    saved.unlink()
+    await call_ok(env.client, "close_tab", {"tab": tab})
+    assert "ResourceReceiveResponse" in text and "/set-cookie" in text, "the requests ran"
+    for secret in site.secrets:
+        assert secret not in text, "a secret header value is in the saved trace"

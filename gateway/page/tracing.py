@@ -69,8 +69,15 @@ class Recorder:
 
     async def start(self, browser: Browser, tab: Tab, budget: float, *,
                     manual: bool) -> Recording:
-        """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there."""
+        """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there.
+
+        A recording whose tab is gone went with it (Chrome ends a session's trace when
+        the session goes): it is forgotten, not waited for — no call could stop it, as
+        the tab id it would name is no longer valid."""
         other = self.running(browser)
+        if other is not None and other.tab.retired:
+            self.forget(other)
+            other = None
         if other is not None:
             how = (f"stop it with performance_trace(tab={other.tab.id}, action='stop')"
                    if other.manual else "it ends with the call that started it; wait for it")

@@ -292,3 +292,16 @@ async def test_a_saved_trace_holds_no_secret_header_values(env: DevtoolsEnv) -> 
     assert "ResourceReceiveResponse" in text and "/set-cookie" in text, "the requests ran"
     for secret in site.secrets:
         assert secret not in text, "a secret header value is in the saved trace"
+
+
+async def test_a_started_trace_whose_tab_closed_does_not_block_the_next(
+        env: DevtoolsEnv) -> None:
+    """The recording went with its tab (Chrome ends a session's trace when the session
+    goes), so a new one starts; it used to be refused, naming the closed tab to stop."""
+    gone, other = await page(env, "perf.html"), await page(env, "perf.html")
+    await call_ok(env.client, "performance_trace", {"tab": gone, "action": "start"})
+    await call_ok(env.client, "close_tab", {"tab": gone})
+    result = await call_ok(env.client, "performance_trace", {"tab": other, "duration_s": 0.5},
+                           timeout=TRACE_TIMEOUT)
+    Path(result["path"]).unlink()
+    await call_ok(env.client, "close_tab", {"tab": other})

@@ -45,8 +45,11 @@ _IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten":
 # answered by the browser process), everything else on the tab fails fast.
 # Network.getResponseBody is not among them: Chromium answers it from the page's
 # own process, so during a dialog it would wait out its whole timeout.
+# Tracing and IO are the browser's too: a trace must be ended and read back (and so not
+# left recording, which would refuse every later trace) while an alert() is open.
 DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getRequestPostData",
-                         "Network.getCookies", "Target.getTargetInfo"})
+                         "Network.getCookies", "Target.getTargetInfo", "Tracing.end",
+                         "IO.read", "IO.close"})
 
 
 class PageTracker:
@@ -139,6 +142,7 @@ class PageTracker:
         return tab
 
     def retire(self, tab: Tab, reason: str) -> None:
+        tab.retired = True
         self.tabs.pop(tab.target_id, None)
         if tab.session_id is not None:
             self._sessions.pop(tab.session_id, None)

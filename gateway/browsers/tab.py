@@ -51,6 +51,7 @@ class Tab:
     view: object | None = None             # the page layer's ViewState of the last view
     next_ref: int = 1                      # refs are unique per tab, across views
     closing: bool = False                  # close_tab is under way
+    retired: bool = False                  # gone from its browser (closed, crashed, lost)
     loaded: dict[str, str | None] = field(default_factory=dict)  # load event → its document
     # What the tab emulates (the emulate tool's record, shown by list_tabs), and the
     # session-scoped CDP commands that make it so (method → params): a session gone

@@ -20,7 +20,7 @@ import anyio
 import structlog
 
 from gateway.browsers.tab import Tab
-from gateway.errors import HostError
+from gateway.errors import HostError, TabNotFound
 from gateway.hosts.base import Host
 from gateway.output.files import Readable
 
@@ -43,8 +43,12 @@ class Uploads:
                     ) -> tuple[str, ...]:
         """The paths the browser reads ``files`` at, copied for ``tab`` if need be.
 
-        ``close_tab`` does not wait for the tab's lock: a tab released while its files
-        were being copied has its new directory removed at once."""
+        ``close_tab`` does not wait for the tab's lock: a tab released before its files
+        are copied gets none (nothing would remove them: it is released only once), one
+        released while they were being copied has its new directory removed at once."""
+        if tab.retired:
+            raise TabNotFound(tab.id, "was closed during the upload; its files were not "
+                              "copied")
         directories = self._by_tab.setdefault(tab.id, [])  # released → no longer this list
         staged = await self._host.stage_files(files, timeout_s)
         if staged.directory is not None:

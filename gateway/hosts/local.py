@@ -1,6 +1,7 @@
 """This machine as a host: commands in a local shell, files read directly, loopback TCP.
 
-Files to upload need no copy: the browser reads them where they are."""
+Files to upload need no copy: the browser reads them where they are, once they are
+checked to be still the files the agent's paths resolved to."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import anyio
 from gateway.errors import HostError
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, request_over
-from gateway.output.files import Readable
+from gateway.output.files import Readable, open_readable
 
 __all__ = ["LocalHost"]
 
@@ -51,6 +52,8 @@ class LocalHost:
         return found
 
     async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
+        for file in files:  # still the files checked: not swapped while the chooser opened
+            open_readable(file).close()
         return Staged(None, tuple(str(f.path) for f in files))
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,

@@ -42,7 +42,7 @@ from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, request_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
-from gateway.output.files import Readable, open_readable
+from gateway.output.files import Readable, read_checked
 
 __all__ = ["SshHost", "cipher_preference"]
 
@@ -325,8 +325,7 @@ async def _put(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable
     folder = f"{directory}/{n}"
     await sftp.mkdir(folder, asyncssh.SFTPAttrs(permissions=0o700))
     remote = f"{folder}/{file.path.name}"
-    with open_readable(file) as reader:
-        async with sftp.open(remote, "wb", asyncssh.SFTPAttrs(permissions=0o600)) as out:
-            while chunk := reader.read(UPLOAD_CHUNK):
-                await out.write(chunk)
+    async with sftp.open(remote, "wb", asyncssh.SFTPAttrs(permissions=0o600)) as out:
+        for chunk in read_checked(file, UPLOAD_CHUNK):
+            await out.write(chunk)
     return remote

@@ -20,7 +20,7 @@ import os
 import secrets
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -28,8 +28,8 @@ from typing import BinaryIO
 from gateway.errors import InvalidArgument
 
 __all__ = ["MAX_UPLOAD_BYTES", "MAX_UPLOAD_FILE_BYTES", "Readable", "default_allowed_dirs",
-           "default_save_path", "open_private", "open_readable", "resolve_read_path",
-           "resolve_save_path", "write_private"]
+           "default_save_path", "open_private", "open_readable", "read_checked",
+           "resolve_read_path", "resolve_save_path", "write_private"]
 
 MAX_UPLOAD_FILE_BYTES = 100 * 1024 * 1024
 MAX_UPLOAD_BYTES = 250 * 1024 * 1024
@@ -37,10 +37,12 @@ MAX_UPLOAD_BYTES = 250 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Readable:
-    """A file the gateway may read for an upload: its real path and its size when checked."""
+    """A file the gateway may read for an upload: its real path, and its size and identity
+    (device, inode) when checked — the file opened later must be that very file."""
 
     path: Path
     size: int
+    identity: tuple[int, int]
 
 
 def default_allowed_dirs() -> list[Path]:
@@ -103,7 +105,7 @@ def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
     if info.st_size > MAX_UPLOAD_FILE_BYTES:
         raise InvalidArgument(f"cannot upload {requested[:200]!r}: {info.st_size:,} bytes is "
                               f"over the limit of {MAX_UPLOAD_FILE_BYTES:,} bytes per file")
-    return Readable(resolved, info.st_size)
+    return Readable(resolved, info.st_size, (info.st_dev, info.st_ino))
 
 
 def default_save_path(kind: str, suffix: str) -> Path:
@@ -122,6 +124,9 @@ def open_private(path: Path, *, exclusive: bool = False) -> BinaryIO:
     try:
         # O_NONBLOCK: a FIFO slipped in after the check fails instead of hanging the loop.
         fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise InvalidArgument(f"{path} exists already (it appeared since it was checked); "
+                              "name a new file") from None
     except OSError as exc:
         raise InvalidArgument(f"cannot write {path}: {exc.strerror or exc}") from None
     f = os.fdopen(fd, "wb")
@@ -141,15 +146,38 @@ def write_private(path: Path, data: bytes) -> None:
 
 def open_readable(file: Readable) -> BinaryIO:
     """Open a checked upload file for reading: never through a final symlink, and only if
-    it is still a regular file of the size checked (else ``InvalidArgument``)."""
+    it is still the file checked — same device and inode, so neither a file put in its
+    place nor a directory on its path swapped for a link is read — a regular file of the
+    size checked (else ``InvalidArgument``)."""
     try:
         fd = os.open(file.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         raise InvalidArgument(f"cannot read {file.path}: {exc.strerror or exc}") from None
     reader = os.fdopen(fd, "rb")
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size != file.size:
+    if (not stat.S_ISREG(info.st_mode) or info.st_size != file.size
+            or (info.st_dev, info.st_ino) != file.identity):
         reader.close()
         raise InvalidArgument(f"{file.path} changed while it was being uploaded; try again")
     os.set_blocking(fd, True)
     return reader
+
+
+def read_checked(file: Readable, chunk: int) -> Iterator[bytes]:
+    """The bytes of a checked upload file, ``chunk`` at a time, and never more than the
+    size checked: a file that grows while it is copied (a log being written), or one whose
+    size says nothing of its content (``/proc``, ``/sys``: 0 or 4096 bytes) raises
+    ``InvalidArgument`` instead of streaming past the upload limits."""
+    with open_readable(file) as reader:
+        left = file.size
+        while left:
+            data = reader.read(min(chunk, left))
+            if not data:
+                raise InvalidArgument(f"{file.path} shrank while it was being uploaded; "
+                                      "try again")
+            left -= len(data)
+            yield data
+        if reader.read(1):
+            raise InvalidArgument(f"{file.path} holds more than the {file.size:,} bytes its "
+                                  "size says (it grew while being uploaded, or it is not a "
+                                  "plain file on disk, like those in /proc); upload a copy")

@@ -46,9 +46,11 @@ async def drag(page: Page, action: Drag) -> None:
     draggable = bool(await page.on(source, _DRAGGABLE_JS))
     await page.call("Input.setInterceptDrags", {"enabled": True})
     intercepted = page.tab.expect("Input.dragIntercepted")
+    x, y, held = x0, y0, False
     try:
         await page.mouse("mouseMoved", x0, y0)
         await page.mouse("mousePressed", x0, y0, button="left", buttons=1, clickCount=1)
+        held = True
         data: dict[str, Any] | None = None
         for step in range(1, DRAG_STEPS + 1):
             x, y = x0 + (x1 - x0) * step / DRAG_STEPS, y0 + (y1 - y0) * step / DRAG_STEPS
@@ -67,8 +69,13 @@ async def drag(page: Page, action: Drag) -> None:
         if data is not None:
             await _drag_event(page, "drop", x1, y1, data)
         await page.mouse("mouseReleased", x1, y1, button="left", buttons=0, clickCount=1)
+        held = False
     finally:
         intercepted.cancel()
+        if held:  # failed halfway: a button left down would make every later click a drag
+            await page.undo("Input.dispatchMouseEvent", {
+                "type": "mouseReleased", "x": x, "y": y, "button": "left", "buttons": 0,
+                "clickCount": 1})
         await page.undo("Input.setInterceptDrags", {"enabled": False})
 
 

@@ -99,6 +99,7 @@ _CLEAR: dict[str, tuple[str, dict[str, Any]]] = {
 itself checks (locale, time zone) go first, so a refused one fails before anything
 else changed."""
 
+_GEO = "Emulation.setGeolocationOverride"
 _OFF = {"network": "online", "cpu_throttle": 1, "reduced_motion": False}
 """Values that mean "not emulated": given, they remove the setting."""
 
@@ -197,8 +198,8 @@ async def apply(target: Browser, tab: Tab, state: dict[str, Any], timeout_s: flo
     """
     before, wanted = tab.overrides, overrides(state)
     steps = changes(before, wanted)
-    if any(key == "Emulation.setGeolocationOverride" and key in wanted for key, _, _ in steps):
-        await _allow_geolocation(target, tab)
+    if any(key == _GEO and key in wanted for key, _, _ in steps):
+        await _geolocation_permission(target, tab, grant=True)
     try:
         await _send(target, tab, steps, wanted, timeout_s)
     except CdpError as exc:
@@ -208,6 +209,10 @@ async def apply(target: Browser, tab: Tab, state: dict[str, Any], timeout_s: flo
             "unchanged — check the value (timezone: an IANA name such as 'Europe/Berlin'; "
             "locale: a BCP 47 tag such as 'de-DE')") from None
     tab.emulating = state
+    if _GEO in before and _GEO not in wanted and not any(
+            _GEO in t.overrides and t.context == tab.context
+            for t in target.tabs.values() if t is not tab):
+        await _geolocation_permission(target, tab, grant=False)
 
 
 async def _send(target: Browser, tab: Tab, steps: list[tuple[str, str, dict[str, Any]]],
@@ -219,11 +224,16 @@ async def _send(target: Browser, tab: Tab, steps: list[tuple[str, str, dict[str,
         tab.overrides = {**applied, key: wanted[key]} if key in wanted else applied
 
 
-async def _allow_geolocation(target: Browser, tab: Tab) -> None:
+async def _geolocation_permission(target: Browser, tab: Tab, *, grant: bool) -> None:
     """An emulated position reaches a page only with the permission granted: for every
-    origin of the tab's browser context, so it holds across navigations."""
+    origin of the tab's browser context, so it holds across navigations. That grant is
+    the context's, not the tab's: it is withdrawn (the context's permission overrides
+    reset) once no tab of the context emulates a position, so no site keeps it."""
     info = await target.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
     context = info.get("targetInfo", {}).get("browserContextId")
-    await target.browser_call("Browser.setPermission", {
-        "permission": {"name": "geolocation"}, "setting": "granted",
-        **({"browserContextId": context} if context else {})})
+    where = {"browserContextId": context} if context else {}
+    if grant:
+        await target.browser_call("Browser.setPermission", {
+            "permission": {"name": "geolocation"}, "setting": "granted", **where})
+    else:
+        await target.browser_call("Browser.resetPermissions", where)

@@ -13,7 +13,8 @@ arrays are skipped, and of ``strings`` only the few names the result shows are k
 So memory is bounded by one read, one batch of numbers and one table entry per
 distinct constructor name — less than the node array, far less than the text.
 
-Pure (file reading only); tested on a captured snapshot (``fixtures/heap/``).
+Pure (file reading only); tested on a captured snapshot
+(``fixtures/profiles/leak.heapsnapshot.gz``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ No streaming JSON library is installed here (ijson and the like are not in the
 environment), and none is needed: a trace is an array of small objects, and
 ``json.JSONDecoder.raw_decode`` decodes one object at an offset.
 
-Pure: no I/O; tested on a captured trace (``fixtures/traces/``).
+Pure: no I/O; tested on a captured trace (``fixtures/profiles/perf.trace.json.gz``).
 """
 
 from __future__ import annotations

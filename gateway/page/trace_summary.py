@@ -18,7 +18,7 @@ the DevTools Performance panel does:
 - main-thread time by category (scripting, rendering, painting, loading, other): each
   slice's self time, slices the table does not know counted in their parent.
 
-Pure: tested on a captured trace (``fixtures/traces/``).
+Pure: tested on a captured trace (``fixtures/profiles/perf.trace.json.gz``).
 """
 
 from __future__ import annotations

@@ -69,8 +69,15 @@ class Recorder:
 
     async def start(self, browser: Browser, tab: Tab, budget: float, *,
                     manual: bool) -> Recording:
-        """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there."""
+        """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there.
+
+        A recording whose tab is gone went with it (Chrome ends a session's trace when
+        the session goes): it is forgotten, not waited for — no call could stop it, as
+        the tab id it would name is no longer valid."""
         other = self.running(browser)
+        if other is not None and other.tab.retired:
+            self.forget(other)
+            other = None
         if other is not None:
             how = (f"stop it with performance_trace(tab={other.tab.id}, action='stop')"
                    if other.manual else "it ends with the call that started it; wait for it")
@@ -86,8 +93,9 @@ class Recorder:
         except CdpError as exc:
             raise CaptureFailed(
                 f"Chrome on target {browser.name!r} refused to start a trace ({exc.message}); "
-                "another client (DevTools, a test runner) is tracing that browser — stop "
-                "it there, then retry") from None
+                "it may still be finishing one the gateway ended (a dialog held the page: "
+                "retry in a few seconds), or another client (DevTools, a test runner) is "
+                "tracing that browser — stop it there, then retry") from None
         recording = Recording(browser, tab, manual)
         self._running[browser.name] = recording
         return recording
@@ -98,22 +106,33 @@ class Recorder:
 
     async def stop(self, recording: Recording, file: BinaryIO, budget: float,
                    max_bytes: int) -> tuple[TraceSummary, int]:
-        """End the trace, stream it into ``file`` and summarise it: (summary, bytes)."""
-        self.forget(recording)
+        """End the trace, stream it into ``file`` and summarise it: (summary, bytes).
+
+        A JavaScript dialog freezes the page, and Chrome finishes a trace only once every
+        process flushed it: with one open (before or during the end) this fails at once
+        with ``DialogOpen`` instead of waiting out ``budget``."""
         browser, tab = recording.browser, recording.tab
+        if tab.dialog is not None:
+            raise tab.dialog_error()
+        self.forget(recording)
         if tab.session_id is None or tab.closing:
             raise CaptureFailed(f"tab {tab.id} closed while it was being traced, and its "
                                 "trace with it; open the page again and record a new one")
         complete = tab.expect("Tracing.tracingComplete")
+        dialog = tab.expect("Page.javascriptDialogOpening")
         try:
             await browser.tab_call(tab, "Tracing.end", timeout_s=budget)
-            await asyncio.wait({complete}, timeout=budget)
+            await asyncio.wait({complete, dialog}, timeout=budget,
+                               return_when=asyncio.FIRST_COMPLETED)
         except CdpError as exc:
             raise CaptureFailed(f"Chrome could not end the trace on tab {tab.id} "
                                 f"({exc.message}); start a new one") from None
         finally:
-            if not complete.done():
-                complete.cancel()
+            for waiter in (complete, dialog):
+                if not waiter.done():
+                    waiter.cancel()
+        if not complete.done() and tab.dialog is not None:
+            raise tab.dialog_error()
         if complete.cancelled():
             raise CaptureFailed(f"tab {tab.id} went away, or Chrome did not finish its trace "
                                 f"within {budget:g} s; open the page again and record a new "

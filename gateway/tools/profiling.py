@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -59,13 +60,25 @@ class HeapSnapshot(HeapSummary):
     file_bytes: int
 
 
+async def _capture_path(ctx: Context[Any, Any], registry: Registry, save_to: str | None
+                        ) -> Path | None:
+    """The checked ``save_to``, refused at once if a file is there already: a capture
+    never replaces one (a trace that then failed would have truncated and removed it)."""
+    path = await save_path(ctx, registry, save_to)
+    if path is not None and os.path.lexists(path):
+        raise InvalidArgument(f"save_to {str(path)[:200]!r} exists already; traces and heap "
+                              "snapshots never replace a file — name a new one")
+    return path
+
+
 async def _saved(path: Path | None, kind: str, suffix: str,
                  write: Callable[[Any], Awaitable[int]]) -> tuple[Path, int]:
     """Run ``write(file)`` on ``path`` (the checked ``save_to``; a fresh temp file
-    without it): (path, bytes). A capture that fails leaves no partial file behind."""
-    fresh = path is None
+    without it): (path, bytes). The file is created here, never replaced (a file put
+    there since the check is refused too), so a capture that fails removes only the
+    partial file of its own."""
     path = path or default_save_path(kind, suffix)
-    file = open_private(path, exclusive=fresh)
+    file = open_private(path, exclusive=True)
     try:
         with file:
             size = await write(file)
@@ -98,7 +111,7 @@ def register(tools: Tools, registry: Registry) -> None:
         if reload and registry.config.read_only:
             raise NotAllowed("reload is refused in read-only mode (--read-only): it reloads "
                              "the page; trace without it, or reload the page yourself first")
-        path = await save_path(ctx, registry, save_to)  # refused before anything is recorded
+        path = await _capture_path(ctx, registry, save_to)  # refused before recording
         if action == "stop":
             recording = recorder.running(browser)
             if recording is None or not recording.manual:
@@ -107,6 +120,8 @@ def register(tools: Tools, registry: Registry) -> None:
                 raise CaptureFailed(f"no performance trace started with action='start' is "
                                     f"running on target {browser.name!r}{busy}; start one "
                                     f"with performance_trace(tab={page.id}, action='start')")
+            if recording.tab.dialog is not None:  # it goes on recording: stop after answering
+                raise recording.tab.dialog_error()
         else:
             if action == "start" and save_to is not None:
                 raise InvalidArgument("save_to belongs to the call with action='stop'")
@@ -154,7 +169,7 @@ def register(tools: Tools, registry: Registry) -> None:
             return await take_heap_snapshot(browser, page, file, budget,
                                             browser.config.max_capture_mb << 20)
 
-        path, size = await _saved(await save_path(ctx, registry, save_to), "heap",
+        path, size = await _saved(await _capture_path(ctx, registry, save_to), "heap",
                                   ".heapsnapshot", write)
         summary = await summarize_file(path)
         return HeapSnapshot(tab=page.id, target=browser.name, path=str(path), file_bytes=size,

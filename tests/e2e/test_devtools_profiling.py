@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.e2e.helpers import call_err, call_ok, text_of
+from tests.e2e.helpers import call_err, call_ok, eventually, text_of
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, open_page
 from tests.topology import Topology
 
@@ -223,3 +223,85 @@ async def test_size_limit_and_read_only_mode(
         assert set(Path(tempfile.gettempdir()).glob("csgw-heap-*")) == before, \
             "a refused snapshot leaves no partial file"
     await call_ok(env.client, "close_tab", {"tab": mine})
+
+
+async def test_a_dialog_opened_during_a_trace_leaves_the_browser_free(env: DevtoolsEnv) -> None:
+    """An alert() while recording freezes the page, not the browser's tracing: the trace
+    comes back (or fails saying so), and Chrome is not left tracing, which would refuse
+    every later trace on that browser as 'another client is tracing'."""
+    tab = await page(env, "perf.html")
+    scheduled = await call_ok(env.client, "evaluate", {
+        "tab": tab, "expression": "setTimeout(() => alert('mid-trace'), 300), 'scheduled'"})
+    assert scheduled["value"] == "scheduled"
+    with anyio.fail_after(TRACE_TIMEOUT):
+        result = await env.client.call_tool("performance_trace", {"tab": tab, "duration_s": 2})
+    if result.is_error:
+        assert "dialog" in text_of(result), text_of(result)
+    else:
+        assert result.structured_content is not None
+        Path(result.structured_content["path"]).unlink()
+    await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True})
+
+    async def traced() -> dict[str, Any] | None:  # Chrome flushes the ended trace first
+        again = await env.client.call_tool("performance_trace", {"tab": tab, "duration_s": 0.5})
+        if again.is_error:
+            assert "still be finishing" in text_of(again), text_of(again)
+            return None
+        return again.structured_content
+
+    again = await eventually(traced, timeout=TRACE_TIMEOUT, what="a trace after the dialog",
+                             interval=0.5)
+    Path(again["path"]).unlink()
+    await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def test_stop_with_a_dialog_open_keeps_the_trace_until_it_is_answered(
+        env: DevtoolsEnv) -> None:
+    tab = await page(env, "perf.html")
+    started = await call_ok(env.client, "performance_trace", {"tab": tab, "action": "start"})
+    assert started["recording"] is True
+    await call_ok(env.client, "evaluate", {
+        "tab": tab, "expression": "setTimeout(() => alert('before stop'), 0), 'scheduled'"})
+
+    async def frozen() -> bool:  # the page answers nothing once the alert is open
+        probe = await env.client.call_tool("evaluate", {"tab": tab, "expression": "1"})
+        return probe.is_error and "dialog" in text_of(probe)
+
+    await eventually(frozen, timeout=30, what="the alert open")
+    refused = await call_err(env.client, "performance_trace", {"tab": tab, "action": "stop"})
+    assert "open alert dialog" in refused and "handle_dialog" in refused, refused
+    await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True})
+    stopped = await call_ok(env.client, "performance_trace", {"tab": tab, "action": "stop"},
+                            timeout=TRACE_TIMEOUT)
+    assert stopped["summary"]["trace_ms"] > 0
+    Path(stopped["path"]).unlink()
+    await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def test_a_saved_trace_holds_no_secret_header_values(env: DevtoolsEnv) -> None:
+    """Chrome's trace records each response's headers (ResourceReceiveResponse): the
+    page's Set-Cookie and Authorization values must not reach the saved file."""
+    site = env.site("h1")
+    tab = await open_page(env.client, site, "/devtools.html", "h1")
+    result = await call_ok(env.client, "performance_trace", {
+        "tab": tab, "reload": True, "duration_s": 4}, timeout=TRACE_TIMEOUT)
+    saved = Path(result["path"])
+    text = gzip.decompress(saved.read_bytes()).decode()
+    saved.unlink()
+    await call_ok(env.client, "close_tab", {"tab": tab})
+    assert "ResourceReceiveResponse" in text and "/set-cookie" in text, "the requests ran"
+    for secret in site.secrets:
+        assert secret not in text, "a secret header value is in the saved trace"
+
+
+async def test_a_started_trace_whose_tab_closed_does_not_block_the_next(
+        env: DevtoolsEnv) -> None:
+    """The recording went with its tab (Chrome ends a session's trace when the session
+    goes), so a new one starts; it used to be refused, naming the closed tab to stop."""
+    gone, other = await page(env, "perf.html"), await page(env, "perf.html")
+    await call_ok(env.client, "performance_trace", {"tab": gone, "action": "start"})
+    await call_ok(env.client, "close_tab", {"tab": gone})
+    result = await call_ok(env.client, "performance_trace", {"tab": other, "duration_s": 0.5},
+                           timeout=TRACE_TIMEOUT)
+    Path(result["path"]).unlink()
+    await call_ok(env.client, "close_tab", {"tab": other})

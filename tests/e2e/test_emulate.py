@@ -179,6 +179,27 @@ async def test_geolocation_reaches_the_page_across_origins(
     assert await js(env.client, tab, POSITION) != here
 
 
+async def test_a_reset_withdraws_the_geolocation_grant_from_other_tabs_too(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
+    """The position reaches a page only with the permission granted, for every origin of
+    the browser context: once no tab emulates a position, no site keeps that grant."""
+    state = "navigator.permissions.query({name: 'geolocation'}).then(p => p.state)"
+    tab, other = await open_page(env, tabs), await open_page(env, tabs)
+    before = await js(env.client, other, state)
+    assert before != "granted", "the browser already grants geolocation: nothing to test"
+
+    await emulate(env, tab, geolocation={"latitude": 1.0, "longitude": 2.0})
+    assert await js(env.client, other, state) == "granted"  # the context's grant
+    await emulate(env, other, geolocation={"latitude": 3.0, "longitude": 4.0})
+    await emulate(env, tab, reset=True)
+    assert await js(env.client, other, state) == "granted", "other still emulates one"
+    await emulate(env, other, geolocation=None, reset=True)
+
+    assert await js(env.client, other, state) == before
+    assert await js(env.client, tab, state) == before
+
+
 async def test_network_offline_then_throttled_then_online(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:

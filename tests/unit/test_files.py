@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import InvalidArgument
+from gateway.hosts.local import LocalHost
 from gateway.output.files import (
     MAX_UPLOAD_FILE_BYTES,
-    Readable,
     default_allowed_dirs,
     open_readable,
+    read_checked,
     resolve_read_path,
     resolve_save_path,
     write_private,
@@ -296,7 +297,8 @@ def test_a_file_inside_an_allowed_dir_is_read_with_its_size(allowed: Path) -> No
     (allowed / "sub").mkdir()
     path = allowed / "sub" / "a.txt"
     path.write_bytes(b"hello")
-    assert resolve_read_path(str(path), [allowed], allow_any=False) == Readable(path, 5)
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    assert (checked.path, checked.size) == (path, 5)
 
 
 def test_outside_the_allowed_dirs_is_refused_and_says_where_is_allowed(
@@ -361,3 +363,74 @@ def test_open_readable_refuses_a_file_swapped_or_changed_after_the_check(
     path.symlink_to(secret)  # a link planted after the check is not followed
     with pytest.raises(InvalidArgument, match="cannot read"):
         open_readable(checked)
+
+
+def test_read_checked_gives_the_checked_bytes_in_chunks(allowed: Path) -> None:
+    path = allowed / "a.bin"
+    path.write_bytes(b"0123456789")
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    assert list(read_checked(checked, 4)) == [b"0123", b"4567", b"89"]
+    (allowed / "empty").write_bytes(b"")
+    assert list(read_checked(resolve_read_path(str(allowed / "empty"), [allowed],
+                                               allow_any=False), 4)) == []
+
+
+def test_read_checked_stops_at_the_checked_size_when_the_file_grows(allowed: Path) -> None:
+    path = allowed / "growing.log"
+    path.write_bytes(b"x" * 8)
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    chunks = read_checked(checked, 4)
+    assert next(chunks) == b"xxxx"  # opened and checked: now it grows, as a log would
+    with open(path, "ab") as f:
+        f.write(b"y" * 1000)
+    with pytest.raises(InvalidArgument, match="more than the 8 bytes"):
+        list(chunks)
+
+
+def test_read_checked_refuses_a_proc_file_whose_size_says_nothing() -> None:
+    checked = resolve_read_path("/proc/self/status", [], allow_any=True)
+    assert checked.size == 0  # what the size check saw: nothing to bound
+    with pytest.raises(InvalidArgument, match="not a plain file on disk"):
+        list(read_checked(checked, 4096))
+
+
+def test_open_readable_refuses_a_directory_swapped_for_a_link_after_the_check(
+    allowed: Path, outside: Path
+) -> None:
+    """O_NOFOLLOW guards only the last component: a directory on the way swapped for a
+    link to elsewhere, holding a file of the same size, must not be read either."""
+    folder = allowed / "report"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"12345")
+    checked = resolve_read_path(str(folder / "a.txt"), [allowed], allow_any=False)
+    (outside / "a.txt").write_bytes(b"s3cr3")
+    folder.rename(allowed / "report-was")
+    folder.symlink_to(outside)
+    with pytest.raises(InvalidArgument, match="changed"):
+        open_readable(checked)
+
+
+def test_open_readable_refuses_a_file_replaced_by_another_of_the_same_size(
+    allowed: Path
+) -> None:
+    path = allowed / "a.txt"
+    path.write_bytes(b"12345")
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    other = allowed / "b.txt"
+    other.write_bytes(b"abcde")
+    other.replace(path)
+    with pytest.raises(InvalidArgument, match="changed"):
+        open_readable(checked)
+
+
+@pytest.mark.anyio
+async def test_local_staging_refuses_a_file_swapped_since_the_check(allowed: Path) -> None:
+    path = allowed / "a.txt"
+    path.write_bytes(b"12345")
+    checked = resolve_read_path(str(path), [allowed], allow_any=False)
+    assert (await LocalHost().stage_files([checked], 5)).paths == (str(path),)
+    other = allowed / "b.txt"
+    other.write_bytes(b"abcde")
+    other.replace(path)
+    with pytest.raises(InvalidArgument, match="changed"):
+        await LocalHost().stage_files([checked], 5)

@@ -1,0 +1,109 @@
+"""A tab's staged upload files go with the tab, whenever it goes.
+
+``close_tab`` does not wait for the tab's lock, so a tab can be retired at any point of
+an upload step: before its files are copied (then nothing may be copied: no one would
+ever remove them), or while they are (then they are removed at the next sweep).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import pytest
+
+from gateway.browsers.pages import PageTracker
+from gateway.browsers.tab import TabRegistry
+from gateway.browsers.uploads import Uploads
+from gateway.config import TargetConfig
+from gateway.errors import HostError, TabNotFound
+from gateway.hosts.base import Staged
+from gateway.output.files import Readable
+
+pytestmark = pytest.mark.anyio
+
+FILES = [Readable(Path("/tmp/a.txt"), 5, (1, 2))]
+
+
+class FakeHost:
+    """Stages into numbered directories, and records the commands run (the removals)."""
+
+    label = "fake"
+
+    def __init__(self) -> None:
+        self.staged: list[str] = []
+        self.commands: list[str] = []
+        self.copying = anyio.Event()
+        self.release_copy: anyio.Event | None = None
+        self.fail_runs = 0
+
+    async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
+        directory = f"/tmp/csgw-upload-{len(self.staged)}"
+        self.copying.set()
+        if self.release_copy is not None:
+            await self.release_copy.wait()
+        self.staged.append(directory)
+        return Staged(directory, tuple(f"{directory}/0/{f.path.name}" for f in files))
+
+    async def run(self, command: str, timeout_s: float) -> str:
+        if self.fail_runs:
+            self.fail_runs -= 1
+            raise HostError("unreachable")
+        self.commands.append(command)
+        return ""
+
+
+def tracker(host: FakeHost) -> PageTracker:
+    return PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabRegistry(),
+                       Uploads(host))  # type: ignore[arg-type]
+
+
+async def test_files_of_a_closed_tab_are_removed_at_the_sweep() -> None:
+    host = FakeHost()
+    pages = tracker(host)
+    tab = pages.track({"targetId": "T1"})
+    paths = await pages.uploads.stage(tab, FILES, 5)
+    assert paths == ("/tmp/csgw-upload-0/0/a.txt",)
+    await pages.uploads.sweep()
+    assert host.commands == [], "the tab is still open"
+    pages.retire(tab, "was closed")
+    await pages.uploads.sweep()
+    assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]
+
+
+async def test_a_tab_closed_before_its_files_are_copied_copies_nothing() -> None:
+    host = FakeHost()
+    pages = tracker(host)
+    tab = pages.track({"targetId": "T1"})
+    pages.retire(tab, "was closed by close_tab")  # while its upload step was clicking
+    with pytest.raises(TabNotFound, match="closed"):
+        await pages.uploads.stage(tab, FILES, 5)
+    assert host.staged == [], "copied for a tab that is gone: nothing would remove them"
+
+
+async def test_a_tab_closed_while_its_files_are_copied_has_them_removed() -> None:
+    host = FakeHost()
+    host.release_copy = anyio.Event()
+    pages = tracker(host)
+    tab = pages.track({"targetId": "T1"})
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pages.uploads.stage, tab, FILES, 5)
+        await host.copying.wait()
+        pages.retire(tab, "was closed by close_tab")
+        host.release_copy.set()
+    await pages.uploads.sweep()
+    assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]
+
+
+async def test_a_removal_that_failed_is_tried_again() -> None:
+    host = FakeHost()
+    pages = tracker(host)
+    tab = pages.track({"targetId": "T1"})
+    await pages.uploads.stage(tab, FILES, 5)
+    pages.retire(tab, "was closed")
+    host.fail_runs = 1
+    await pages.uploads.sweep()
+    assert host.commands == []
+    await pages.uploads.aclose()
+    assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]

@@ -101,14 +101,28 @@ def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
                          "--disable-cdp, for a Chrome node")
     options = caps.get("goog:chromeOptions")
     address = options.get("debuggerAddress") if isinstance(options, dict) else None
-    if isinstance(address, str) and address.rpartition(":")[2].isdigit():
-        where, _, port = address.rpartition(":")
-        # "localhost" is chromedriver's own machine: the one the WebDriver URL names.
-        local = where.strip("[]") in ("localhost", "127.0.0.1", "::1", "")
-        host = ("127.0.0.1" if router.host == "localhost" else router.host) if local else where
-        return NewSession(session_id, host, int(port), None)
+    if isinstance(address, str):
+        return NewSession(session_id, *_debugger_address(address, router), None)
     raise ValueError("its capabilities name no DevTools endpoint (neither se:cdp nor "
                      "goog:chromeOptions.debuggerAddress): is it a Chrome/Chromium session?")
+
+
+def _debugger_address(address: str, router: WebDriverUrl) -> tuple[str, int]:
+    """Where chromedriver's ``debuggerAddress`` points, as reached from the target host.
+
+    The answer is untrusted (a Grid node, a proxy, anything listening there): it may
+    name chromedriver's own machine only — ``localhost``, or the WebDriver URL's host
+    itself — on a real port, never another machine for the gateway to connect to."""
+    where, _, port = address.rpartition(":")
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"its debuggerAddress {address[:80]!r} names no port")
+    where = where.strip("[]")
+    if where in ("localhost", "127.0.0.1", "::1", ""):  # chromedriver's own machine
+        return ("127.0.0.1" if router.host == "localhost" else router.host), int(port)
+    if where == router.host:
+        return where, int(port)
+    raise ValueError(f"its debuggerAddress {address[:80]!r} is not on the WebDriver host "
+                     f"{router.host}: only a browser on the driver's own machine is attached")
 
 
 class WebDriverSession:

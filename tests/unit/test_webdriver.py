@@ -8,6 +8,7 @@ so the URL is rewritten to the configured router address, path kept.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
@@ -119,3 +120,28 @@ def test_post_over_a_stream_sends_the_json_body_and_reads_the_error() -> None:
     assert sent_body == body
     assert webdriver_error(response) == ("HTTP 500 session not created: session not created: "
                                          "No matching capabilities found")
+
+
+def _session(caps: dict[str, object], session_id: str = "3d8a98a86b09fc3c") -> bytes:
+    return json.dumps({"value": {"sessionId": session_id, "capabilities": caps}}).encode()
+
+
+@pytest.mark.parametrize("address", [
+    "evil.example:22",        # another machine: the answer must not pick where to go
+    "169.254.169.254:80",
+    "localhost:0", "localhost:65536", "localhost:99999",
+    "localhost:\u0669\u0662\u0662",  # Arabic-Indic digits: str.isdigit() says yes
+])
+def test_a_debugger_address_off_the_driver_machine_or_port_range_is_refused(
+        address: str) -> None:
+    """The answer is untrusted input: its debuggerAddress may only name the driver's own
+    machine (the configured WebDriver host), on a real port."""
+    body = _session({"goog:chromeOptions": {"debuggerAddress": address}})
+    with pytest.raises(ValueError, match="debuggerAddress"):
+        parse_new_session(body, WebDriverUrl("10.0.0.7", 9515))
+
+
+def test_a_debugger_address_naming_the_driver_host_itself_is_kept() -> None:
+    body = _session({"goog:chromeOptions": {"debuggerAddress": "10.0.0.7:40001"}})
+    found = parse_new_session(body, WebDriverUrl("10.0.0.7", 9515))
+    assert (found.host, found.port) == ("10.0.0.7", 40001)

@@ -25,6 +25,7 @@ call) creates a new one; its browser is a new one, so old tab ids fail.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,10 @@ log = structlog.get_logger("gateway.webdriver")
 
 KEEPALIVE_S = 60.0  # well inside a Grid's default 300 s session timeout
 END_TIMEOUT_S = 10.0  # DELETE /session: chromedriver waits for Chrome to quit (~2 s)
+# What an answer may put into later request lines: chromedriver's ids are hex, a Grid's
+# UUIDs; its se:cdp path is /session/<id>/se/cdp.
+_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_CDP_PATH_RE = re.compile(r"/[A-Za-z0-9._~/%:@!$&'()*+,;=?-]{0,1024}")
 
 
 @dataclass(frozen=True)
@@ -88,11 +93,16 @@ def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
     caps = value.get("capabilities")
     if not isinstance(session_id, str) or not session_id or not isinstance(caps, dict):
         raise ValueError("the answer has no sessionId and capabilities")
+    if not _SESSION_ID_RE.fullmatch(session_id):  # it goes into later request lines
+        raise ValueError(f"its sessionId {session_id[:80]!r} is not a plain token")
     se_cdp = caps.get("se:cdp")
     if isinstance(se_cdp, str) and se_cdp.startswith(("ws://", "wss://")):
         rest = se_cdp.partition("://")[2]
         slash = rest.find("/")
         path = rest[slash:] if slash >= 0 else "/"
+        if not _CDP_PATH_RE.fullmatch(path):  # it goes into the websocket request line
+            raise ValueError(f"its se:cdp path {path[:80]!r} has characters a URL path "
+                             "cannot")
         return NewSession(session_id, router.host, router.port, path)
     if any(key.startswith("se:") for key in caps):
         # A Grid: a debuggerAddress is its node's own loopback, out of reach.

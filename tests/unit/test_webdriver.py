@@ -145,3 +145,20 @@ def test_a_debugger_address_naming_the_driver_host_itself_is_kept() -> None:
     body = _session({"goog:chromeOptions": {"debuggerAddress": "10.0.0.7:40001"}})
     found = parse_new_session(body, WebDriverUrl("10.0.0.7", 9515))
     assert (found.host, found.port) == ("10.0.0.7", 40001)
+
+
+@pytest.mark.parametrize("session_id", ["../../status", "a b", "x\r\nHost: evil", "a/b",
+                                        "x" * 200])
+def test_a_session_id_that_is_not_a_plain_token_is_refused(session_id: str) -> None:
+    """The id goes into every later request line (``/session/<id>/url``, ``DELETE``)."""
+    body = _session({"goog:chromeOptions": {"debuggerAddress": "localhost:9222"}}, session_id)
+    with pytest.raises(ValueError, match="sessionId"):
+        parse_new_session(body, WebDriverUrl("127.0.0.1", 9515))
+
+
+@pytest.mark.parametrize("se_cdp", ["ws://grid/a b", "ws://grid/x\r\nAuthorization: y",
+                                    "ws://grid/\u00e9"])
+def test_a_se_cdp_path_with_unsafe_characters_is_refused(se_cdp: str) -> None:
+    """The path goes into the websocket request line as given."""
+    with pytest.raises(ValueError, match="se:cdp"):
+        parse_new_session(_session({"se:cdp": se_cdp}), WebDriverUrl("grid", 4444))

@@ -5,9 +5,10 @@ Tested on files captured from real Chromium (fixtures/devtools).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic_core import from_json
 
 from gateway.config import CdpAddress, host_port
 from gateway.config.remote import NO_HEADERS, SecretHeaders, redact_url
@@ -79,7 +80,7 @@ def parse_active_port(text: str) -> tuple[int, str] | None:
 
 def parse_version_payload(body: bytes) -> str:
     """``/json/version`` body → the ``/devtools/browser/…`` path of its websocket URL."""
-    payload: Any = json.loads(body)
+    payload: Any = from_json(body)  # json.loads: RecursionError on a deep [[[[ body
     url = payload.get("webSocketDebuggerUrl") if isinstance(payload, dict) else None
     if not isinstance(url, str) or "/devtools/browser/" not in url:
         raise ValueError("no webSocketDebuggerUrl in /json/version")

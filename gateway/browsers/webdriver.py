@@ -31,6 +31,7 @@ from typing import Any
 
 import anyio
 import structlog
+from pydantic_core import from_json
 
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import Found, Search, attach_at
@@ -42,7 +43,7 @@ from gateway.hosts.base import Host
 from gateway.hosts.http import HttpResponse
 
 __all__ = ["KEEPALIVE_S", "NewSession", "WebDriverSession", "parse_new_session",
-           "webdriver_error"]
+           "webdriver_error", "webdriver_value"]
 
 log = structlog.get_logger("gateway.webdriver")
 
@@ -67,13 +68,23 @@ class NewSession:
     path: str | None
 
 
+def webdriver_value(body: bytes) -> dict[str, Any]:
+    """The ``value`` object of a WebDriver answer, or ``{}`` for anything else.
+
+    ``pydantic_core.from_json``, not ``json.loads``: the body is untrusted, and a
+    megabyte of ``[[[[`` makes the latter raise ``RecursionError``."""
+    try:
+        payload: Any = from_json(body)
+    except ValueError:
+        return {}
+    value = payload.get("value") if isinstance(payload, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def webdriver_error(response: HttpResponse) -> str:
     """A WebDriver error answer (``{"value": {"error", "message"}}``) in one line."""
-    try:
-        value = json.loads(response.body).get("value")
-    except (ValueError, AttributeError):
-        value = None
-    if not isinstance(value, dict) or not isinstance(value.get("error"), str):
+    value = webdriver_value(response.body)
+    if not isinstance(value.get("error"), str):
         return f"HTTP {response.status}"
     error = value["error"]
     lines = str(value.get("message") or "").strip().splitlines()
@@ -85,9 +96,8 @@ def webdriver_error(response: HttpResponse) -> str:
 def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
     """The session id and DevTools address in a ``POST /session`` answer; ``ValueError``
     when there is none (a driver that is not Chrome's, or a Grid without CDP)."""
-    payload: Any = json.loads(body)
-    value = payload.get("value") if isinstance(payload, dict) else None
-    if not isinstance(value, dict):
+    value = webdriver_value(body)
+    if not value:
         raise ValueError("the answer has no \"value\" object")
     session_id = value.get("sessionId")
     caps = value.get("capabilities")

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from gateway.browsers.endpoint import parse_version_payload
 from gateway.browsers.webdriver import NewSession, parse_new_session, webdriver_error
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
 from gateway.errors import ConfigError
@@ -162,3 +163,14 @@ def test_a_se_cdp_path_with_unsafe_characters_is_refused(se_cdp: str) -> None:
     """The path goes into the websocket request line as given."""
     with pytest.raises(ValueError, match="se:cdp"):
         parse_new_session(_session({"se:cdp": se_cdp}), WebDriverUrl("grid", 4444))
+
+
+def test_deeply_nested_garbage_is_a_refusal_not_a_crash() -> None:
+    """A driver answering ``[[[[…`` (a megabyte fits the cap) made ``json.loads`` raise
+    RecursionError, which no caller expected."""
+    garbage = b"[" * 200_000
+    assert webdriver_error(HttpResponse(500, garbage)) == "HTTP 500"
+    with pytest.raises(ValueError):
+        parse_new_session(garbage, WebDriverUrl("127.0.0.1", 9515))
+    with pytest.raises(ValueError):
+        parse_version_payload(garbage)

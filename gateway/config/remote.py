@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import Field, JsonValue, PlainValidator
 
@@ -101,11 +101,12 @@ def expand_target_tables(data: dict[str, Any], source: str,
 
 def redact_url(url: str) -> str:
     """``wss://h/p?token=s3cr3t&x=1`` → ``wss://h/p?token=[redacted]&x=[redacted]``, and
-    ``user:password@`` dropped: every query value and userinfo may be a credential."""
+    ``user:password@`` dropped: every query value and userinfo may be a credential. An
+    item with no ``=`` (``?s3cr3t``) is all value; names are kept as written."""
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2]
-    query = urlencode([(k, REDACTED) for k, _ in parse_qsl(parts.query, keep_blank_values=True)],
-                      safe="[]")
+    query = "&".join(f"{item.partition('=')[0]}={REDACTED}" if "=" in item else REDACTED
+                     for item in parts.query.split("&") if item)
     shown = f"{parts.scheme}://{netloc}{parts.path}"
     return shown + (f"?{query}" if query else "")
 

@@ -13,7 +13,13 @@ import pytest
 
 from gateway.config import CdpAddress, ConfigError, TargetConfig
 from gateway.config.file import read_targets_file
-from gateway.config.remote import HostedUrl, expand_env, is_hosted_url, redact_url
+from gateway.config.remote import (
+    HostedUrl,
+    expand_env,
+    is_hosted_url,
+    parse_hosted_url,
+    redact_url,
+)
 
 TOKEN = "s3cr3t-token-value"
 
@@ -115,3 +121,14 @@ def test_expand_env_leaves_text_without_variables() -> None:
     assert expand_env("Bearer ${A}-${B}", source="s", key="k", env={"A": "1", "B": "2"}) \
         == "Bearer 1-2"
     assert expand_env("$A ${not a var}", source="s", key="k", env={}) == "$A ${not a var}"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("wss://h/p?s3cr3t", "wss://h/p?[redacted]"),          # a bare key (?apikey style)
+    ("wss://h/p?a=1&s3cr3t&b", "wss://h/p?a=[redacted]&[redacted]&[redacted]"),
+    ("wss://h/p?token%3Ds3cr3t", "wss://h/p?[redacted]"),  # an escaped '=' is no '='
+])
+def test_redact_url_hides_query_items_without_a_value(url: str, shown: str) -> None:
+    """A query item with no ``=`` is all value: it was shown as a key."""
+    assert redact_url(url) == shown
+    assert "s3cr3t" not in repr(parse_hosted_url(url, source="s", key="cdp"))

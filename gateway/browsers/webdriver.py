@@ -157,6 +157,7 @@ class WebDriverSession:
         self.keepalive_s = keepalive_s
         self.session: NewSession | None = None
         self._ended: str | None = None  # why the last session ended, until reported
+        self._creating = anyio.Lock()  # held while a POST /session is in flight
 
     @property
     def where(self) -> str:
@@ -186,23 +187,29 @@ class WebDriverSession:
 
     async def create(self, search: Search) -> NewSession:
         request = {"capabilities": {"alwaysMatch": self.capabilities}}
+        made: NewSession | None = None
         try:
-            response = await self._http(search.host, "POST", "/session", search.timeout_s,
-                                        request)
+            # Shielded (it is bounded by timeout_s): once sent, the driver makes the
+            # browser whether or not we are cancelled, so its answer must be read for
+            # let_go to delete it; let_go waits for this lock.
+            with anyio.CancelScope(shield=True):
+                async with self._creating:
+                    response = await self._http(search.host, "POST", "/session",
+                                                search.timeout_s, request)
+                    if response.status == 200:
+                        made = self.session = parse_new_session(response.body, self.url)
         except HostError as exc:
             raise DiscoveryError(search.name, f"WebDriver at {self.where}: {exc.reason}; is "
                                  "chromedriver (or the Grid) running there?") from None
-        if response.status != 200:
-            raise DiscoveryError(search.name, f"WebDriver at {self.where} refused a new "
-                                 f"session ({webdriver_error(response)}); check capabilities")
-        try:
-            self.session = parse_new_session(response.body, self.url)
         except ValueError as exc:
             raise DiscoveryError(search.name, f"WebDriver at {self.where} created a session "
                                  f"but {exc}") from None
+        if made is None:
+            raise DiscoveryError(search.name, f"WebDriver at {self.where} refused a new "
+                                 f"session ({webdriver_error(response)}); check capabilities")
         log.info("webdriver session created", target=search.name,
-                 session=self.session.session_id, webdriver=self.where)
-        return self.session
+                 session=made.session_id, webdriver=self.where)
+        return made
 
     async def attach(self, search: Search, session: NewSession) -> Found:
         found_by = f"WebDriver session {session.session_id} at {self.where}"
@@ -243,8 +250,12 @@ class WebDriverSession:
 
     async def let_go(self, host: Host) -> None:
         """Delete the session (its browser quits), bounded and best effort: it runs at
-        exit and on removal, where a dead link must not hold anything up."""
-        session, self.session = self.session, None
+        exit and on removal, where a dead link must not hold anything up. A session
+        being created is waited for (bounded by its request's timeout): the supervisor
+        may still be in ``POST /session`` when the registry lets the browser go."""
+        with anyio.CancelScope(shield=True):
+            async with self._creating:
+                session, self.session = self.session, None
         if session is None:
             return
         with anyio.move_on_after(END_TIMEOUT_S, shield=True):

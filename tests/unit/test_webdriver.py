@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import anyio
 import pytest
 
+from gateway.browsers.discovery import Search
 from gateway.browsers.endpoint import parse_version_payload
-from gateway.browsers.webdriver import NewSession, parse_new_session, webdriver_error
+from gateway.browsers.webdriver import (
+    NewSession,
+    WebDriverSession,
+    parse_new_session,
+    webdriver_error,
+)
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
 from gateway.errors import ConfigError
+from gateway.hosts.base import Host
 from gateway.hosts.http import HttpResponse, request_over
 from tests.unit.test_discovery import Stream
 
@@ -174,3 +182,48 @@ def test_deeply_nested_garbage_is_a_refusal_not_a_crash() -> None:
         parse_new_session(garbage, WebDriverUrl("127.0.0.1", 9515))
     with pytest.raises(ValueError):
         parse_version_payload(garbage)
+
+
+class _SlowDriver:
+    """A driver whose ``POST /session`` answers only once told to; it records DELETEs."""
+
+    def __init__(self) -> None:
+        self.posted, self.answer = anyio.Event(), anyio.Event()
+        self.deleted: list[str] = []
+
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        if method == "POST":
+            self.posted.set()
+            await self.answer.wait()
+            return HttpResponse(200, _answer("chromedriver_156_new_session.json"))
+        if method == "DELETE":
+            self.deleted.append(path.rpartition("/")[2])
+        return HttpResponse(200, b'{"value": null}')
+
+
+def test_a_session_whose_creation_was_cancelled_is_still_deleted() -> None:
+    """The gateway exits (or the target is removed) while ``POST /session`` is in flight:
+    the driver creates the browser anyway, so its answer must be read and the session
+    deleted — ``Registry.aclose`` cancels the supervisor and lets go at once."""
+    driver = _SlowDriver()
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 9515), {"browserName": "chrome"})
+    search = Search(cast(Host, driver), "wd", 5.0)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+
+            async def supervisor() -> None:
+                with scope:
+                    await held.create(search)
+
+            tg.start_soon(supervisor)
+            await driver.posted.wait()
+            scope.cancel()
+            driver.answer.set()  # chromedriver made the browser all the same
+            with anyio.fail_after(5):
+                await held.let_go(cast(Host, driver))
+
+    anyio.run(main)
+    assert driver.deleted == ["3d8a98a86b09fc3c568d54a896527d3f"]

@@ -103,7 +103,7 @@ def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
     caps = value.get("capabilities")
     if not isinstance(session_id, str) or not session_id or not isinstance(caps, dict):
         raise ValueError("the answer has no sessionId and capabilities")
-    if not _SESSION_ID_RE.fullmatch(session_id):  # it goes into later request lines
+    if _session_id(value) is None:  # it goes into later request lines
         raise ValueError(f"its sessionId {session_id[:80]!r} is not a plain token")
     se_cdp = caps.get("se:cdp")
     if isinstance(se_cdp, str) and se_cdp.startswith(("ws://", "wss://")):
@@ -125,6 +125,14 @@ def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
         return NewSession(session_id, *_debugger_address(address, router), None)
     raise ValueError("its capabilities name no DevTools endpoint (neither se:cdp nor "
                      "goog:chromeOptions.debuggerAddress): is it a Chrome/Chromium session?")
+
+
+def _session_id(value: dict[str, Any]) -> str | None:
+    """The answer's ``sessionId`` if it is a plain token (safe in a request line)."""
+    session_id = value.get("sessionId")
+    if isinstance(session_id, str) and _SESSION_ID_RE.fullmatch(session_id):
+        return session_id
+    return None
 
 
 def _debugger_address(address: str, router: WebDriverUrl) -> tuple[str, int]:
@@ -202,6 +210,8 @@ class WebDriverSession:
             raise DiscoveryError(search.name, f"WebDriver at {self.where}: {exc.reason}; is "
                                  "chromedriver (or the Grid) running there?") from None
         except ValueError as exc:
+            # Made but of no use (a Grid without CDP): its browser is not left running.
+            await self._delete(search.host, _session_id(webdriver_value(response.body)))
             raise DiscoveryError(search.name, f"WebDriver at {self.where} created a session "
                                  f"but {exc}") from None
         if made is None:
@@ -256,15 +266,20 @@ class WebDriverSession:
         with anyio.CancelScope(shield=True):
             async with self._creating:
                 session, self.session = self.session, None
-        if session is None:
+        if session is not None:
+            await self._delete(host, session.session_id)
+
+    async def _delete(self, host: Host, session_id: str | None) -> None:
+        """``DELETE /session/<id>``, bounded, shielded, failures logged only."""
+        if session_id is None:
             return
         with anyio.move_on_after(END_TIMEOUT_S, shield=True):
             try:
-                response = await self._http(host, "DELETE", f"/session/{session.session_id}",
+                response = await self._http(host, "DELETE", f"/session/{session_id}",
                                             END_TIMEOUT_S)
-                log.info("webdriver session deleted", session=session.session_id,
+                log.info("webdriver session deleted", session=session_id,
                          webdriver=self.where, status=response.status)
             except HostError as exc:
-                log.warning("webdriver session not deleted", session=session.session_id,
+                log.warning("webdriver session not deleted", session=session_id,
                             webdriver=self.where, reason=exc.reason)
 

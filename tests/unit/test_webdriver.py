@@ -24,7 +24,7 @@ from gateway.browsers.webdriver import (
     webdriver_error,
 )
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
-from gateway.errors import ConfigError
+from gateway.errors import ConfigError, DiscoveryError
 from gateway.hosts.base import Host
 from gateway.hosts.http import HttpResponse, request_over
 from tests.unit.test_discovery import Stream
@@ -190,13 +190,14 @@ class _SlowDriver:
     def __init__(self) -> None:
         self.posted, self.answer = anyio.Event(), anyio.Event()
         self.deleted: list[str] = []
+        self.body = _answer("chromedriver_156_new_session.json")
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None) -> HttpResponse:
         if method == "POST":
             self.posted.set()
             await self.answer.wait()
-            return HttpResponse(200, _answer("chromedriver_156_new_session.json"))
+            return HttpResponse(200, self.body)
         if method == "DELETE":
             self.deleted.append(path.rpartition("/")[2])
         return HttpResponse(200, b'{"value": null}')
@@ -227,3 +228,19 @@ def test_a_session_whose_creation_was_cancelled_is_still_deleted() -> None:
 
     anyio.run(main)
     assert driver.deleted == ["3d8a98a86b09fc3c568d54a896527d3f"]
+
+
+def test_a_session_made_but_unusable_is_deleted_at_once() -> None:
+    """A Grid without CDP answers 200 with a session the gateway cannot attach to: that
+    session (a browser on a node) is deleted, not left to the Grid's timeout."""
+    driver = _SlowDriver()
+    driver.answer.set()
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 4444), {"browserName": "chrome"})
+
+    async def main() -> None:
+        with pytest.raises(DiscoveryError, match="created a session but the Grid offers"):
+            await held.create(Search(cast(Host, driver), "grid", 5.0))
+
+    driver.body = _answer("grid4_cdp_disabled.json")
+    anyio.run(main)
+    assert driver.deleted == [json.loads(driver.body)["value"]["sessionId"]]

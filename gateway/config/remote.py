@@ -136,7 +136,11 @@ def _split(text: str, schemes: tuple[str, ...], *, source: str, key: str,
         host, port_text = authority[:close + 1], authority[close + 2:] if close > 0 else ""
     elif ":" in authority:
         host, _, port_text = authority.partition(":")
-    if not _HOST_RE.fullmatch(host) or host.startswith("-"):
+    # Labels of 1-63 characters: what the IDNA codec encodes (it raises UnicodeError
+    # at every connect otherwise).
+    labels = host.removesuffix(".").split(".") if not host.startswith("[") else ["ip"]
+    if not _HOST_RE.fullmatch(host) or host.startswith("-") or not all(
+            0 < len(label) <= 63 for label in labels):
         raise ConfigError(source, key, f"{what} host {show(host)} is not a host name or "
                           "IP address")
     port = parse_port(port_text, source=source, key=key, what=f"{what} port") \

@@ -18,6 +18,7 @@ from gateway.config.remote import (
     expand_env,
     is_hosted_url,
     parse_hosted_url,
+    parse_webdriver_url,
     redact_url,
 )
 
@@ -132,3 +133,15 @@ def test_redact_url_hides_query_items_without_a_value(url: str, shown: str) -> N
     """A query item with no ``=`` is all value: it was shown as a key."""
     assert redact_url(url) == shown
     assert "s3cr3t" not in repr(parse_hosted_url(url, source="s", key="cdp"))
+
+
+@pytest.mark.parametrize("url", ["wss://a..b/x?token=s", "wss://.pool.example/x",
+                                 "ws://" + "a" * 64 + ".example/x", "http://a..b:4444"])
+def test_a_host_name_with_an_empty_or_overlong_label_is_a_start_up_error(url: str) -> None:
+    """It passed the character check, then failed each connect with a bare UnicodeError
+    (the IDNA codec) outside the GatewayError tree."""
+    with pytest.raises(ConfigError, match="not a host name"):
+        if url.startswith("http"):
+            parse_webdriver_url(url, source="s", key="webdriver")
+        else:
+            parse_hosted_url(url, source="s", key="cdp")

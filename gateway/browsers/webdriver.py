@@ -42,8 +42,15 @@ from gateway.errors import DiscoveryError, GatewayError, HostError
 from gateway.hosts.base import Host
 from gateway.hosts.http import HttpResponse
 
-__all__ = ["KEEPALIVE_S", "NewSession", "WebDriverSession", "parse_new_session",
-           "webdriver_error", "webdriver_value"]
+__all__ = [
+    "KEEPALIVE_S",
+    "NewSession",
+    "WebDriverSession",
+    "one_line",
+    "parse_new_session",
+    "webdriver_error",
+    "webdriver_value",
+]
 
 log = structlog.get_logger("gateway.webdriver")
 
@@ -86,11 +93,17 @@ def webdriver_error(response: HttpResponse) -> str:
     value = webdriver_value(response.body)
     if not isinstance(value.get("error"), str):
         return f"HTTP {response.status}"
-    error = value["error"]
-    lines = str(value.get("message") or "").strip().splitlines()
-    message = lines[0][:300] if lines else ""  # a Grid's message carries a stack trace
+    error = one_line(value["error"])
+    message = one_line(value.get("message"))  # a Grid's message carries a stack trace
     return f"HTTP {response.status} {error}" + (f": {message}" if message not in ("", error)
                                                else "")
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """Driver text as it may be shown: its first line, printable only, bounded — it is
+    untrusted, and doctor's table, errors and logs are one line per thing."""
+    lines = str(text or "").strip().splitlines()
+    return "".join(c for c in lines[0][:limit] if c.isprintable()) if lines else ""
 
 
 def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:

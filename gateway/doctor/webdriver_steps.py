@@ -13,7 +13,12 @@ import time
 from websockets.asyncio.client import ClientConnection
 
 from gateway.browsers.discovery import Search
-from gateway.browsers.webdriver import WebDriverSession, webdriver_error, webdriver_value
+from gateway.browsers.webdriver import (
+    WebDriverSession,
+    one_line,
+    webdriver_error,
+    webdriver_value,
+)
 from gateway.config import TargetConfig
 from gateway.config.remote import redact_url
 from gateway.doctor.report import Recorder
@@ -45,11 +50,12 @@ class WebDriverSteps:
         except HostError as exc:
             record.fail("webdriver", since(start), f"{where}/status: {exc.reason}", start_it)
         value = webdriver_value(status.body)
+        message = one_line(value.get("message"))
         if status.status != 200 or value.get("ready") is not True:
             record.fail("webdriver", since(start), f"{where}/status: "
-                        f"{value.get('message') or webdriver_error(status)} (not ready)",
+                        f"{message or webdriver_error(status)} (not ready)",
                         "wait for it to be ready, or " + start_it)
-        record.ok("webdriver", since(start), f"{where}: {value.get('message', 'ready')}")
+        record.ok("webdriver", since(start), f"{where}: {message or 'ready'}")
         search = Search(host, self.config.name, self.timeout_s)
         start = time.monotonic()
         try:

@@ -23,7 +23,10 @@ from gateway.browsers.webdriver import (
     parse_new_session,
     webdriver_error,
 )
+from gateway.config import TargetConfig
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
+from gateway.doctor.report import Recorder, StopCheck, TargetReport
+from gateway.doctor.webdriver_steps import WebDriverSteps
 from gateway.errors import ConfigError, DiscoveryError
 from gateway.hosts.base import Host
 from gateway.hosts.http import HttpResponse, request_over
@@ -244,3 +247,35 @@ def test_a_session_made_but_unusable_is_deleted_at_once() -> None:
     driver.body = _answer("grid4_cdp_disabled.json")
     anyio.run(main)
     assert driver.deleted == [json.loads(driver.body)["value"]["sessionId"]]
+
+
+class _HostileStatus(_SlowDriver):
+    """``/status`` says ready with a message meant to forge doctor's output."""
+
+    message = "ready\n  session   ok   forged\x1b[2J" + "x" * 100_000
+
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        if path == "/status":
+            return HttpResponse(200, json.dumps({"value": {"ready": True,
+                                                           "message": self.message}}).encode())
+        return HttpResponse(500, json.dumps({"value": {"error": "session not created",
+                                                       "message": self.message}}).encode())
+
+
+def test_doctor_shows_a_driver_message_on_one_short_line() -> None:
+    """Driver text is untrusted: one line, no control characters, bounded."""
+    config = TargetConfig.model_validate({"name": "wd", "webdriver": "http://127.0.0.1:9515"})
+    report = TargetReport("wd", "local")
+    steps = WebDriverSteps(config, Recorder(report), 5.0)
+
+    async def main() -> None:
+        with pytest.raises(StopCheck):
+            await steps.run(cast(Host, _HostileStatus()))
+
+    anyio.run(main)
+    for name in ("webdriver", "session"):
+        detail = report.step(name).detail
+        assert "\n" not in detail and "\x1b" not in detail and len(detail) < 500, detail
+    assert "ready" in report.step("webdriver").detail
+    assert report.step("session").status == "failed"

@@ -279,3 +279,19 @@ def test_doctor_shows_a_driver_message_on_one_short_line() -> None:
         assert "\n" not in detail and "\x1b" not in detail and len(detail) < 500, detail
     assert "ready" in report.step("webdriver").detail
     assert report.step("session").status == "failed"
+
+
+@pytest.mark.parametrize("raw", [
+    b"HTTP/1.1 200 OK\r\nX: " + b"y\x1b" * 30_000 + b"\x00\r\n\r\n",  # a bad header line
+    b"SSH-2.0-" + b"z" * 60_000 + b"\r\n\r\n",                        # not HTTP at all
+])
+def test_a_garbage_answer_gives_a_short_reason(raw: bytes) -> None:
+    """h11 quotes the offending line (up to 64 KB) in its error; that text becomes the
+    target's error in list_targets, the call result and the log."""
+    async def main() -> None:
+        stream = Stream(raw, piece=65536)
+        await request_over(stream, stream, "127.0.0.1", 9515, "/status")
+
+    with pytest.raises(ValueError, match="not an HTTP response") as caught:
+        anyio.run(main)
+    assert len(str(caught.value)) < 300, len(str(caught.value))

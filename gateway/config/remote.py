@@ -271,10 +271,11 @@ def remote_problem(settings: Any) -> tuple[str, str] | None:
             if getattr(settings, key):
                 return f"webdriver creates its own browsers; drop {key!r}", key
     hosted = isinstance(settings.cdp, HostedUrl)
+    tls = hosted and settings.cdp.scheme == "wss"
     for key, needs, ok in (("capabilities", "webdriver", settings.webdriver is not None),
                            ("sessions", "webdriver", settings.webdriver is not None),
                            ("headers", 'cdp = "ws(s)://…"', hosted),
-                           ("ca_file", 'cdp = "wss://…"', hosted)):
+                           ("ca_file", 'cdp = "wss://…"', tls)):
         if not ok and key in settings.model_fields_set:
             return f"{key} only applies with {needs}", key
     return None

@@ -75,6 +75,8 @@ def test_webdriver_target(tmp_path: Path) -> None:
     ('cdp = "wss://p.example/x"\nheaders = { "Bad Name" = "v" }', "headers",
      "not a valid HTTP header name"),
     ('cdp = "wss://p.example/x"\nlaunch = true', "launch", "hosted"),
+    # No TLS to check a certificate on: the file would be silently ignored.
+    ('cdp = "ws://p.example/x"\nca_file = "/etc/ca.pem"', "ca_file", "only applies with cdp"),
 ])
 def test_refused_combinations(tmp_path: Path, table: str, key: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason) as err:

@@ -15,8 +15,10 @@ Both the WebDriver HTTP and the websocket go over the target's ``Host`` (its
 SSH connection when ``ssh`` is set). ``WebDriverSession`` is a discovery
 strategy that also *holds* what it found: it creates its session only when the
 browser is first used, keeps it alive while served (a cheap ``GET
-/session/<id>/url`` every ``keepalive_s``, as a Grid ends sessions idle for
-its ``--session-timeout``), and deletes it when the gateway lets it go. A
+/session/<id>/timeouts`` every ``keepalive_s``, as a Grid ends sessions idle for
+its ``--session-timeout``; not ``/url``, a command that "handles user prompts":
+chromedriver would dismiss any dialog open in the browser), and deletes it when
+the gateway lets it go. A
 session the driver or Grid ended is reported once, with its reason, as a
 failed attempt — the browser goes ``down`` — and the next attempt (the next
 call) creates a new one; its browser is a new one, so old tab ids fail.
@@ -258,7 +260,7 @@ class WebDriverSession:
         if session is None:
             return None
         try:
-            response = await self._http(host, "GET", f"/session/{session.session_id}/url",
+            response = await self._http(host, "GET", f"/session/{session.session_id}/timeouts",
                                         END_TIMEOUT_S)
         except HostError:
             return None

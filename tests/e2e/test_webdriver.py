@@ -41,6 +41,8 @@ from tests.topology import Topology
 
 pytestmark = pytest.mark.anyio
 
+KEEPALIVE_COMMAND = "GetTimeouts"  # chromedriver's log name of the keep-alive request
+
 
 @pytest.fixture
 def driver(topology: Topology) -> Iterator[Chromedriver]:
@@ -164,7 +166,7 @@ async def test_sessions_two_are_two_browsers_taken_in_turn(
 async def test_keepalive_uses_the_session_and_sees_it_end(
         topology: Topology, driver: Chromedriver, monkeypatch: pytest.MonkeyPatch) -> None:
     """The strategy itself, over the gateway's own SshHost, with a short interval: it
-    sends ``GET /session/<id>/url`` while the browser is served (as a Grid's idle timeout
+    sends ``GET /session/<id>/timeouts`` while the browser is served (as a Grid's idle timeout
     needs), and when the session is ended host-side it says so and closes the socket."""
     for key, value in topology.client_env().items():
         monkeypatch.setenv(key, value)  # SshHost reads ~/.ssh/config of this process
@@ -182,8 +184,8 @@ async def test_keepalive_uses_the_session_and_sees_it_end(
         async with anyio.create_task_group() as tg:
             tg.start_soon(cdp.run)
             tg.start_soon(strategy.hold, host, cdp)
-            await eventually(lambda: _asked_url(driver, session, 3), timeout=20,
-                             what="three keep-alive GET /url on the session")
+            await eventually(lambda: _kept_alive(driver, session, 3), timeout=20,
+                             what="three keep-alives on the session")
             await anyio.to_thread.run_sync(driver.delete, session)
 
             async def noticed() -> bool:
@@ -201,5 +203,48 @@ async def test_keepalive_uses_the_session_and_sees_it_end(
         await host.aclose()
 
 
-async def _asked_url(driver: Chromedriver, session: str, times: int) -> bool:
-    return driver.commands("GetUrl", session) >= times
+async def test_keepalive_leaves_an_open_dialog_alone(
+        topology: Topology, driver: Chromedriver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A keep-alive must not touch the page: ``GET /url`` is a command that "handles user
+    prompts", so chromedriver (unhandledPromptBehavior "dismiss and notify") dismissed
+    any alert or confirm open in the browser every interval — under the agent's feet."""
+    for key, value in topology.client_env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    config = TargetConfig.model_validate({"name": "wd", "ssh": "h1", "capabilities":
+                                          CAPABILITIES, "webdriver": f"http://127.0.0.1:{PORT}"})
+    assert config.ssh is not None and config.webdriver is not None
+    host = SshHost(config.ssh, config.host_key_policy, config.reconnect)
+    strategy = WebDriverSession(config.webdriver, config.capabilities, keepalive_s=0.2)
+    try:
+        found = await strategy.find(Search(host, "wd", 20))
+        assert found is not None and strategy.session is not None
+        session = strategy.session.session_id
+        status, _ = await anyio.to_thread.run_sync(driver.request, "POST",
+                                                   f"/session/{session}/execute/sync",
+                                                   {"script": "setTimeout(() => alert("
+                                                    "'still here'), 0); return 1", "args": []})
+        assert status == 200
+
+        async def dialog() -> bool:
+            status, answer = await anyio.to_thread.run_sync(
+                driver.request, "GET", f"/session/{session}/alert/text")
+            return status == 200 and answer["value"] == "still here"
+
+        await eventually(dialog, timeout=20, what="the alert to be open")
+        cdp = CdpConnection(found[1], name="wd")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cdp.run)
+            tg.start_soon(strategy.hold, host, cdp)
+            asked = driver.commands(KEEPALIVE_COMMAND, session)
+            await eventually(lambda: _kept_alive(driver, session, asked + 3), timeout=20,
+                             what="three keep-alives while the alert is open")
+            tg.cancel_scope.cancel()
+        assert await dialog(), "a keep-alive dismissed the page's alert"
+    finally:
+        await strategy.let_go(host)
+        await host.aclose()
+
+
+async def _kept_alive(driver: Chromedriver, session: str, times: int) -> bool:
+    return driver.commands(KEEPALIVE_COMMAND, session) >= times

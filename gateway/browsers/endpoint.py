@@ -65,6 +65,11 @@ class Endpoint:
         """``address/path`` with every query value redacted: for messages and results."""
         return redact_url(self.url).partition("://")[2]
 
+    def __repr__(self) -> str:  # the path may hold a hosted pool's ?token=
+        return f"Endpoint({self.scheme}://{self.shown!s}, found by {self.found_by})"
+
+    __str__ = __repr__
+
 
 def parse_active_port(text: str) -> tuple[int, str] | None:
     """``"<port>\\n/devtools/browser/<uuid>"`` → (port, path); None when malformed."""

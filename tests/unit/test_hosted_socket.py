@@ -13,6 +13,8 @@ import anyio
 import pytest
 
 from gateway.browsers.cdp import open_websocket
+from gateway.browsers.endpoint import Endpoint
+from gateway.config.remote import SecretHeaders
 from gateway.errors import DiscoveryError
 
 
@@ -43,3 +45,13 @@ def test_a_home_relative_ca_file_is_read_from_home(tmp_path: Path,
     monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(DiscoveryError, match=f"ca_file ~/ca.pem .*{tmp_path}/ca.pem"):
         _open("~/ca.pem")
+
+
+def test_an_endpoint_repr_shows_no_token() -> None:
+    """An ``Endpoint`` (in a trace, an assertion, a debug line) is printable: its path may
+    carry a hosted pool's ``?token=``, which ``repr`` showed whole."""
+    endpoint = Endpoint("pool.example", 443, "/chromium?token=s3cr3t", "configured", "wss",
+                        SecretHeaders([("Authorization", "Bearer s3cr3t")]))
+    assert "s3cr3t" not in repr(endpoint) and "s3cr3t" not in str(endpoint)
+    assert "token=[redacted]" in repr(endpoint)
+    assert endpoint.url.endswith("?token=s3cr3t")  # still there to connect with

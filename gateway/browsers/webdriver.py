@@ -211,6 +211,7 @@ class WebDriverSession:
     async def create(self, search: Search) -> NewSession:
         request = {"capabilities": {"alwaysMatch": self.capabilities}}
         made: NewSession | None = None
+        await anyio.lowlevel.checkpoint_if_cancelled()  # the shield below would not
         try:
             # Shielded (it is bounded by timeout_s): once sent, the driver makes the
             # browser whether or not we are cancelled, so its answer must be read for

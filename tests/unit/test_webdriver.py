@@ -295,3 +295,20 @@ def test_a_garbage_answer_gives_a_short_reason(raw: bytes) -> None:
     with pytest.raises(ValueError, match="not an HTTP response") as caught:
         anyio.run(main)
     assert len(str(caught.value)) < 300, len(str(caught.value))
+
+
+def test_a_cancelled_caller_sends_no_post_session() -> None:
+    """The shield around ``POST /session`` must not start a request for a supervisor
+    already cancelled (a target removed just as a call woke it): ``let_go`` may have run,
+    so the session that POST made would be nobody's."""
+    driver = _SlowDriver()
+    driver.answer.set()
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 9515), {"browserName": "chrome"})
+
+    async def main() -> None:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await held.create(Search(cast(Host, driver), "wd", 5.0))
+
+    anyio.run(main)
+    assert not driver.posted.is_set() and held.session is None

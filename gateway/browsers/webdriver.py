@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import structlog
 from pydantic_core import from_json
 

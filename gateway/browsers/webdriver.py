@@ -266,8 +266,8 @@ class WebDriverSession:
                                         END_TIMEOUT_S)
         except HostError:
             return None
-        if response.status != 404 and b"invalid session id" not in response.body:
-            return None
+        if webdriver_value(response.body).get("error") != "invalid session id":
+            return None  # the driver's own word only: not any 404 (a proxy, a command)
         self.session = None
         self._ended = (f"WebDriver session {session.session_id} at {self.where} was ended "
                        f"by the driver or Grid ({webdriver_error(response)})")

@@ -312,3 +312,39 @@ def test_a_cancelled_caller_sends_no_post_session() -> None:
 
     anyio.run(main)
     assert not driver.posted.is_set() and held.session is None
+
+
+class _Answers(_SlowDriver):
+    """Answers every GET with one fixed response."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__()
+        self.answer.set()
+        self.status, self.get_body = status, body
+
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        if method == "GET":
+            return HttpResponse(self.status, self.get_body)
+        return await super().http_request(host, port, path, timeout_s, method=method,
+                                          body=body)
+
+
+@pytest.mark.parametrize(("status", "body", "ended"), [
+    (404, b'{"value":{"error":"invalid session id","message":"invalid session id"}}', True),
+    (404, b'{"value":{"error":"unknown command","message":"unknown command"}}', False),
+    (404, b"<html>Not Found</html>", False),  # a proxy in between, not the driver's word
+    (500, b'{"value":{"error":"unknown error","message":"chrome not reachable"}}', False),
+])
+def test_only_invalid_session_id_ends_a_session(status: int, body: bytes, ended: bool) -> None:
+    """A keep-alive answered 404 for another reason (a driver without the command, a
+    proxy's page) must not end a live session: that killed the browser every minute."""
+    driver = _Answers(status, body)
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 9515), {"browserName": "chrome"})
+
+    async def main() -> str | None:
+        await held.create(Search(cast(Host, driver), "wd", 5.0))
+        return await held.check(cast(Host, driver))
+
+    reason = anyio.run(main)
+    assert (reason is not None) is ended and (held.session is None) is ended

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import re
 import ssl
 from collections.abc import Callable, Sequence
@@ -107,7 +108,7 @@ async def open_websocket(
     shown = shown or url
     extra: dict[str, Any] = {"additional_headers": list(headers)} if headers else {}
     if url.startswith("wss://"):
-        extra["ssl"] = ssl.create_default_context(cafile=ca_file)
+        extra["ssl"] = _tls_context(ca_file, target)
     try:
         with anyio.fail_after(timeout_s):
             if unix_path is not None:
@@ -134,6 +135,22 @@ async def open_websocket(
             reason = type(exc).__name__ + (f" ({exc.strerror})"
                                            if isinstance(exc, OSError) and exc.strerror else "")
         raise DiscoveryError(target, f"DevTools websocket {shown} refused: {reason}") from None
+
+
+def _tls_context(ca_file: str | None, target: str) -> ssl.SSLContext:
+    """Certificates checked against the system trust store, or ``ca_file`` (a path on
+    this machine, ``~/`` its home); a file that cannot serve is the target's failure."""
+    path = os.path.expanduser(ca_file) if ca_file else None
+    named = f"ca_file {ca_file}" + (f" ({path})" if path != ca_file else "")
+    try:
+        return ssl.create_default_context(cafile=path)
+    except ssl.SSLError as exc:
+        raise DiscoveryError(target, f"{named} holds no PEM certificate ({exc.reason}); "
+                             "give the PEM file of the CA that signed the endpoint's "
+                             "certificate") from None
+    except OSError as exc:
+        raise DiscoveryError(target, f"{named} cannot be read ({exc.strerror}); fix "
+                             "ca_file or drop it to use the system trust store") from None
 
 
 class CdpConnection:

@@ -145,13 +145,13 @@ class HostedSocket:
     URL exactly, the only answer; a refused handshake (a wrong token) is final."""
 
     url: HostedUrl
-    headers: tuple[tuple[str, str], ...]
+    headers: SecretHeaders
     ca_file: str | None
 
     async def find(self, search: Search) -> Found | None:
         endpoint = Endpoint(self.url.host, self.url.port, self.url.target,
                             "the configured hosted websocket URL", self.url.scheme,
-                            SecretHeaders(self.headers), self.ca_file)
+                            self.headers, self.ca_file)
         return endpoint, await search.connect(endpoint)
 
 

@@ -5,9 +5,10 @@ Tested on files captured from real Chromium (fixtures/devtools).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic_core import from_json
 
 from gateway.config import CdpAddress, host_port
 from gateway.config.remote import NO_HEADERS, SecretHeaders, redact_url
@@ -64,6 +65,11 @@ class Endpoint:
         """``address/path`` with every query value redacted: for messages and results."""
         return redact_url(self.url).partition("://")[2]
 
+    def __repr__(self) -> str:  # the path may hold a hosted pool's ?token=
+        return f"Endpoint({self.scheme}://{self.shown!s}, found by {self.found_by})"
+
+    __str__ = __repr__
+
 
 def parse_active_port(text: str) -> tuple[int, str] | None:
     """``"<port>\\n/devtools/browser/<uuid>"`` → (port, path); None when malformed."""
@@ -79,7 +85,7 @@ def parse_active_port(text: str) -> tuple[int, str] | None:
 
 def parse_version_payload(body: bytes) -> str:
     """``/json/version`` body → the ``/devtools/browser/…`` path of its websocket URL."""
-    payload: Any = json.loads(body)
+    payload: Any = from_json(body)  # json.loads: RecursionError on a deep [[[[ body
     url = payload.get("webSocketDebuggerUrl") if isinstance(payload, dict) else None
     if not isinstance(url, str) or "/devtools/browser/" not in url:
         raise ValueError("no webSocketDebuggerUrl in /json/version")

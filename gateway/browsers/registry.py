@@ -321,11 +321,14 @@ class Registry:
         return chosen, await chosen.new_tab("about:blank", context), url
 
     async def aclose(self) -> None:
+        """Let every browser go at once (each may wait on its far side: a WebDriver
+        session's bounded DELETE), then close the hosts they used."""
         with anyio.CancelScope(shield=True):
             for scope in self._scopes.values():
                 scope.cancel()
-            for browser in self.targets.values():
-                await browser.aclose()
+            async with anyio.create_task_group() as tg:
+                for browser in self.targets.values():
+                    tg.start_soon(browser.aclose)
             for host, _ in self._hosts.values():
                 await host.aclose()
 

@@ -15,8 +15,10 @@ Both the WebDriver HTTP and the websocket go over the target's ``Host`` (its
 SSH connection when ``ssh`` is set). ``WebDriverSession`` is a discovery
 strategy that also *holds* what it found: it creates its session only when the
 browser is first used, keeps it alive while served (a cheap ``GET
-/session/<id>/url`` every ``keepalive_s``, as a Grid ends sessions idle for
-its ``--session-timeout``), and deletes it when the gateway lets it go. A
+/session/<id>/timeouts`` every ``keepalive_s``, as a Grid ends sessions idle for
+its ``--session-timeout``; not ``/url``, a command that "handles user prompts":
+chromedriver would dismiss any dialog open in the browser), and deletes it when
+the gateway lets it go. A
 session the driver or Grid ended is reported once, with its reason, as a
 failed attempt — the browser goes ``down`` — and the next attempt (the next
 call) creates a new one; its browser is a new one, so old tab ids fail.
@@ -25,11 +27,14 @@ call) creates a new one; its browser is a new one, so old tab ids fail.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import structlog
+from pydantic_core import from_json
 
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import Found, Search, attach_at
@@ -40,13 +45,24 @@ from gateway.errors import DiscoveryError, GatewayError, HostError
 from gateway.hosts.base import Host
 from gateway.hosts.http import HttpResponse
 
-__all__ = ["KEEPALIVE_S", "NewSession", "WebDriverSession", "parse_new_session",
-           "webdriver_error"]
+__all__ = [
+    "KEEPALIVE_S",
+    "NewSession",
+    "WebDriverSession",
+    "one_line",
+    "parse_new_session",
+    "webdriver_error",
+    "webdriver_value",
+]
 
 log = structlog.get_logger("gateway.webdriver")
 
 KEEPALIVE_S = 60.0  # well inside a Grid's default 300 s session timeout
 END_TIMEOUT_S = 10.0  # DELETE /session: chromedriver waits for Chrome to quit (~2 s)
+# What an answer may put into later request lines: chromedriver's ids are hex, a Grid's
+# UUIDs; its se:cdp path is /session/<id>/se/cdp.
+_SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_CDP_PATH_RE = re.compile(r"/[A-Za-z0-9._~/%:@!$&'()*+,;=?-]{0,1024}")
 
 
 @dataclass(frozen=True)
@@ -62,37 +78,57 @@ class NewSession:
     path: str | None
 
 
+def webdriver_value(body: bytes) -> dict[str, Any]:
+    """The ``value`` object of a WebDriver answer, or ``{}`` for anything else.
+
+    ``pydantic_core.from_json``, not ``json.loads``: the body is untrusted, and a
+    megabyte of ``[[[[`` makes the latter raise ``RecursionError``."""
+    try:
+        payload: Any = from_json(body)
+    except ValueError:
+        return {}
+    value = payload.get("value") if isinstance(payload, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def webdriver_error(response: HttpResponse) -> str:
     """A WebDriver error answer (``{"value": {"error", "message"}}``) in one line."""
-    try:
-        value = json.loads(response.body).get("value")
-    except (ValueError, AttributeError):
-        value = None
-    if not isinstance(value, dict) or not isinstance(value.get("error"), str):
+    value = webdriver_value(response.body)
+    if not isinstance(value.get("error"), str):
         return f"HTTP {response.status}"
-    error = value["error"]
-    lines = str(value.get("message") or "").strip().splitlines()
-    message = lines[0][:300] if lines else ""  # a Grid's message carries a stack trace
+    error = one_line(value["error"])
+    message = one_line(value.get("message"))  # a Grid's message carries a stack trace
     return f"HTTP {response.status} {error}" + (f": {message}" if message not in ("", error)
                                                else "")
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """Driver text as it may be shown: its first line, printable only, bounded — it is
+    untrusted, and doctor's table, errors and logs are one line per thing."""
+    lines = str(text or "").strip().splitlines()
+    return "".join(c for c in lines[0][:limit] if c.isprintable()) if lines else ""
 
 
 def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
     """The session id and DevTools address in a ``POST /session`` answer; ``ValueError``
     when there is none (a driver that is not Chrome's, or a Grid without CDP)."""
-    payload: Any = json.loads(body)
-    value = payload.get("value") if isinstance(payload, dict) else None
-    if not isinstance(value, dict):
+    value = webdriver_value(body)
+    if not value:
         raise ValueError("the answer has no \"value\" object")
     session_id = value.get("sessionId")
     caps = value.get("capabilities")
     if not isinstance(session_id, str) or not session_id or not isinstance(caps, dict):
         raise ValueError("the answer has no sessionId and capabilities")
+    if _session_id(value) is None:  # it goes into later request lines
+        raise ValueError(f"its sessionId {session_id[:80]!r} is not a plain token")
     se_cdp = caps.get("se:cdp")
     if isinstance(se_cdp, str) and se_cdp.startswith(("ws://", "wss://")):
         rest = se_cdp.partition("://")[2]
         slash = rest.find("/")
         path = rest[slash:] if slash >= 0 else "/"
+        if not _CDP_PATH_RE.fullmatch(path):  # it goes into the websocket request line
+            raise ValueError(f"its se:cdp path {path[:80]!r} has characters a URL path "
+                             "cannot")
         return NewSession(session_id, router.host, router.port, path)
     if any(key.startswith("se:") for key in caps):
         # A Grid: a debuggerAddress is its node's own loopback, out of reach.
@@ -101,14 +137,36 @@ def parse_new_session(body: bytes, router: WebDriverUrl) -> NewSession:
                          "--disable-cdp, for a Chrome node")
     options = caps.get("goog:chromeOptions")
     address = options.get("debuggerAddress") if isinstance(options, dict) else None
-    if isinstance(address, str) and address.rpartition(":")[2].isdigit():
-        where, _, port = address.rpartition(":")
-        # "localhost" is chromedriver's own machine: the one the WebDriver URL names.
-        local = where.strip("[]") in ("localhost", "127.0.0.1", "::1", "")
-        host = ("127.0.0.1" if router.host == "localhost" else router.host) if local else where
-        return NewSession(session_id, host, int(port), None)
+    if isinstance(address, str):
+        return NewSession(session_id, *_debugger_address(address, router), None)
     raise ValueError("its capabilities name no DevTools endpoint (neither se:cdp nor "
                      "goog:chromeOptions.debuggerAddress): is it a Chrome/Chromium session?")
+
+
+def _session_id(value: dict[str, Any]) -> str | None:
+    """The answer's ``sessionId`` if it is a plain token (safe in a request line)."""
+    session_id = value.get("sessionId")
+    if isinstance(session_id, str) and _SESSION_ID_RE.fullmatch(session_id):
+        return session_id
+    return None
+
+
+def _debugger_address(address: str, router: WebDriverUrl) -> tuple[str, int]:
+    """Where chromedriver's ``debuggerAddress`` points, as reached from the target host.
+
+    The answer is untrusted (a Grid node, a proxy, anything listening there): it may
+    name chromedriver's own machine only — ``localhost``, or the WebDriver URL's host
+    itself — on a real port, never another machine for the gateway to connect to."""
+    where, _, port = address.rpartition(":")
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"its debuggerAddress {address[:80]!r} names no port")
+    where = where.strip("[]")
+    if where in ("localhost", "127.0.0.1", "::1", ""):  # chromedriver's own machine
+        return ("127.0.0.1" if router.host == "localhost" else router.host), int(port)
+    if where == router.host:
+        return where, int(port)
+    raise ValueError(f"its debuggerAddress {address[:80]!r} is not on the WebDriver host "
+                     f"{router.host}: only a browser on the driver's own machine is attached")
 
 
 class WebDriverSession:
@@ -123,6 +181,7 @@ class WebDriverSession:
         self.keepalive_s = keepalive_s
         self.session: NewSession | None = None
         self._ended: str | None = None  # why the last session ended, until reported
+        self._creating = anyio.Lock()  # held while a POST /session is in flight
 
     @property
     def where(self) -> str:
@@ -152,23 +211,32 @@ class WebDriverSession:
 
     async def create(self, search: Search) -> NewSession:
         request = {"capabilities": {"alwaysMatch": self.capabilities}}
+        made: NewSession | None = None
+        await anyio.lowlevel.checkpoint_if_cancelled()  # the shield below would not
         try:
-            response = await self._http(search.host, "POST", "/session", search.timeout_s,
-                                        request)
+            # Shielded (it is bounded by timeout_s): once sent, the driver makes the
+            # browser whether or not we are cancelled, so its answer must be read for
+            # let_go to delete it; let_go waits for this lock.
+            with anyio.CancelScope(shield=True):
+                async with self._creating:
+                    response = await self._http(search.host, "POST", "/session",
+                                                search.timeout_s, request)
+                    if response.status == 200:
+                        made = self.session = parse_new_session(response.body, self.url)
         except HostError as exc:
             raise DiscoveryError(search.name, f"WebDriver at {self.where}: {exc.reason}; is "
                                  "chromedriver (or the Grid) running there?") from None
-        if response.status != 200:
-            raise DiscoveryError(search.name, f"WebDriver at {self.where} refused a new "
-                                 f"session ({webdriver_error(response)}); check capabilities")
-        try:
-            self.session = parse_new_session(response.body, self.url)
         except ValueError as exc:
+            # Made but of no use (a Grid without CDP): its browser is not left running.
+            await self._delete(search.host, _session_id(webdriver_value(response.body)))
             raise DiscoveryError(search.name, f"WebDriver at {self.where} created a session "
                                  f"but {exc}") from None
+        if made is None:
+            raise DiscoveryError(search.name, f"WebDriver at {self.where} refused a new "
+                                 f"session ({webdriver_error(response)}); check capabilities")
         log.info("webdriver session created", target=search.name,
-                 session=self.session.session_id, webdriver=self.where)
-        return self.session
+                 session=made.session_id, webdriver=self.where)
+        return made
 
     async def attach(self, search: Search, session: NewSession) -> Found:
         found_by = f"WebDriver session {session.session_id} at {self.where}"
@@ -194,12 +262,12 @@ class WebDriverSession:
         if session is None:
             return None
         try:
-            response = await self._http(host, "GET", f"/session/{session.session_id}/url",
+            response = await self._http(host, "GET", f"/session/{session.session_id}/timeouts",
                                         END_TIMEOUT_S)
         except HostError:
             return None
-        if response.status != 404 and b"invalid session id" not in response.body:
-            return None
+        if webdriver_value(response.body).get("error") != "invalid session id":
+            return None  # the driver's own word only: not any 404 (a proxy, a command)
         self.session = None
         self._ended = (f"WebDriver session {session.session_id} at {self.where} was ended "
                        f"by the driver or Grid ({webdriver_error(response)})")
@@ -209,17 +277,26 @@ class WebDriverSession:
 
     async def let_go(self, host: Host) -> None:
         """Delete the session (its browser quits), bounded and best effort: it runs at
-        exit and on removal, where a dead link must not hold anything up."""
-        session, self.session = self.session, None
-        if session is None:
+        exit and on removal, where a dead link must not hold anything up. A session
+        being created is waited for (bounded by its request's timeout): the supervisor
+        may still be in ``POST /session`` when the registry lets the browser go."""
+        with anyio.CancelScope(shield=True):
+            async with self._creating:
+                session, self.session = self.session, None
+        if session is not None:
+            await self._delete(host, session.session_id)
+
+    async def _delete(self, host: Host, session_id: str | None) -> None:
+        """``DELETE /session/<id>``, bounded, shielded, failures logged only."""
+        if session_id is None:
             return
         with anyio.move_on_after(END_TIMEOUT_S, shield=True):
             try:
-                response = await self._http(host, "DELETE", f"/session/{session.session_id}",
+                response = await self._http(host, "DELETE", f"/session/{session_id}",
                                             END_TIMEOUT_S)
-                log.info("webdriver session deleted", session=session.session_id,
+                log.info("webdriver session deleted", session=session_id,
                          webdriver=self.where, status=response.status)
             except HostError as exc:
-                log.warning("webdriver session not deleted", session=session.session_id,
+                log.warning("webdriver session not deleted", session=session_id,
                             webdriver=self.where, reason=exc.reason)
 

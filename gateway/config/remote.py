@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import Field, JsonValue, PlainValidator
 
@@ -101,11 +101,12 @@ def expand_target_tables(data: dict[str, Any], source: str,
 
 def redact_url(url: str) -> str:
     """``wss://h/p?token=s3cr3t&x=1`` → ``wss://h/p?token=[redacted]&x=[redacted]``, and
-    ``user:password@`` dropped: every query value and userinfo may be a credential."""
+    ``user:password@`` dropped: every query value and userinfo may be a credential. An
+    item with no ``=`` (``?s3cr3t``) is all value; names are kept as written."""
     parts = urlsplit(url)
     netloc = parts.netloc.rpartition("@")[2]
-    query = urlencode([(k, REDACTED) for k, _ in parse_qsl(parts.query, keep_blank_values=True)],
-                      safe="[]")
+    query = "&".join(f"{item.partition('=')[0]}={REDACTED}" if "=" in item else REDACTED
+                     for item in parts.query.split("&") if item)
     shown = f"{parts.scheme}://{netloc}{parts.path}"
     return shown + (f"?{query}" if query else "")
 
@@ -135,7 +136,11 @@ def _split(text: str, schemes: tuple[str, ...], *, source: str, key: str,
         host, port_text = authority[:close + 1], authority[close + 2:] if close > 0 else ""
     elif ":" in authority:
         host, _, port_text = authority.partition(":")
-    if not _HOST_RE.fullmatch(host) or host.startswith("-"):
+    # Labels of 1-63 characters: what the IDNA codec encodes (it raises UnicodeError
+    # at every connect otherwise).
+    labels = host.removesuffix(".").split(".") if not host.startswith("[") else ["ip"]
+    if not _HOST_RE.fullmatch(host) or host.startswith("-") or not all(
+            0 < len(label) <= 63 for label in labels):
         raise ConfigError(source, key, f"{what} host {show(host)} is not a host name or "
                           "IP address")
     port = parse_port(port_text, source=source, key=key, what=f"{what} port") \
@@ -266,10 +271,11 @@ def remote_problem(settings: Any) -> tuple[str, str] | None:
             if getattr(settings, key):
                 return f"webdriver creates its own browsers; drop {key!r}", key
     hosted = isinstance(settings.cdp, HostedUrl)
+    tls = hosted and settings.cdp.scheme == "wss"
     for key, needs, ok in (("capabilities", "webdriver", settings.webdriver is not None),
                            ("sessions", "webdriver", settings.webdriver is not None),
                            ("headers", 'cdp = "ws(s)://…"', hosted),
-                           ("ca_file", 'cdp = "wss://…"', hosted)):
+                           ("ca_file", 'cdp = "wss://…"', tls)):
         if not ok and key in settings.model_fields_set:
             return f"{key} only applies with {needs}", key
     return None

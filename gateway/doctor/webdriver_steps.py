@@ -8,13 +8,17 @@ the end of the check whatever happened — doctor leaves no browser behind.
 
 from __future__ import annotations
 
-import json
 import time
 
 from websockets.asyncio.client import ClientConnection
 
 from gateway.browsers.discovery import Search
-from gateway.browsers.webdriver import WebDriverSession, webdriver_error
+from gateway.browsers.webdriver import (
+    WebDriverSession,
+    one_line,
+    webdriver_error,
+    webdriver_value,
+)
 from gateway.config import TargetConfig
 from gateway.config.remote import redact_url
 from gateway.doctor.report import Recorder
@@ -45,12 +49,13 @@ class WebDriverSteps:
                                              self.session.url.base + "/status", self.timeout_s)
         except HostError as exc:
             record.fail("webdriver", since(start), f"{where}/status: {exc.reason}", start_it)
-        value = _value(status.body)
+        value = webdriver_value(status.body)
+        message = one_line(value.get("message"))
         if status.status != 200 or value.get("ready") is not True:
             record.fail("webdriver", since(start), f"{where}/status: "
-                        f"{value.get('message') or webdriver_error(status)} (not ready)",
+                        f"{message or webdriver_error(status)} (not ready)",
                         "wait for it to be ready, or " + start_it)
-        record.ok("webdriver", since(start), f"{where}: {value.get('message', 'ready')}")
+        record.ok("webdriver", since(start), f"{where}: {message or 'ready'}")
         search = Search(host, self.config.name, self.timeout_s)
         start = time.monotonic()
         try:
@@ -75,12 +80,4 @@ class WebDriverSteps:
     async def end(self, host: Host) -> None:
         """Delete the session (bounded; also when a step failed)."""
         await self.session.let_go(host)
-
-
-def _value(body: bytes) -> dict[str, object]:
-    try:
-        value = json.loads(body).get("value")
-    except (ValueError, AttributeError):
-        return {}
-    return value if isinstance(value, dict) else {}
 

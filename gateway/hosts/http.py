@@ -77,6 +77,9 @@ async def request_over(reader: _Reader, writer: _Writer, host: str, port: int, p
             elif isinstance(event, h11.ConnectionClosed):
                 raise ValueError("connection closed before the response ended")
     except h11.ProtocolError as exc:
-        raise ValueError(f"not an HTTP response ({exc})") from None
+        # h11 quotes the offending line (up to 64 KB of whatever answered): keep the gist.
+        said = str(exc)
+        raise ValueError("not an HTTP response ("
+                         + (said if len(said) <= 160 else said[:160] + "…") + ")") from None
     finally:
         writer.close()

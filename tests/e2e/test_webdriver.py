@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Search
+from gateway.browsers.discovery import Found, Search
 from gateway.browsers.webdriver import WebDriverSession
 from gateway.config import TargetConfig
 from gateway.errors import DiscoveryError
@@ -40,6 +40,8 @@ from tests.e2e.webdriver_host import CAPABILITIES, PORT, Chromedriver
 from tests.topology import Topology
 
 pytestmark = pytest.mark.anyio
+
+KEEPALIVE_COMMAND = "GetTimeouts"  # chromedriver's log name of the keep-alive request
 
 
 @pytest.fixture
@@ -161,11 +163,11 @@ async def test_sessions_two_are_two_browsers_taken_in_turn(
     await eventually(lambda: _gone(driver), timeout=20, what="both sessions deleted at exit")
 
 
-async def test_keepalive_uses_the_session_and_sees_it_end(
-        topology: Topology, driver: Chromedriver, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The strategy itself, over the gateway's own SshHost, with a short interval: it
-    sends ``GET /session/<id>/url`` while the browser is served (as a Grid's idle timeout
-    needs), and when the session is ended host-side it says so and closes the socket."""
+@pytest.fixture
+async def held(topology: Topology, driver: Chromedriver, monkeypatch: pytest.MonkeyPatch,
+               ) -> AsyncIterator[tuple[SshHost, WebDriverSession, Found]]:
+    """The strategy itself, over the gateway's own SshHost, with a 0.2 s keep-alive: its
+    session created and its browser's websocket open; let go afterwards."""
     for key, value in topology.client_env().items():
         monkeypatch.setenv(key, value)  # SshHost reads ~/.ssh/config of this process
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
@@ -177,29 +179,70 @@ async def test_keepalive_uses_the_session_and_sees_it_end(
     try:
         found = await strategy.find(Search(host, "wd", 20))
         assert found is not None and strategy.session is not None
-        session = strategy.session.session_id
-        cdp = CdpConnection(found[1], name="wd")
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(cdp.run)
-            tg.start_soon(strategy.hold, host, cdp)
-            await eventually(lambda: _asked_url(driver, session, 3), timeout=20,
-                             what="three keep-alive GET /url on the session")
-            await anyio.to_thread.run_sync(driver.delete, session)
-
-            async def noticed() -> bool:
-                return strategy.session is None
-
-            await eventually(noticed, timeout=20, what="the keep-alive to see the session end")
-            with anyio.fail_after(20):
-                await cdp.closed.wait()
-            tg.cancel_scope.cancel()
-        with pytest.raises(DiscoveryError, match=f"{session} .* was ended by the driver"):
-            await strategy.find(Search(host, "wd", 20))
-        assert driver.sessions() == [], "a session was made without being asked for"
+        yield host, strategy, found
     finally:
         await strategy.let_go(host)
         await host.aclose()
 
 
-async def _asked_url(driver: Chromedriver, session: str, times: int) -> bool:
-    return driver.commands("GetUrl", session) >= times
+async def test_keepalive_uses_the_session_and_sees_it_end(
+        driver: Chromedriver, held: tuple[SshHost, WebDriverSession, Found]) -> None:
+    """It sends ``GET /session/<id>/timeouts`` while the browser is served (as a Grid's
+    idle timeout needs), and when the session is ended host-side it says so and closes
+    the socket."""
+    host, strategy, found = held
+    assert strategy.session is not None
+    session = strategy.session.session_id
+    cdp = CdpConnection(found[1], name="wd")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cdp.run)
+        tg.start_soon(strategy.hold, host, cdp)
+        await eventually(lambda: _kept_alive(driver, session, 3), timeout=20,
+                         what="three keep-alives on the session")
+        await anyio.to_thread.run_sync(driver.delete, session)
+
+        async def noticed() -> bool:
+            return strategy.session is None
+
+        await eventually(noticed, timeout=20, what="the keep-alive to see the session end")
+        with anyio.fail_after(20):
+            await cdp.closed.wait()
+        tg.cancel_scope.cancel()
+    with pytest.raises(DiscoveryError, match=f"{session} .* was ended by the driver"):
+        await strategy.find(Search(host, "wd", 20))
+    assert driver.sessions() == [], "a session was made without being asked for"
+
+
+async def test_keepalive_leaves_an_open_dialog_alone(
+        driver: Chromedriver, held: tuple[SshHost, WebDriverSession, Found]) -> None:
+    """A keep-alive must not touch the page: ``GET /url`` is a command that "handles user
+    prompts", so chromedriver (unhandledPromptBehavior "dismiss and notify") dismissed
+    any alert or confirm open in the browser every interval — under the agent's feet."""
+    host, strategy, found = held
+    assert strategy.session is not None
+    session = strategy.session.session_id
+    status, _ = await anyio.to_thread.run_sync(driver.request, "POST",
+                                               f"/session/{session}/execute/sync",
+                                               {"script": "setTimeout(() => alert("
+                                                "'still here'), 0); return 1", "args": []})
+    assert status == 200
+
+    async def dialog() -> bool:
+        status, answer = await anyio.to_thread.run_sync(
+            driver.request, "GET", f"/session/{session}/alert/text")
+        return status == 200 and answer["value"] == "still here"
+
+    await eventually(dialog, timeout=20, what="the alert to be open")
+    cdp = CdpConnection(found[1], name="wd")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cdp.run)
+        tg.start_soon(strategy.hold, host, cdp)
+        asked = driver.commands(KEEPALIVE_COMMAND, session)
+        await eventually(lambda: _kept_alive(driver, session, asked + 3), timeout=20,
+                         what="three keep-alives while the alert is open")
+        tg.cancel_scope.cancel()
+    assert await dialog(), "a keep-alive dismissed the page's alert"
+
+
+async def _kept_alive(driver: Chromedriver, session: str, times: int) -> bool:
+    return driver.commands(KEEPALIVE_COMMAND, session) >= times

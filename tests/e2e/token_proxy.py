@@ -22,9 +22,10 @@ import sys
 import urllib.request
 from urllib.parse import parse_qs, urlsplit
 
-from websockets.asyncio.client import connect
-from websockets.asyncio.server import Request, Response, ServerConnection, serve
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
 
 __all__ = ["main"]
 
@@ -35,14 +36,17 @@ def _allowed(request: Request, token: str) -> bool:
             and request.headers.get("Authorization") == f"Bearer {token}")
 
 
-async def _pipe(source: object, sink: object) -> None:
+Side = ServerConnection | ClientConnection
+
+
+async def _pipe(source: Side, sink: Side) -> None:
     try:
-        async for message in source:  # type: ignore[attr-defined]
-            await sink.send(message)  # type: ignore[attr-defined]
+        async for message in source:
+            await sink.send(message)
     except ConnectionClosed:
         pass
     finally:
-        await sink.close()  # type: ignore[attr-defined]
+        await sink.close()
 
 
 async def _serve(listen: str, port: int, chrome_port: int, token: str, cert: str,

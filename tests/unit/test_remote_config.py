@@ -13,7 +13,14 @@ import pytest
 
 from gateway.config import CdpAddress, ConfigError, TargetConfig
 from gateway.config.file import read_targets_file
-from gateway.config.remote import HostedUrl, expand_env, is_hosted_url, redact_url
+from gateway.config.remote import (
+    HostedUrl,
+    expand_env,
+    is_hosted_url,
+    parse_hosted_url,
+    parse_webdriver_url,
+    redact_url,
+)
 
 TOKEN = "s3cr3t-token-value"
 
@@ -68,6 +75,8 @@ def test_webdriver_target(tmp_path: Path) -> None:
     ('cdp = "wss://p.example/x"\nheaders = { "Bad Name" = "v" }', "headers",
      "not a valid HTTP header name"),
     ('cdp = "wss://p.example/x"\nlaunch = true', "launch", "hosted"),
+    # No TLS to check a certificate on: the file would be silently ignored.
+    ('cdp = "ws://p.example/x"\nca_file = "/etc/ca.pem"', "ca_file", "only applies with cdp"),
 ])
 def test_refused_combinations(tmp_path: Path, table: str, key: str, reason: str) -> None:
     with pytest.raises(ConfigError, match=reason) as err:
@@ -115,3 +124,26 @@ def test_expand_env_leaves_text_without_variables() -> None:
     assert expand_env("Bearer ${A}-${B}", source="s", key="k", env={"A": "1", "B": "2"}) \
         == "Bearer 1-2"
     assert expand_env("$A ${not a var}", source="s", key="k", env={}) == "$A ${not a var}"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    ("wss://h/p?s3cr3t", "wss://h/p?[redacted]"),          # a bare key (?apikey style)
+    ("wss://h/p?a=1&s3cr3t&b", "wss://h/p?a=[redacted]&[redacted]&[redacted]"),
+    ("wss://h/p?token%3Ds3cr3t", "wss://h/p?[redacted]"),  # an escaped '=' is no '='
+])
+def test_redact_url_hides_query_items_without_a_value(url: str, shown: str) -> None:
+    """A query item with no ``=`` is all value: it was shown as a key."""
+    assert redact_url(url) == shown
+    assert "s3cr3t" not in repr(parse_hosted_url(url, source="s", key="cdp"))
+
+
+@pytest.mark.parametrize("url", ["wss://a..b/x?token=s", "wss://.pool.example/x",
+                                 "ws://" + "a" * 64 + ".example/x", "http://a..b:4444"])
+def test_a_host_name_with_an_empty_or_overlong_label_is_a_start_up_error(url: str) -> None:
+    """It passed the character check, then failed each connect with a bare UnicodeError
+    (the IDNA codec) outside the GatewayError tree."""
+    with pytest.raises(ConfigError, match="not a host name"):
+        if url.startswith("http"):
+            parse_webdriver_url(url, source="s", key="webdriver")
+        else:
+            parse_hosted_url(url, source="s", key="cdp")

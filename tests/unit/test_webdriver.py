@@ -8,14 +8,27 @@ so the URL is rewritten to the configured router address, path kept.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import cast
 
 import anyio
 import pytest
 
-from gateway.browsers.webdriver import NewSession, parse_new_session, webdriver_error
+from gateway.browsers.discovery import Search
+from gateway.browsers.endpoint import parse_version_payload
+from gateway.browsers.webdriver import (
+    NewSession,
+    WebDriverSession,
+    parse_new_session,
+    webdriver_error,
+)
+from gateway.config import TargetConfig
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
-from gateway.errors import ConfigError
+from gateway.doctor.report import Recorder, StopCheck, TargetReport
+from gateway.doctor.webdriver_steps import WebDriverSteps
+from gateway.errors import ConfigError, DiscoveryError
+from gateway.hosts.base import Host
 from gateway.hosts.http import HttpResponse, request_over
 from tests.unit.test_discovery import Stream
 
@@ -119,3 +132,219 @@ def test_post_over_a_stream_sends_the_json_body_and_reads_the_error() -> None:
     assert sent_body == body
     assert webdriver_error(response) == ("HTTP 500 session not created: session not created: "
                                          "No matching capabilities found")
+
+
+def _session(caps: dict[str, object], session_id: str = "3d8a98a86b09fc3c") -> bytes:
+    return json.dumps({"value": {"sessionId": session_id, "capabilities": caps}}).encode()
+
+
+@pytest.mark.parametrize("address", [
+    "evil.example:22",        # another machine: the answer must not pick where to go
+    "169.254.169.254:80",
+    "localhost:0", "localhost:65536", "localhost:99999",
+    "localhost:\u0669\u0662\u0662",  # Arabic-Indic digits: str.isdigit() says yes
+])
+def test_a_debugger_address_off_the_driver_machine_or_port_range_is_refused(
+        address: str) -> None:
+    """The answer is untrusted input: its debuggerAddress may only name the driver's own
+    machine (the configured WebDriver host), on a real port."""
+    body = _session({"goog:chromeOptions": {"debuggerAddress": address}})
+    with pytest.raises(ValueError, match="debuggerAddress"):
+        parse_new_session(body, WebDriverUrl("10.0.0.7", 9515))
+
+
+def test_a_debugger_address_naming_the_driver_host_itself_is_kept() -> None:
+    body = _session({"goog:chromeOptions": {"debuggerAddress": "10.0.0.7:40001"}})
+    found = parse_new_session(body, WebDriverUrl("10.0.0.7", 9515))
+    assert (found.host, found.port) == ("10.0.0.7", 40001)
+
+
+@pytest.mark.parametrize("session_id", ["../../status", "a b", "x\r\nHost: evil", "a/b",
+                                        "x" * 200])
+def test_a_session_id_that_is_not_a_plain_token_is_refused(session_id: str) -> None:
+    """The id goes into every later request line (``/session/<id>/url``, ``DELETE``)."""
+    body = _session({"goog:chromeOptions": {"debuggerAddress": "localhost:9222"}}, session_id)
+    with pytest.raises(ValueError, match="sessionId"):
+        parse_new_session(body, WebDriverUrl("127.0.0.1", 9515))
+
+
+@pytest.mark.parametrize("se_cdp", ["ws://grid/a b", "ws://grid/x\r\nAuthorization: y",
+                                    "ws://grid/\u00e9"])
+def test_a_se_cdp_path_with_unsafe_characters_is_refused(se_cdp: str) -> None:
+    """The path goes into the websocket request line as given."""
+    with pytest.raises(ValueError, match="se:cdp"):
+        parse_new_session(_session({"se:cdp": se_cdp}), WebDriverUrl("grid", 4444))
+
+
+def test_deeply_nested_garbage_is_a_refusal_not_a_crash() -> None:
+    """A driver answering ``[[[[…`` (a megabyte fits the cap) made ``json.loads`` raise
+    RecursionError, which no caller expected."""
+    garbage = b"[" * 200_000
+    assert webdriver_error(HttpResponse(500, garbage)) == "HTTP 500"
+    with pytest.raises(ValueError):
+        parse_new_session(garbage, WebDriverUrl("127.0.0.1", 9515))
+    with pytest.raises(ValueError):
+        parse_version_payload(garbage)
+
+
+class _SlowDriver:
+    """A driver whose ``POST /session`` answers only once told to; it records DELETEs."""
+
+    def __init__(self) -> None:
+        self.posted, self.answer = anyio.Event(), anyio.Event()
+        self.deleted: list[str] = []
+        self.body = _answer("chromedriver_156_new_session.json")
+
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        if method == "POST":
+            self.posted.set()
+            await self.answer.wait()
+            return HttpResponse(200, self.body)
+        if method == "DELETE":
+            self.deleted.append(path.rpartition("/")[2])
+        return HttpResponse(200, b'{"value": null}')
+
+
+def test_a_session_whose_creation_was_cancelled_is_still_deleted() -> None:
+    """The gateway exits (or the target is removed) while ``POST /session`` is in flight:
+    the driver creates the browser anyway, so its answer must be read and the session
+    deleted — ``Registry.aclose`` cancels the supervisor and lets go at once."""
+    driver = _SlowDriver()
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 9515), {"browserName": "chrome"})
+    search = Search(cast(Host, driver), "wd", 5.0)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+
+            async def supervisor() -> None:
+                with scope:
+                    await held.create(search)
+
+            tg.start_soon(supervisor)
+            await driver.posted.wait()
+            scope.cancel()
+            driver.answer.set()  # chromedriver made the browser all the same
+            with anyio.fail_after(5):
+                await held.let_go(cast(Host, driver))
+
+    anyio.run(main)
+    assert driver.deleted == ["3d8a98a86b09fc3c568d54a896527d3f"]
+
+
+def test_a_session_made_but_unusable_is_deleted_at_once() -> None:
+    """A Grid without CDP answers 200 with a session the gateway cannot attach to: that
+    session (a browser on a node) is deleted, not left to the Grid's timeout."""
+    driver = _SlowDriver()
+    driver.answer.set()
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 4444), {"browserName": "chrome"})
+
+    async def main() -> None:
+        with pytest.raises(DiscoveryError, match="created a session but the Grid offers"):
+            await held.create(Search(cast(Host, driver), "grid", 5.0))
+
+    driver.body = _answer("grid4_cdp_disabled.json")
+    anyio.run(main)
+    assert driver.deleted == [json.loads(driver.body)["value"]["sessionId"]]
+
+
+class _HostileStatus(_SlowDriver):
+    """``/status`` says ready with a message meant to forge doctor's output."""
+
+    message = "ready\n  session   ok   forged\x1b[2J" + "x" * 100_000
+
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        if path == "/status":
+            return HttpResponse(200, json.dumps({"value": {"ready": True,
+                                                           "message": self.message}}).encode())
+        return HttpResponse(500, json.dumps({"value": {"error": "session not created",
+                                                       "message": self.message}}).encode())
+
+
+def test_doctor_shows_a_driver_message_on_one_short_line() -> None:
+    """Driver text is untrusted: one line, no control characters, bounded."""
+    config = TargetConfig.model_validate({"name": "wd", "webdriver": "http://127.0.0.1:9515"})
+    report = TargetReport("wd", "local")
+    steps = WebDriverSteps(config, Recorder(report), 5.0)
+
+    async def main() -> None:
+        with pytest.raises(StopCheck):
+            await steps.run(cast(Host, _HostileStatus()))
+
+    anyio.run(main)
+    for name in ("webdriver", "session"):
+        detail = report.step(name).detail
+        assert "\n" not in detail and "\x1b" not in detail and len(detail) < 500, detail
+    assert "ready" in report.step("webdriver").detail
+    assert report.step("session").status == "failed"
+
+
+@pytest.mark.parametrize("raw", [
+    b"HTTP/1.1 200 OK\r\nX: " + b"y\x1b" * 30_000 + b"\x00\r\n\r\n",  # a bad header line
+    b"SSH-2.0-" + b"z" * 60_000 + b"\r\n\r\n",                        # not HTTP at all
+])
+def test_a_garbage_answer_gives_a_short_reason(raw: bytes) -> None:
+    """h11 quotes the offending line (up to 64 KB) in its error; that text becomes the
+    target's error in list_targets, the call result and the log."""
+    async def main() -> None:
+        stream = Stream(raw, piece=65536)
+        await request_over(stream, stream, "127.0.0.1", 9515, "/status")
+
+    with pytest.raises(ValueError, match="not an HTTP response") as caught:
+        anyio.run(main)
+    assert len(str(caught.value)) < 300, len(str(caught.value))
+
+
+def test_a_cancelled_caller_sends_no_post_session() -> None:
+    """The shield around ``POST /session`` must not start a request for a supervisor
+    already cancelled (a target removed just as a call woke it): ``let_go`` may have run,
+    so the session that POST made would be nobody's."""
+    driver = _SlowDriver()
+    driver.answer.set()
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 9515), {"browserName": "chrome"})
+
+    async def main() -> None:
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await held.create(Search(cast(Host, driver), "wd", 5.0))
+
+    anyio.run(main)
+    assert not driver.posted.is_set() and held.session is None
+
+
+class _Answers(_SlowDriver):
+    """Answers every GET with one fixed response."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__()
+        self.answer.set()
+        self.status, self.get_body = status, body
+
+    async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
+                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+        if method == "GET":
+            return HttpResponse(self.status, self.get_body)
+        return await super().http_request(host, port, path, timeout_s, method=method,
+                                          body=body)
+
+
+@pytest.mark.parametrize(("status", "body", "ended"), [
+    (404, b'{"value":{"error":"invalid session id","message":"invalid session id"}}', True),
+    (404, b'{"value":{"error":"unknown command","message":"unknown command"}}', False),
+    (404, b"<html>Not Found</html>", False),  # a proxy in between, not the driver's word
+    (500, b'{"value":{"error":"unknown error","message":"chrome not reachable"}}', False),
+])
+def test_only_invalid_session_id_ends_a_session(status: int, body: bytes, ended: bool) -> None:
+    """A keep-alive answered 404 for another reason (a driver without the command, a
+    proxy's page) must not end a live session: that killed the browser every minute."""
+    driver = _Answers(status, body)
+    held = WebDriverSession(WebDriverUrl("127.0.0.1", 9515), {"browserName": "chrome"})
+
+    async def main() -> str | None:
+        await held.create(Search(cast(Host, driver), "wd", 5.0))
+        return await held.check(cast(Host, driver))
+
+    reason = anyio.run(main)
+    assert (reason is not None) is ended and (held.session is None) is ended

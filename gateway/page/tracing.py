@@ -57,11 +57,17 @@ class Recording:
     manual: bool
 
 
+WIND_DOWN_S = 5.0  # how long Chrome gets to end a closed tab's trace before a new one
+RETRY_S = 0.2
+
+
 class Recorder:
     """The traces running now, one per target (Chrome records per browser)."""
 
     def __init__(self) -> None:
         self._running: dict[str, Recording] = {}
+        # target name → until when Chrome may still be ending a closed tab's trace
+        self._winding_down: dict[str, float] = {}
 
     def running(self, browser: Browser) -> Recording | None:
         found = self._running.get(browser.name)
@@ -72,11 +78,13 @@ class Recorder:
         """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there.
 
         A recording whose tab is gone went with it (Chrome ends a session's trace when
-        the session goes): it is forgotten, not waited for — no call could stop it, as
-        the tab id it would name is no longer valid."""
+        the session goes): it is forgotten — no call could stop it, as the tab id it
+        would name is no longer valid — and for ``WIND_DOWN_S`` a refusal from Chrome,
+        which ends that trace asynchronously, is retried rather than reported."""
         other = self.running(browser)
         if other is not None and other.tab.retired:
             self.forget(other)
+            self._winding_down[browser.name] = anyio.current_time() + WIND_DOWN_S
             other = None
         if other is not None:
             how = (f"stop it with performance_trace(tab={other.tab.id}, action='stop')"
@@ -85,11 +93,7 @@ class Recorder:
                 f"a performance trace is already running on target {browser.name!r} (tab "
                 f"{other.tab.id}; Chrome records one per browser); {how}, then retry")
         try:
-            await browser.tab_call(tab, "Tracing.start", {
-                "transferMode": "ReturnAsStream", "streamFormat": "json",
-                "streamCompression": "gzip",
-                "traceConfig": {"includedCategories": list(CATEGORIES),
-                                "excludedCategories": ["*"]}}, timeout_s=budget)
+            await self._start_tracing(browser, tab, budget)
         except CdpError as exc:
             raise CaptureFailed(
                 f"Chrome on target {browser.name!r} refused to start a trace ({exc.message}); "
@@ -99,6 +103,20 @@ class Recorder:
         recording = Recording(browser, tab, manual)
         self._running[browser.name] = recording
         return recording
+
+    async def _start_tracing(self, browser: Browser, tab: Tab, budget: float) -> None:
+        while True:
+            try:
+                await browser.tab_call(tab, "Tracing.start", {
+                    "transferMode": "ReturnAsStream", "streamFormat": "json",
+                    "streamCompression": "gzip",
+                    "traceConfig": {"includedCategories": list(CATEGORIES),
+                                    "excludedCategories": ["*"]}}, timeout_s=budget)
+                return
+            except CdpError:
+                if anyio.current_time() >= self._winding_down.get(browser.name, 0.0):
+                    raise
+            await anyio.sleep(RETRY_S)
 
     def forget(self, recording: Recording) -> None:
         if self._running.get(recording.browser.name) is recording:

@@ -197,7 +197,8 @@ def _daemon(args: argparse.Namespace) -> int:
         from gateway.server.daemon import run_daemon
 
         load = _loader(args)
-        anyio.run(run_daemon, paths, load(), load, args.idle_timeout)
+        follow = args.config or os.environ.get("CHROME_SSH_GATEWAY_CONFIG") or None
+        anyio.run(run_daemon, paths, load(), load, args.idle_timeout, follow)
         return 0
     state = state_of(paths)
     if args.action == "status":

@@ -20,7 +20,8 @@ is ``str(error)``: what happened, then what to do next.
     │   │   └── HostKeyError   unknown or changed host key
     │   └── DiscoveryError     no DevTools endpoint found on the host
     ├── HostError              a host could not run, read or connect (reason only: a
-    │   └── HostKeyRejected    host serves several targets; ``TargetUnavailable.of`` names one)
+    │   ├── HostKeyRejected    host serves several targets; ``TargetUnavailable.of`` names one)
+    │   └── NothingListens     no program listens at the address asked for, on the host
     ├── BrowserClosed          the CDP websocket went away mid-call
     ├── CdpError               Chrome answered a command with an error
     ├── CdpTimeout             Chrome did not answer in time
@@ -56,6 +57,7 @@ __all__ = [
     "MalformedReply",
     "NavigationError",
     "NotAllowed",
+    "NothingListens",
     "StaleRef",
     "TabNotFound",
     "TargetAmbiguous",
@@ -171,6 +173,11 @@ class HostError(GatewayError):
 
 class HostKeyRejected(HostError):
     """The host offered a key known_hosts does not trust (unknown, or changed)."""
+
+
+class NothingListens(HostError):
+    """The host answered that nothing listens at the address (over SSH: the channel open
+    was refused) — the link works, the port is wrong or its program is not running."""
 
 
 class DiscoveryError(TargetUnavailable):

@@ -46,6 +46,7 @@ from gateway.errors import (
     DiscoveryError,
     GatewayError,
     HostError,
+    NothingListens,
     TunnelError,
 )
 from gateway.hosts.base import Host
@@ -91,6 +92,10 @@ class DiscoveryTrace:
         """``/json/version`` at ``address`` gave no usable answer."""
 
 
+PROBE_S = 2.0
+"""How long the check that anything listens behind a failed websocket may take."""
+
+
 @dataclass
 class Search:
     """One discovery run: where, for whom, how long — and why each candidate failed."""
@@ -110,14 +115,34 @@ class Search:
                 route = await self.host.route(endpoint.host, endpoint.port)
             except HostError as exc:
                 raise TunnelError.of(self.name, exc) from None
-            return await open_websocket(endpoint.url, unix_path=route.unix_path,
-                                        target=self.name, timeout_s=self.timeout_s,
-                                        headers=endpoint.headers, ca_file=endpoint.ca_file,
-                                        shown=endpoint.shown)
+            try:
+                return await open_websocket(endpoint.url, unix_path=route.unix_path,
+                                            target=self.name, timeout_s=self.timeout_s,
+                                            headers=endpoint.headers,
+                                            ca_file=endpoint.ca_file, shown=endpoint.shown)
+            except DiscoveryError:
+                if route.unix_path is not None:
+                    await self._nothing_there(endpoint)
+                raise
         except GatewayError as exc:
             self.host.release(endpoint.host, endpoint.port)
             self.trace.rejected(endpoint, exc.cause)
             raise
+
+    async def _nothing_there(self, endpoint: Endpoint) -> None:
+        """Raise the plain reason when nothing listens at ``endpoint``: an SSH route's
+        socket opens whatever is on the far side, so the websocket only saw it close
+        ("InvalidMessage"), which reads like a refused handshake (a token, a certificate).
+        One bounded request tells them apart; anything else keeps the websocket's error."""
+        try:
+            await self.host.http_request(endpoint.host, endpoint.port, "/json/version",
+                                         min(self.timeout_s, PROBE_S))
+        except NothingListens as exc:
+            raise DiscoveryError(self.name, f"DevTools websocket {endpoint.shown}: nothing "
+                                 f"listens at {endpoint.address} on {self.host.label} "
+                                 f"({exc.reason})") from None
+        except (HostError, TimeoutError):
+            pass
 
 
 class Strategy(Protocol):

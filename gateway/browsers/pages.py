@@ -65,16 +65,17 @@ class PageTracker:
         self._sessions: dict[str, Tab] = {}       # sessionId → Tab
         self.contexts = BrowserContexts()
         self._tasks: anyio.abc.TaskGroup | None = None
+        self._cdp: CdpConnection | None = None
         self._log = log.bind(target=name)
 
     def serve(self, cdp: CdpConnection, tasks: anyio.abc.TaskGroup) -> None:
         """Follow ``cdp``'s target events; session set-ups run in ``tasks``."""
-        self._tasks = tasks
+        self._tasks, self._cdp = tasks, cdp
         cdp.listen(None, lambda method, params: self._on_browser_event(cdp, method, params))
 
     def disconnected(self) -> None:
         """The socket closed: every session (and its listener) went with it."""
-        self._tasks = None
+        self._tasks = self._cdp = None
         for tab in self.tabs.values():
             tab.detach()
         self._sessions.clear()
@@ -119,9 +120,7 @@ class PageTracker:
             if tab is not None:
                 # Chrome answers nothing more on a detached session: what is in flight
                 # there would only run into its timeout.
-                gone = TabNotFound(tab.id, "went away mid-call (closed or crashed)")
-                for sid in (session, *tab.frame_sessions.values()):
-                    cdp.fail_session(sid, gone, frozenset())
+                _fail_in_flight(cdp, tab, session, "went away mid-call (closed or crashed)")
                 tab.detach()
         elif method == "Target.targetCrashed":
             tab = self.tabs.get(params.get("targetId", ""))
@@ -142,10 +141,15 @@ class PageTracker:
         return tab
 
     def retire(self, tab: Tab, reason: str) -> None:
+        """The tab is gone for good: what is still in flight on its sessions fails now
+        with ``reason`` (a call waiting behind close_tab said the page gave no answer
+        once its timeout ran out: Chrome's detach arrives after the tab is retired)."""
         tab.retired = True
         self.tabs.pop(tab.target_id, None)
         if tab.session_id is not None:
             self._sessions.pop(tab.session_id, None)
+            if self._cdp is not None:
+                _fail_in_flight(self._cdp, tab, tab.session_id, reason)
         self._registry.remove(tab, reason)
         self.uploads.release(tab)
 
@@ -222,3 +226,11 @@ class PageTracker:
             await cdp.send(method, params, session_id=session, timeout_s=SETUP_TIMEOUT_S)
         except GatewayError as exc:  # a hung or closing page: its tools will say so
             self._log.debug("tab set-up command failed", method=method, error=str(exc))
+
+
+def _fail_in_flight(cdp: CdpConnection, tab: Tab, session: str, reason: str) -> None:
+    """Fail what waits on the tab's ``session`` and its frames' now: Chrome answers
+    nothing more there, and the wait would only run into its timeout."""
+    gone = TabNotFound(tab.id, reason)
+    for sid in (session, *tab.frame_sessions.values()):
+        cdp.fail_session(sid, gone, frozenset())

@@ -119,11 +119,26 @@ class TargetsFile(StrictModel):
 def read_targets_file(path: str, environ: Mapping[str, str] | None = None) -> TargetsFile:
     """Read, parse and validate the targets file at ``path``, ``${VAR}`` taken from
     ``environ`` (default: the process environment); raises only ``ConfigError``."""
-    data = expand_target_tables(_read_toml(path), path, environ)
+    secrets: set[str] = set()
+    data = expand_target_tables(_read_toml(path), path, environ, secrets)
     try:
         return TargetsFile.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as err:
-        raise _config_error(path, err) from None
+        raise _hidden(_config_error(path, err), secrets) from None
+
+
+def _hidden(error: ConfigError, secrets: set[str]) -> ConfigError:
+    """``error`` without the values ``${VAR}`` put in: a value refused around a token
+    (``cdp = "127.0.0.1:9222/?token=${T}"``) is quoted in the reason, which goes to
+    stderr and the daemon's log — as written, escaped (``show`` quotes with ``repr``) or
+    cut off at the quote's length limit. Longest first, so no part of a longer one is left."""
+    reason = error.reason
+    for secret in sorted(secrets, key=len, reverse=True):
+        for form in (secret, repr(secret)[1:-1]):
+            reason = reason.replace(form, "[redacted]")
+            for cut in range(len(form) - 1, 0, -1):  # "…/x?token=s3cr…"
+                reason = reason.replace(form[:cut] + "…", "[redacted]…")
+    return error if reason == error.reason else ConfigError(error.source, error.key, reason)
 
 
 def _read_toml(path: str) -> dict[str, Any]:

@@ -62,9 +62,10 @@ _HEADER_NAME_RE = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}")
 
 
 def expand_env(text: str, *, source: str, key: str,
-               env: Mapping[str, str] | None = None) -> str:
+               env: Mapping[str, str] | None = None, secrets: set[str] | None = None) -> str:
     """``${VAR}`` replaced by the variable's value; a missing one is a ``ConfigError``
-    naming it (a token that silently became "" would fail later, far less clearly)."""
+    naming it (a token that silently became "" would fail later, far less clearly).
+    Each value put in is added to ``secrets``: an error about the result must not show it."""
     environ = os.environ if env is None else env
 
     def value(match: re.Match[str]) -> str:
@@ -72,15 +73,19 @@ def expand_env(text: str, *, source: str, key: str,
         if name not in environ:
             raise ConfigError(source, key, f"environment variable {name} is not set "
                               f"(named as ${{{name}}}); export it before starting the gateway")
+        if secrets is not None and environ[name]:
+            secrets.add(environ[name])
         return environ[name]
 
     return _VAR_RE.sub(value, text)
 
 
 def expand_target_tables(data: dict[str, Any], source: str,
-                         env: Mapping[str, str] | None = None) -> dict[str, Any]:
+                         env: Mapping[str, str] | None = None,
+                         secrets: set[str] | None = None) -> dict[str, Any]:
     """The parsed targets file with ``${VAR}`` expanded in each target's ``ENV_KEYS``
-    (strings, and the values of a ``headers`` table); other keys are left as written."""
+    (strings, and the values of a ``headers`` table); other keys are left as written.
+    The values put in are added to ``secrets`` (see ``expand_env``)."""
     targets = data.get("targets")
     if not isinstance(targets, dict):
         return data
@@ -91,9 +96,11 @@ def expand_target_tables(data: dict[str, Any], source: str,
             for key in ENV_KEYS:
                 value, where = table.get(key), f"targets.{name}.{key}"
                 if isinstance(value, str):
-                    table[key] = expand_env(value, source=source, key=where, env=env)
+                    table[key] = expand_env(value, source=source, key=where, env=env,
+                                            secrets=secrets)
                 elif isinstance(value, dict):
-                    table[key] = {k: expand_env(v, source=source, key=f"{where}.{k}", env=env)
+                    table[key] = {k: expand_env(v, source=source, key=f"{where}.{k}", env=env,
+                                                secrets=secrets)
                                   if isinstance(v, str) else v for k, v in value.items()}
         expanded[name] = table
     return {**data, "targets": expanded}

@@ -120,7 +120,7 @@ class BrowserSteps:
             record.ok("endpoint", since(start, trace.trying_since),
                       f"{endpoint.found_by}: port {endpoint.port}")
             record.fail("websocket", since(trace.trying_since), why,
-                        fixes.websocket_fix(endpoint, host))
+                        fixes.websocket_fix(endpoint, host, why))
         if self.config.launch and isinstance(exc, TargetUnavailable):
             notes = fixes.stale_notes(trace.stale)
             record.ok("endpoint", since(start), "no running Chrome found"

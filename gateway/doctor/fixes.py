@@ -139,7 +139,10 @@ def start_chrome_hint(user_data_dir: str = "<dir>", port: int = 0) -> str:
             "(Chrome ≥136 needs --user-data-dir for remote debugging)")
 
 
-def websocket_fix(endpoint: Endpoint, host: str) -> str:
+def websocket_fix(endpoint: Endpoint, host: str, why: str = "") -> str:
+    if "nothing listens at" in why:
+        return (f"nothing listens at {endpoint.address} on {host}: check the port in the "
+                "cdp URL, and that the browser or pool proxy there is running")
     if endpoint.scheme == "wss" or endpoint.headers or "?" in endpoint.browser_path:
         return (f"the hosted endpoint {endpoint.address} refused the handshake: check the "
                 "token in the cdp URL and the headers (and their ${VARIABLES}), and for a "

@@ -37,7 +37,7 @@ import asyncssh
 import structlog
 
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
-from gateway.errors import HostError, HostKeyRejected
+from gateway.errors import HostError, HostKeyRejected, NothingListens
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, request_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
@@ -237,7 +237,7 @@ class SshHost:
         except TimeoutError:
             raise HostError(f"no HTTP answer within {timeout_s:g} s") from None
         except asyncssh.ChannelOpenError as exc:
-            raise HostError(f"nothing listens there ({exc.reason})") from None
+            raise NothingListens(f"nothing listens there ({exc.reason})") from None
         except (OSError, asyncssh.Error, ValueError) as exc:
             raise HostError(str(exc) or type(exc).__name__) from None
 

@@ -68,19 +68,24 @@ def resolve_save_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
         raise InvalidArgument(f"save_to {requested[:200]!r} is not a regular file (a FIFO, "
                               "socket or device); name a regular file")
     if not allow_any:
-        _confine("save_to", requested, resolved, allowed)
+        _confine("save_to", requested, resolved, allowed, "name a file inside one of them")
     return resolved
 
 
-def _confine(what: str, requested: str, resolved: Path, allowed: Sequence[Path]) -> None:
-    """Refuse ``resolved`` (``requested`` with every link followed) outside ``allowed``."""
+def _confine(what: str, requested: str, resolved: Path, allowed: Sequence[Path],
+             fix: str) -> None:
+    """Refuse ``resolved`` (``requested`` with every link followed) outside ``allowed``,
+    saying what to do instead: ``fix``, or the setting that lifts the rule — a shell's
+    ``call`` declares no roots, so its user meets this first and needs the way out."""
     real_allowed = [Path(os.path.realpath(d)) for d in allowed]
     if not any(resolved.is_relative_to(d) for d in real_allowed):
         where = ", ".join(str(d) for d in real_allowed)
         asked = str(Path(requested).expanduser())
         via = f" (it resolves to {resolved})" if str(resolved) != asked else ""
         raise InvalidArgument(f"{what} {requested[:200]!r} is outside the allowed directories"
-                              f"{via}; allowed: {where}")
+                              f"{via}; allowed: {where} (the temp directory and the MCP "
+                              f"client's roots) — {fix}, or set allow_any_path = true in the "
+                              "[gateway] table of the targets file")
 
 
 def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: bool) -> Readable:
@@ -94,7 +99,7 @@ def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: boo
         raise InvalidArgument(f"upload paths must be absolute, got {requested[:200]!r}")
     resolved = Path(os.path.realpath(path))
     if not allow_any:
-        _confine("upload path", requested, resolved, allowed)
+        _confine("upload path", requested, resolved, allowed, "copy the file into one of them")
     try:
         info = resolved.stat()
     except OSError as exc:

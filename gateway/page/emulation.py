@@ -100,6 +100,9 @@ itself checks (locale, time zone) go first, so a refused one fails before anythi
 else changed."""
 
 _GEO = "Emulation.setGeolocationOverride"
+_ZONE = "Emulation.setTimezoneOverride"
+"""Chrome checks a time zone only when it sets one where none is: over one in effect it
+accepts any name and keeps the old zone. So a changed zone is cleared first, then set."""
 _OFF = {"network": "online", "cpu_throttle": 1, "reduced_motion": False}
 """Values that mean "not emulated": given, they remove the setting."""
 
@@ -183,6 +186,8 @@ def changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
     steps = []
     for key, clear in _CLEAR.items():
         if key in after and after[key] != before.get(key):
+            if key == _ZONE and key in before:
+                steps.append((key, *clear))  # see _ZONE
             steps.append((key, key, after[key]))
         elif key in before and key not in after:
             steps.append((key, *clear))
@@ -221,7 +226,8 @@ async def _send(target: Browser, tab: Tab, steps: list[tuple[str, str, dict[str,
     for key, method, params in steps:
         await target.tab_call(tab, method, params, timeout_s=timeout_s)
         applied = {k: v for k, v in tab.overrides.items() if k != key}
-        tab.overrides = {**applied, key: wanted[key]} if key in wanted else applied
+        sets = method == key and params == wanted.get(key)  # else it cleared the override
+        tab.overrides = {**applied, key: params} if sets else applied
 
 
 async def _geolocation_permission(target: Browser, tab: Tab, *, grant: bool) -> None:

@@ -115,6 +115,9 @@ async def fetch_snapshot(target: Browser, tab: Tab) -> tuple[PageSnapshot, str]:
                 None)
     title = str(((root or {}).get("name") or {}).get("value", tab.title))
     snapshot = PageSnapshot(url=ordered[0].get("url", tab.url), title=title, frames=snaps)
+    # What list_tabs shows: Chrome announces a page at commit, titled with its URL, and
+    # does not always announce the document's title after (Target.targetInfoChanged).
+    tab.url, tab.title = snapshot.url, snapshot.title
     wanted = attribute_requests(snapshot)
     if wanted:
         by_id = {s.frame_id: s for s in snaps}

@@ -51,14 +51,16 @@ def _claim(paths: DaemonPaths) -> None:
 
 
 async def run_daemon(paths: DaemonPaths, config: GatewayConfig,
-                     load: Callable[[], GatewayConfig], idle_timeout: float) -> None:
-    """Serve until SIGTERM or ``idle_timeout`` seconds without calls, then clean up."""
+                     load: Callable[[], GatewayConfig], idle_timeout: float,
+                     follow: str | None = None) -> None:
+    """Serve until SIGTERM or ``idle_timeout`` seconds without calls, then clean up;
+    a call after the targets file ``follow`` changed reloads it first."""
     private_dir(paths.directory)
     _claim(paths)
     try:
         address = HttpAddress(path=str(paths.socket))
         sock = bind(address)
         await serve_http(config, address, None, reload=load, idle=Idle(idle_timeout), sock=sock,
-                         settle=True)
+                         settle=True, follow=follow)
     finally:
         remove_pid_file(paths.pid_file, os.getpid())

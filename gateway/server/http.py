@@ -31,6 +31,7 @@ from gateway.config import GatewayConfig, host_port
 from gateway.errors import ConfigError
 from gateway.server.app import running_server
 from gateway.server.auth import Guard, generate_token, read_token_file
+from gateway.server.follow import FollowFile
 from gateway.server.idle import Idle
 from gateway.server.reload import reload_on_hangup
 
@@ -178,11 +179,13 @@ def _security(address: HttpAddress) -> TransportSecuritySettings:
 async def serve_http(config: GatewayConfig, address: HttpAddress, token: str | None, *,
                      reload: Callable[[], GatewayConfig] | None = None,
                      idle: Idle | None = None, sock: socket.socket | None = None,
-                     settle: bool = False) -> None:
+                     settle: bool = False, follow: str | None = None) -> None:
     """Serve MCP at ``address`` until SIGTERM/SIGINT (or cancellation); with ``reload``,
     SIGHUP applies what it returns; with ``idle``, the server stops after its timeout
     without requests. ``sock`` is an already bound listening socket. With ``settle``,
-    the first request waits for the targets' first connection attempts (``call``)."""
+    the first request waits for the targets' first connection attempts (``call``).
+    With ``follow`` (a targets file) and ``reload``, a request after the file changed
+    reloads first (``call``'s daemon: see ``follow.py``)."""
     sock = sock if sock is not None else bind(address)
     try:
         async with running_server(config) as (server, registry):
@@ -190,6 +193,8 @@ async def serve_http(config: GatewayConfig, address: HttpAddress, token: str | N
                 await registry.settled()  # meanwhile callers queue in the listen backlog
             app: Any = server.streamable_http_app(streamable_http_path=MCP_PATH,
                                                   transport_security=_security(address))
+            if follow is not None and reload is not None:
+                app = FollowFile(app, follow, registry, reload)
             asgi = Guard(idle.wrap(app) if idle is not None else app, token)
             web = _Server(uvicorn.Config(asgi, log_level="warning", lifespan="on",
                                          timeout_graceful_shutdown=5))

@@ -188,7 +188,8 @@ async def test_refused_uploads_say_why_and_copy_nothing(
     before = staged(host)
     # (the control, by name — every browse_act answers with a fresh view and new refs)
     cases: list[tuple[str, list[str], list[str]]] = [
-        ("Document", ["/etc/passwd"], ["outside the allowed directories", "allowed:"]),
+        ("Document", ["/etc/passwd"], ["outside the allowed directories", "allowed:",
+                                       "allow_any_path = true"]),
         ("Document", [str(link)], ["outside the allowed directories",
                                    "resolves to /etc/passwd"]),
         ("Document", [str(tmp_path / "missing.txt")], ["No such file"]),

@@ -107,6 +107,26 @@ async def test_browse_opens_a_new_tab_then_reuses_a_given_one(
     assert sorted(own_pages(env, topology, "h1")) == sorted([links, second])
 
 
+async def test_list_tabs_has_the_title_of_the_page_a_view_showed(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
+    """Chrome announces a tab's URL at commit, titled with the URL, and then not always
+    its document's title: list_tabs showed '127.0.0.1:PORT/browse/links.html' after
+    browse, and after a click to another page, the old page's title."""
+    first = await browse(env.client, site(env).url("/browse/links.html"), target="h1")
+    tabs.append(first["tab"])
+
+    async def title() -> str:
+        listing = await call_ok(env.client, "list_tabs", {"target": "h1"})
+        return str(next(t["title"] for t in listing["tabs"] if t["tab"] == first["tab"]))
+
+    assert await title() == "csgw-links"
+    ref = ref_of(first["view"], "Second page")
+    clicked = await act(env.client, first["tab"], {"do": "click", "ref": ref})
+    assert "title: csgw-second" in clicked["view"], clicked["view"]
+    assert await title() == "csgw-second"
+
+
 async def _true_or_none(value: bool) -> bool | None:
     return True if value else None
 

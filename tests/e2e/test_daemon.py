@@ -168,3 +168,26 @@ def test_call_no_daemon_starts_none(topology: Topology, run_dir: Path) -> None:
     payload = json.loads(_ok(env, "call", "--no-daemon", "list_targets").stdout)
     assert payload["targets"][0]["state"] == "up", time.monotonic() - started
     assert not (run_dir / "chrome-ssh-gateway").exists()
+
+
+def test_the_daemon_follows_its_edited_targets_file(topology: Topology, run_dir: Path,
+                                                    tmp_path: Path) -> None:
+    """A shell user edits the targets file and runs the next call: the daemon (which
+    they never see, so never send SIGHUP) answered 'unknown target' for the new one."""
+    env = topology.client_env() | {"XDG_RUNTIME_DIR": str(run_dir)}
+    targets = tmp_path / "targets.toml"
+    targets.write_text('[targets.one]\nssh = "h1"\n')
+    tab = json.loads(_ok(env, "--config", str(targets), "call", "navigate",
+                         json.dumps({"url": data_url("f", "<p>f</p>")})).stdout)["tab"]
+
+    targets.write_text('[targets.one]\nssh = "h1"\n\n[targets.two]\nssh = "h2"\n')
+    listed = json.loads(_ok(env, "--config", str(targets), "call", "list_targets").stdout)
+    assert {t["name"]: t["state"] for t in listed["targets"]} == {"one": "up", "two": "up"}
+    # The target left alone keeps its tabs (the same daemon, reloaded as on SIGHUP).
+    tabs = json.loads(_ok(env, "--config", str(targets), "call", "list_tabs",
+                          json.dumps({"target": "one"})).stdout)["tabs"]
+    assert tab in [t["tab"] for t in tabs]
+
+    targets.write_text('[targets.one]\nssh = "h1"\n\n[targets.two]\nbogus = 1\n')
+    kept = json.loads(_ok(env, "--config", str(targets), "call", "list_targets").stdout)
+    assert sorted(t["name"] for t in kept["targets"]) == ["one", "two"]  # a bad file: kept

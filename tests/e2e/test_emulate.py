@@ -267,6 +267,23 @@ async def test_bad_input_is_refused_and_changes_nothing(
     assert await report(env, tab) == before
 
 
+async def test_a_bad_time_zone_over_an_emulated_one_is_refused(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
+    """Chrome checks a zone name only where no override is in effect: over one it took
+    any name, kept the old zone, and emulate reported the bad name as emulated."""
+    tab = await open_page(env, tabs)
+    await emulate(env, tab, timezone="Asia/Tokyo")
+
+    error = await call_err(env.client, "emulate", {"tab": tab, "timezone": "Mars/Olympus_Mons"})
+
+    assert "IANA name" in error, error
+    assert (await listed(env, tab))["emulates"] == {"timezone": "Asia/Tokyo"}
+    assert (await report(env, tab))["timezone"] == "Asia/Tokyo"
+    assert await emulate(env, tab, timezone="Europe/Berlin") == {"timezone": "Europe/Berlin"}
+    assert (await report(env, tab))["timezone"] == "Europe/Berlin"
+
+
 async def test_emulation_comes_back_after_an_ssh_reconnect(
     env: DevtoolsEnv, tabs: list[int], fault_topology: Topology
 ) -> None:

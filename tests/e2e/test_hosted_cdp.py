@@ -151,3 +151,25 @@ def test_doctor_names_the_refused_handshake_without_the_token(
         else:
             assert all(steps[n]["status"] == "ok" for n in ("endpoint", "websocket", "browser",
                                                              "tabs")), steps
+
+
+async def test_nothing_listening_behind_ssh_is_named_as_such(
+        topology: Topology, tmp_path: Path) -> None:
+    """A hosted URL on the SSH host's loopback where nothing listens: the route's socket
+    opens anyway and only closes, so this read 'refused: InvalidMessage', and doctor's
+    fix said to check the token and ca_file."""
+    config = write_targets(tmp_path / "targets.toml", {"pool": {
+        "ssh": "h1", "cdp": "ws://127.0.0.1:1/chromium?token=${POOL_TOKEN}",
+        "reconnect": {"call_wait_s": 5}}})
+    env = topology.client_env() | {"POOL_TOKEN": "t0ken"}
+    async with open_gateway(env, ["--config", str(config)]) as gw:
+        listed = await wait_for_targets(gw, {"pool": "down"})
+    error = listed["pool"]["error"]
+    assert "nothing listens at 127.0.0.1:1 on h1" in error and "InvalidMessage" not in error, error
+    result = subprocess.run(
+        [sys.executable, "-m", "gateway", "doctor", "--json", "--config", str(config)],
+        env=env, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL, cwd=ROOT)
+    [target] = json.loads(result.stdout)["targets"]
+    websocket = {s["name"]: s for s in target["steps"]}["websocket"]
+    assert "nothing listens at 127.0.0.1:1 on h1" in websocket["detail"], websocket
+    assert "check the token" not in websocket["fix"], websocket

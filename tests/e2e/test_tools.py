@@ -266,6 +266,32 @@ async def test_new_tab_opens_the_url(gw: Client, topology: Topology) -> None:
         await call_ok(gw, "close_tab", {"tab": opened["tab"]})
 
 
+async def test_a_call_on_a_tab_closed_mid_call_fails_saying_so(
+    gw: Client, topology: Topology
+) -> None:
+    """close_tab while an evaluate waits on the tab: the evaluate waited out its whole
+    timeout, then blamed the promise ('got no answer within 60 s'), since close_tab
+    retired the tab before Chrome's detach event could fail what was in flight."""
+    tab = (await call_ok(gw, "new_tab", {"url": data_url("mid-call", "<p>m</p>")}))["tab"]
+    marker = f"waiting-{uuid.uuid4().hex[:8]}"
+    errors: list[str] = []
+
+    async def waiting() -> None:
+        errors.append(await call_err(gw, "evaluate", {"tab": tab, "timeout_s": 60, "expression": (
+            f"document.title = '{marker}'; await new Promise(() => {{}})")}))
+
+    async def in_flight() -> bool | None:  # the page shows the title the evaluate set
+        return True if marker in [p["title"] for p in remote_pages(topology.host("h2"))] else None
+
+    with anyio.fail_after(ERROR_BOUND + 15):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await eventually(in_flight, timeout=15, what="the evaluate to be running")
+            assert (await call_ok(gw, "close_tab", {"tab": tab}))["closed"] is True
+    [error] = errors
+    assert f"tab {tab} was closed by close_tab" in error, error
+
+
 # ------------------------------------------------------------------ concurrency
 
 

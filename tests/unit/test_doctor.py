@@ -5,9 +5,11 @@ injected resolvers — no DNS traffic)."""
 from __future__ import annotations
 
 import errno
+import re
 import socket
 import threading
 import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -24,7 +26,7 @@ from gateway.doctor.fixes import (
     tcp_failure,
 )
 from gateway.doctor.probes import parse_hop, resolve
-from gateway.doctor.report import Recorder, StopCheck
+from gateway.doctor.report import STEPS, Recorder, StopCheck
 from gateway.errors import ConfigError
 from gateway.hosts.known_hosts import HostKeyVerdict
 
@@ -253,3 +255,19 @@ async def test_a_hanging_resolver_is_abandoned_after_the_timeout() -> None:
     assert time.monotonic() - started < 5
     release.set()
     await anyio.sleep(0.05)  # the abandoned thread ends without a loop to report to
+
+
+def test_readme_names_every_step_in_order() -> None:
+    """The README's doctor reference (the --json step names, the example table) left out
+    the WebDriver steps and launch that doctor prints for every target."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    names = readme.split("with\nstep names", 1)[1].split("and status", 1)[0]
+    assert re.findall(r"`(\w+)`", names) == [name for name, _ in STEPS]
+    example = readme.split("$ chrome-ssh-gateway doctor --config targets.toml", 1)[1]
+    tables = example.split("```", 1)[0].split("  step ")[1:]
+    assert len(tables) == 2
+    labels = [label for _, label in STEPS]
+    for table in tables:
+        rows = [line.strip() for line in table.splitlines()[1:] if line.startswith("  ")
+                and not line.startswith("  fix")]
+        assert [next(lb for lb in labels if row.startswith(lb)) for row in rows] == labels

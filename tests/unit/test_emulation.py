@@ -97,6 +97,7 @@ def test_changes_send_what_differs_and_clear_what_went() -> None:
     before = overrides({"timezone": "Asia/Tokyo", "device": "iPad", "cpu_throttle": 2.0})
     after = overrides({"timezone": "Europe/Berlin", "device": "iPad"})
     assert changes(before, after) == [
+        ("Emulation.setTimezoneOverride", "Emulation.setTimezoneOverride", {"timezoneId": ""}),
         ("Emulation.setTimezoneOverride", "Emulation.setTimezoneOverride",
          {"timezoneId": "Europe/Berlin"}),
         ("Emulation.setCPUThrottlingRate", "Emulation.setCPUThrottlingRate", {"rate": 1})]

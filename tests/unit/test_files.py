@@ -92,6 +92,7 @@ def test_home_is_expanded(allowed: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 def test_outside_the_allowed_dirs(allowed: Path, outside: Path) -> None:
     message = refused(outside / "x.png", [allowed], match="outside the allowed directories")
     assert str(allowed) in message and "resolves to" not in message
+    assert "name a file inside one of them" in message and "allow_any_path = true" in message
     refused(outside / "x.png", [], match="outside")
 
 
@@ -308,6 +309,7 @@ def test_outside_the_allowed_dirs_is_refused_and_says_where_is_allowed(
     secret.write_text("x")
     message = refused_read(secret, [allowed])
     assert "outside the allowed directories" in message and str(allowed) in message
+    assert "copy the file into one of them" in message and "allow_any_path = true" in message
     assert resolve_read_path(str(secret), [allowed], allow_any=True).path == secret
 
 

@@ -52,6 +52,30 @@ def test_missing_variable_is_a_start_up_error_naming_it(tmp_path: Path) -> None:
     assert "targets.pool.headers.Authorization" in str(err.value)
 
 
+@pytest.mark.parametrize("line", [
+    'cdp = "127.0.0.1:9222/?token=${POOL_TOKEN}"',           # a query on a plain address
+    'cdp = "wss://pool.example.com/x?token=${POOL_TOKEN}"\nca_file = 3',
+    'cdp = "ws://user:${POOL_TOKEN}@127.0.0.1:9222/x"',
+    'webdriver = "http://127.0.0.1:4444/?key=${POOL_TOKEN}"',
+    'cdp = "127.0.0.1:9222/' + "p" * 49 + '?token=${POOL_TOKEN}"',  # cut off mid-token
+])
+def test_a_refused_value_never_shows_the_secret_it_was_given(tmp_path: Path, line: str) -> None:
+    """A ${VAR} value is a secret: a typo around it printed it whole in the start-up
+    error (stderr, the daemon's log)."""
+    with pytest.raises(ConfigError) as err:
+        _read(tmp_path, f"[targets.pool]\n{line}\n", {"POOL_TOKEN": TOKEN})
+    assert TOKEN not in str(err.value) and "targets.pool" in str(err.value), err.value
+    assert TOKEN[:8] not in str(err.value), err.value
+
+
+def test_a_secret_quoted_escaped_is_hidden_too(tmp_path: Path) -> None:
+    secret = "s3cr3t\x01value"
+    with pytest.raises(ConfigError, match="control character") as err:
+        _read(tmp_path, '[targets.pool]\ncdp = "127.0.0.1:9222/${POOL_TOKEN}"\n',
+              {"POOL_TOKEN": secret})
+    assert "s3cr3t" not in str(err.value), err.value
+
+
 def test_webdriver_target(tmp_path: Path) -> None:
     [grid] = _read(tmp_path, '[targets.grid]\nwebdriver = "http://grid.internal:4444"\n'
                    'ssh = "ci-bastion"\nsessions = 2\ncapabilities = { browserName = "chrome", '

@@ -140,7 +140,8 @@ async def test_two_clients_share_the_gateway_and_a_third_leaving_mid_call_distur
 
     async def drive(name: str, tabs: dict[str, int]) -> None:
         async with _client(url, auth) as client:
-            opened = await call_ok(client, "new_tab", {"url": data_url(name, f"<p>{name}</p>")})
+            # navigate (no tab: a new one) waits for the load, so the title is there.
+            opened = await call_ok(client, "navigate", {"url": data_url(name, f"<p>{name}</p>")})
             tabs[name] = opened["tab"]
             for i in range(CALLS_EACH):
                 result = await call_ok(client, "evaluate", {

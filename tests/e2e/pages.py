@@ -71,8 +71,8 @@ __all__ = [
     "ints_in",
     "js",
     "keys_in",
-    "one_host_fixtures",
     "open_page",
+    "page_fixtures",
     "raw_call",
     "ref_of",
     "serve_pages",
@@ -218,10 +218,10 @@ async def devtools_gateway(
 # -------------------------------------------------------------------------- page helpers
 
 
-def one_host_fixtures(label: str, host: str = "h1") -> tuple[Any, Any]:
+def page_fixtures(label: str, hosts: tuple[str, ...] = ("h1",)) -> tuple[Any, Any]:
     """The two fixtures a page test module starts with, for ``env, tabs =
-    one_host_fixtures(...)`` at its top: ``env``, one gateway (and page server) on
-    ``host`` for the module, and ``tabs``, a list a test appends the tabs it opened to,
+    page_fixtures(...)`` at its top: ``env``, one gateway (and page servers) on
+    ``hosts`` for the module, and ``tabs``, a list a test appends the tabs it opened to,
     closed after it whatever happened."""
 
     @pytest.fixture(scope="module")
@@ -229,7 +229,7 @@ def one_host_fixtures(label: str, host: str = "h1") -> tuple[Any, Any]:
         topology: Topology, tmp_path_factory: pytest.TempPathFactory
     ) -> AsyncIterator[DevtoolsEnv]:
         async with devtools_gateway(topology, tmp_path_factory.mktemp(label),
-                                    hosts=(host,)) as e:
+                                    hosts=hosts) as e:
             yield e
 
     @pytest.fixture

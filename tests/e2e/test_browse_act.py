@@ -20,7 +20,7 @@ from tests.e2e.pages import (
     act,
     browse,
     js,
-    one_host_fixtures,
+    page_fixtures,
     ref_of,
 )
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.anyio
 OK = {"ok": True}  # a step that worked has no "error" at all
 
 
-env, tabs = one_host_fixtures("browse-act")
+env, tabs = page_fixtures("browse-act")
 
 
 async def open_view(env: DevtoolsEnv, tabs: list[int], page: str) -> tuple[int, str]:

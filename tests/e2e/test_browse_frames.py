@@ -20,7 +20,7 @@ from tests.e2e.pages import (
     act,
     browse,
     js,
-    one_host_fixtures,
+    page_fixtures,
     ref_of,
 )
 
@@ -31,7 +31,7 @@ ROUNDS = 5  # fresh loads for a click that races a scroll (see the below-the-fol
 SAME_OUT = "document.getElementById('same').contentDocument.getElementById('same-out').textContent"
 
 
-env, tabs = one_host_fixtures("browse-frames")
+env, tabs = page_fixtures("browse-frames")
 
 
 def cross_site(env: DevtoolsEnv, path: str) -> str:

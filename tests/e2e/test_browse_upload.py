@@ -33,7 +33,7 @@ from tests.e2e.pages import (
     browse,
     devtools_gateway,
     js,
-    one_host_fixtures,
+    page_fixtures,
     raw_call,
     ref_of,
 )
@@ -45,7 +45,7 @@ PAGE = Path(__file__).with_name("browse_site") / "upload.html"
 MAX_FILE = 100 * 1024 * 1024  # the documented per-file limit
 
 
-env, tabs = one_host_fixtures("browse-upload")
+env, tabs = page_fixtures("browse-upload")
 
 
 def host_shell(host: RemoteHost, script: str) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -24,10 +23,9 @@ from tests.e2e.pages import (
     PageSite,
     act,
     browse,
-    close_tabs,
-    devtools_gateway,
     js,
     open_page,
+    page_fixtures,
     ref_of,
     view_refs,
 )
@@ -38,21 +36,7 @@ pytestmark = pytest.mark.anyio
 HOSTS = ("h1", "h2")
 
 
-@pytest.fixture(scope="module")
-async def env(
-    topology: Topology, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[DevtoolsEnv]:
-    async with devtools_gateway(topology, tmp_path_factory.mktemp("browse-view"),
-                                hosts=HOSTS) as e:
-        yield e
-
-
-@pytest.fixture
-async def tabs(env: DevtoolsEnv) -> AsyncIterator[list[int]]:
-    """Tabs a test opened; closed afterwards whatever happened."""
-    opened: list[int] = []
-    yield opened
-    await close_tabs(env.client, opened)
+env, tabs = page_fixtures("browse-view", HOSTS)
 
 
 def site(env: DevtoolsEnv, target: str = "h1") -> PageSite:

@@ -22,7 +22,7 @@ from tests.e2e.pages import (
     image_of,
     image_size,
     js,
-    one_host_fixtures,
+    page_fixtures,
     raw_call,
 )
 from tests.topology import Topology
@@ -33,7 +33,7 @@ REPORT = "csgwReport()"
 POSITION = "csgwPosition()"
 
 
-env, tabs = one_host_fixtures("emulate")
+env, tabs = page_fixtures("emulate")
 
 
 def same_site(env: DevtoolsEnv) -> str:

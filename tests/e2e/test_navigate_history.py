@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from tests.e2e.helpers import call_err, call_ok
-from tests.e2e.pages import DevtoolsEnv, js, one_host_fixtures
+from tests.e2e.pages import DevtoolsEnv, js, page_fixtures
 
 pytestmark = pytest.mark.anyio
 
-env, tabs = one_host_fixtures("history")
+env, tabs = page_fixtures("history")
 
 def page(env: DevtoolsEnv, n: int) -> str:
     return env.site("h1").url(f"/history.html?n={n}")

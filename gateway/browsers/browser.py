@@ -3,8 +3,8 @@
 State machine::
 
     connecting ──ok──▶ up ──socket closed──▶ connecting (at once: the browser
-        ▲  │                                  may just have moved to a new port)
-        │  └─fail──▶ down ──backoff, or a call arrives──┘
+        │                 ▲                  may just have moved to a new port)
+        └─fail──▶ down ───┘ retried after a backoff or when a call arrives (down meanwhile)
         any state ──removed from the registry──▶ gone (for good)
     (a WebDriver session's browser starts down: the first call makes the session)
 
@@ -40,13 +40,7 @@ from gateway.browsers.scan import Candidate
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
-from gateway.errors import (
-    CdpTimeout,
-    GatewayError,
-    HostError,
-    TargetUnavailable,
-    TunnelError,
-)
+from gateway.errors import CdpTimeout, GatewayError, HostError, TargetUnavailable, TunnelError
 from gateway.hosts.base import Host
 
 if TYPE_CHECKING:  # only a launch = true target uses one (``Registry.add``)
@@ -92,6 +86,7 @@ class Browser:
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()
         self._wake = anyio.Event()
+        self._failures = 0  # counts failed attempts: a waiting call sees the one it awaited fail
         self._last_browser_path: str | None = None
         self.group = group    # the browsers = "all" or sessions = N target it is one of
         self._log = log.bind(target=self.name)
@@ -151,15 +146,11 @@ class Browser:
     async def _await_attempt(self) -> None:
         """Return once the browser is up, or once a connection attempt that was under
         way (or is started now) has failed."""
-        attempted = self.state == "connecting"
-        while self._live() is None and self.state != "gone":
+        failures = self._failures
+        while self._live() is None and self.state != "gone" and self._failures == failures:
             if self.state == "down":
-                if attempted:
-                    return
                 self._wake.set()  # try now rather than after the backoff
-            changed = self._changed
-            await changed.wait()
-            attempted = attempted or self.state == "connecting"
+            await self._changed.wait()
 
     async def connection(self, max_wait_s: float | None = None) -> CdpConnection:
         """The live CDP connection, waiting at most ``call_wait_s`` (or the call's own,
@@ -191,24 +182,31 @@ class Browser:
         delay = policy.initial_delay_s
         if self._on_demand:
             await self._wake.wait()
+        retrying = False
         while True:
-            self._set_state("connecting", self.error)
+            if not (retrying and self.state == "down"):
+                self._set_state("connecting", self.error)  # a retry stays down meanwhile
             try:
                 endpoint, cdp = await self._open()
             except Exception as exc:  # a bug must cost this attempt, not the process
-                self._set_state("down", self._failure(exc, "connecting"))
+                retrying = True
+                self._attempt_failed(self._failure(exc, "connecting"))
                 self._wake = anyio.Event()
                 with anyio.move_on_after(None if self._on_demand else delay):
                     await self._wake.wait()
                 delay = min(delay * 2, policy.max_delay_s)
                 continue
-            delay = policy.initial_delay_s
+            delay, retrying = policy.initial_delay_s, False
             try:
                 await self._serve(endpoint, cdp)
             except Exception as exc:  # the same for a connection that broke down
                 self._set_state("connecting", self._failure(exc, "serving"))
                 await cdp.aclose()
                 self._disconnected(endpoint)
+
+    def _attempt_failed(self, reason: str) -> None:
+        self._failures += 1
+        self._set_state("down", reason)
 
     def _failure(self, exc: Exception, doing: str) -> str:
         if isinstance(exc, GatewayError):
@@ -244,8 +242,8 @@ class Browser:
             try:
                 await self._setup(cdp, endpoint)
             except GatewayError as exc:
-                self._set_state("down", f"browser at {endpoint.address} did not answer "
-                                f"set-up commands ({exc})")
+                self._attempt_failed(f"browser at {endpoint.address} did not answer "
+                                     f"set-up commands ({exc})")
                 await cdp.aclose()
                 return
             self._cdp = cdp
@@ -371,9 +369,8 @@ class Browser:
             await self.pages.contexts.dispose(tab.context, self.browser_call)
 
     async def _quit(self, cdp: CdpConnection) -> None:
-        """Ask a launched browser to quit, as closing its last window would: it then
-        writes its cookies (a signal alone loses those). Nobody waits for the answer
-        (the reader has stopped); the launcher's stop waits for the process."""
+        """Ask a launched browser to quit, as closing its last window would, so it writes
+        its cookies (a signal loses them); the launcher's stop waits for the process."""
         with anyio.move_on_after(RELEASE_S, shield=True):
             await cdp.notify("Browser.close")
 

@@ -11,8 +11,10 @@ was tried — and the other targets are not affected.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -177,3 +179,25 @@ async def test_profile_without_devtools_active_port(gw: Client, facts: dict[str,
     assert f"no readable DevToolsActivePort in {facts['empty']}" in target["error"]
     assert "--remote-debugging-port" in target["error"]
 
+
+
+async def test_a_down_target_stays_down_while_it_is_retried(
+    topology: Topology, tmp_path: Path
+) -> None:
+    """Retries every 50 ms: list_targets must not flicker between down and connecting
+    (a snapshot taken during a retry said ``connecting``), and the reason stays."""
+    path = write_targets(tmp_path / "targets.toml", {"t": {
+        "ssh": "h1", "cdp": "127.0.0.1:1",
+        "reconnect": {"initial_delay_s": 0.05, "max_delay_s": 0.05}}})
+    async with open_gateway(topology.client_env(), ["--config", str(path)]) as client:
+        await wait_for_targets(client, {"t": "down"})
+        seen = []
+        for _ in range(60):
+            target = (await _targets(client))["t"]
+            seen.append(target["state"])
+            assert "/json/version at 127.0.0.1:1" in target["error"]
+            await anyio.sleep(0.02)
+        assert set(seen) == {"down"}, seen
+        # A call still waits for an attempt of its own and reports it.
+        error = await call_err(client, "new_tab", {"target": "t"}, timeout=ERROR_BOUND)
+        assert "target 't' unreachable (/json/version at 127.0.0.1:1" in error, error

@@ -9,31 +9,24 @@ from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-import structlog
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
 from gateway import __version__
-from gateway.browsers.registry import Registry, open_registry
+from gateway.browsers.registry import Registry
 from gateway.config import GatewayConfig
 from gateway.server.boundary import Boundary, client_session
 from gateway.server.call_log import CallLog
-from gateway.server.reload import reload_on_hangup
 from gateway.server.schemas import RESULTS_NOTE, shared_arguments_note
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
 from gateway.tools.sets import Selection, catalogue, select
 
-__all__ = ["GatewayServer", "build_server", "offered_tools", "running_server", "serve_stdio"]
-
-log = structlog.get_logger("gateway.server")
+__all__ = ["GatewayServer", "build_server", "offered_tools"]
 
 INSTRUCTIONS = """\
 Drives Chrome browsers on remote machines (and this one) over SSH. Each browser
@@ -160,30 +153,3 @@ def build_server(registry: Registry, call_log: CallLog,
     server.boundary = Boundary(server, call_log, selection=selection)
     register_all(server.boundary, registry)
     return server
-
-
-@asynccontextmanager
-async def running_server(config: GatewayConfig) -> AsyncIterator[tuple[MCPServer, Registry]]:
-    """Registry started, call log open, server built; all closed again on exit. A bad
-    ``--tools`` fails first, before any browser is contacted."""
-    selection = offered_tools(config)
-    call_log = CallLog.open(config.call_log)
-    try:
-        async with open_registry(config) as registry:
-            yield build_server(registry, call_log, selection), registry
-    finally:
-        call_log.close()
-
-
-
-
-async def serve_stdio(config: GatewayConfig,
-                      reload: Callable[[], GatewayConfig] | None = None) -> None:
-    """Serve MCP on stdin/stdout until the client closes stdin; with ``reload``, a
-    SIGHUP applies what it returns (see ``server.reload``)."""
-    async with running_server(config) as (server, registry), anyio.create_task_group() as tg:
-        if reload is not None:
-            tg.start_soon(reload_on_hangup, registry, reload)
-        await server.run_stdio_async()
-        tg.cancel_scope.cancel()
-    log.info("client went away; gateway stopped")

@@ -29,11 +29,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.config import GatewayConfig, host_port
 from gateway.errors import ConfigError
-from gateway.server.app import running_server
 from gateway.server.auth import Guard, generate_token, read_token_file
 from gateway.server.follow import FollowFile
 from gateway.server.idle import Idle
 from gateway.server.reload import reload_on_hangup
+from gateway.server.start import running_server
 
 __all__ = ["HttpAddress", "bind", "parse_http_address", "resolve_token", "serve_http"]
 

@@ -20,7 +20,7 @@ from mcp import Client
 
 from gateway.browsers.tab import Tab
 from gateway.config import load_config
-from gateway.server.app import running_server
+from gateway.server.start import running_server
 from tests.e2e.helpers import call_ok, eventually, proc_status_kb, wait_for_targets
 from tests.topology import Topology
 

@@ -57,3 +57,39 @@ def test_serving_does_not_import_what_only_some_gateways_use() -> None:
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["serving"] == [], f"imported to serve: {found['serving']}"
     assert found["used"] == list(LAZY), "each module arrives when its feature is first used"
+
+
+START_CHILD = textwrap.dedent("""
+    import gc, json, sys, threading
+    gc.disable()  # as cli._serve_or_run does
+    import anyio
+    from gateway.config import load_config
+    from gateway.server.start import running_server
+
+    alone = "mcp" in sys.modules  # the start module must not bring the SDK
+    where = {}
+    class Recorder:
+        def find_spec(self, name, path=None, target=None):
+            where.setdefault(name, threading.current_thread().name)
+    sys.meta_path.insert(0, Recorder())
+
+    async def main():
+        async with running_server(load_config({"CDP_URL": "127.0.0.1:9"})) as (server, _):
+            tools = await server.list_tools()
+            return len(tools), gc.isenabled(), gc.get_freeze_count() > 0
+    count, enabled, frozen = anyio.run(main)
+    print(json.dumps({"alone": alone, "sdk_in": where.get("mcp"), "tools": count,
+                      "gc": enabled, "frozen": frozen}))
+""")
+
+
+def test_the_sdk_loads_in_a_worker_while_browsers_connect_and_gc_resumes() -> None:
+    """``server.start``: the SDK and the tools are imported off the loop thread (which
+    meanwhile connects), and the collector the CLI paused is on again once serving."""
+    done = subprocess.run([sys.executable, "-c", START_CHILD], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["alone"] is False
+    assert found["sdk_in"] not in (None, "MainThread"), found
+    assert found["tools"] >= 19 and found["gc"] is True and found["frozen"] is True, found

@@ -28,7 +28,7 @@ from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import GatewayError, TabNotFound
 
-__all__ = ["DIALOG_SAFE", "SETUP_TIMEOUT_S", "PageTracker"]
+__all__ = ["DIALOG_SAFE", "GEOLOCATION", "SETUP_TIMEOUT_S", "PageTracker"]
 
 log = structlog.get_logger("gateway.target")
 
@@ -39,6 +39,9 @@ _NETWORK_ENABLE = {"maxTotalBufferSize": 64 * 1024 * 1024,
                    "maxResourceBufferSize": 16 * 1024 * 1024}
 # Cross-site iframes run in their own process: Chrome hands them over as child
 # sessions of the page's session, paused until their collectors are on.
+GEOLOCATION = "Emulation.setGeolocationOverride"
+"""The override of an emulated position (``page.emulation``): it comes with a grant of
+the geolocation permission to the tab's browser context, withdrawn here too."""
 _IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
                   "filter": [{"type": "iframe"}, {"exclude": True}]}
 # While a dialog is open the renderer runs nothing; these still work (they are
@@ -152,6 +155,19 @@ class PageTracker:
                 _fail_in_flight(self._cdp, tab, tab.session_id, reason)
         self._registry.remove(tab, reason)
         self.uploads.release(tab)
+        self._withdraw_position_grant(tab)
+
+    def _withdraw_position_grant(self, gone: Tab) -> None:
+        """A tab that emulated a position had the geolocation permission granted to its
+        browser context (``page.emulation``); when the last such tab of the default
+        context goes, so does the grant. (A named context ends with its last tab.)"""
+        if (GEOLOCATION not in gone.overrides or gone.context is not None
+                or self._tasks is None or self._cdp is None
+                or any(GEOLOCATION in t.overrides and t.context is None
+                       for t in self.tabs.values())):
+            return
+        self._tasks.start_soon(self._send_quietly, self._cdp, "Browser.resetPermissions",
+                               {}, None)
 
     # -------------------------------------------------------------- sessions
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from gateway.browsers.pages import GEOLOCATION
 from gateway.errors import CdpError, InvalidArgument
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ _CLEAR: dict[str, tuple[str, dict[str, Any]]] = {
 itself checks (locale, time zone) go first, so a refused one fails before anything
 else changed."""
 
-_GEO = "Emulation.setGeolocationOverride"
+_GEO = GEOLOCATION
 _ZONE = "Emulation.setTimezoneOverride"
 """Chrome checks a time zone only when it sets one where none is: over one in effect it
 accepts any name and keeps the old zone. So a changed zone is cleared first, then set."""

@@ -200,6 +200,36 @@ async def test_a_reset_withdraws_the_geolocation_grant_from_other_tabs_too(
     assert await js(env.client, tab, state) == before
 
 
+async def test_the_grant_goes_with_the_last_tab_that_emulated_a_position(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
+    """Closing tabs withdraws the grant as a reset does: not while another tab of the
+    context still emulates a position, then once the last one is gone — closed by
+    close_tab or by somebody else (here a browser-level Target.closeTarget)."""
+    state = "navigator.permissions.query({name: 'geolocation'}).then(p => p.state)"
+    first, second, plain = (await open_page(env, tabs), await open_page(env, tabs),
+                            await open_page(env, tabs))
+    before = await js(env.client, plain, state)
+    assert before != "granted", "the browser already grants geolocation: nothing to test"
+    await emulate(env, first, geolocation={"latitude": 1.0, "longitude": 2.0})
+    await emulate(env, second, geolocation={"latitude": 3.0, "longitude": 4.0})
+
+    await call_ok(env.client, "close_tab", {"tab": first})
+    tabs.remove(first)
+    assert await js(env.client, plain, state) == "granted", "second still emulates one"
+    info = await call_ok(env.client, "cdp_command", {"tab": second,
+                                                     "method": "Target.getTargetInfo"})
+    target_id = info["result"]["targetInfo"]["targetId"]
+    await call_ok(env.client, "cdp_command", {"target": "h1", "method": "Target.closeTarget",
+                                              "params": {"targetId": target_id}})
+    tabs.remove(second)
+
+    async def withdrawn() -> bool:
+        return await js(env.client, plain, state) == before
+
+    await eventually(withdrawn, timeout=10, what="the grant to be withdrawn")
+
+
 async def test_network_offline_then_throttled_then_online(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:

@@ -21,7 +21,8 @@ is ``str(error)``: what happened, then what to do next.
     │   └── DiscoveryError     no DevTools endpoint found on the host
     ├── HostError              a host could not run, read or connect (reason only: a
     │   ├── HostKeyRejected    host serves several targets; ``TargetUnavailable.of`` names one)
-    │   └── NothingListens     no program listens at the address asked for, on the host
+    │   ├── NothingListens     no program listens at the address asked for, on the host
+    │   └── StagingFailed      files to upload not copied, and their directory left there
     ├── BrowserClosed          the CDP websocket went away mid-call
     ├── CdpError               Chrome answered a command with an error
     ├── CdpTimeout             Chrome did not answer in time
@@ -58,6 +59,7 @@ __all__ = [
     "NavigationError",
     "NotAllowed",
     "NothingListens",
+    "StagingFailed",
     "StaleRef",
     "TabNotFound",
     "TargetAmbiguous",
@@ -178,6 +180,16 @@ class HostKeyRejected(HostError):
 class NothingListens(HostError):
     """The host answered that nothing listens at the address (over SSH: the channel open
     was refused) — the link works, the port is wrong or its program is not running."""
+
+
+class StagingFailed(HostError):
+    """Copying files to upload failed after their private directory was made on the
+    host, and removing it failed too (the link went): ``directory`` is left for the
+    browser's next sweep of staged files to remove."""
+
+    def __init__(self, reason: str, directory: str) -> None:
+        self.directory = directory
+        super().__init__(reason)
 
 
 class DiscoveryError(TargetUnavailable):

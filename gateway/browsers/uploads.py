@@ -8,7 +8,8 @@ page or the user, vanished over a browser restart, or its target removed — and
 when the gateway exits. Tabs die in synchronous code (Chrome's target events), so
 ``release`` only marks a directory stale and wakes ``sweeper``; ``sweep`` is the
 one place that removes, bounded and never raising. A directory whose removal
-failed (the host was unreachable) is tried again at the next sweep.
+failed (the host was unreachable) is tried again at the next sweep, and when the
+browser is served again after a reconnect; so is one a broken-off copy left.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import anyio
 import structlog
 
 from gateway.browsers.tab import Tab
-from gateway.errors import HostError, TabNotFound
+from gateway.errors import HostError, StagingFailed, TabNotFound
 from gateway.hosts.base import Host
 from gateway.output.files import Readable
 
@@ -50,7 +51,12 @@ class Uploads:
             raise TabNotFound(tab.id, "was closed during the upload; its files were not "
                               "copied")
         directories = self._by_tab.setdefault(tab.id, [])  # released → no longer this list
-        staged = await self._host.stage_files(files, timeout_s)
+        try:
+            staged = await self._host.stage_files(files, timeout_s)
+        except StagingFailed as exc:  # the copy broke off and its directory stayed
+            self._stale.append(exc.directory)
+            self._more.set()
+            raise
         if staged.directory is not None:
             directories.append(staged.directory)
             if self._by_tab.get(tab.id) is not directories:
@@ -81,7 +87,10 @@ class Uploads:
         self._stale.extend(directories)
 
     async def sweeper(self) -> None:
-        """Sweep whenever a tab with staged files went; runs while the browser is served."""
+        """Sweep whenever a tab with staged files went, and at once what an earlier
+        connection could not remove; runs while the browser is served."""
+        if self._stale:
+            await self.sweep()
         while True:
             await self._more.wait()
             self._more = anyio.Event()

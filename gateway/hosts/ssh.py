@@ -24,6 +24,7 @@ Host keys: see ``known_hosts``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -37,7 +38,7 @@ import asyncssh
 import structlog
 
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
-from gateway.errors import HostError, HostKeyRejected, NothingListens
+from gateway.errors import HostError, HostKeyRejected, NothingListens, StagingFailed
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, request_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
@@ -206,25 +207,30 @@ class SshHost:
     async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
         conn = await self.connection()
         directory = f"/tmp/csgw-upload-{secrets.token_hex(16)}"
+        left: str | None = None  # the directory, while it is there and not all copied
         try:
             with anyio.fail_after(timeout_s):
                 async with self._sessions, conn.start_sftp_client() as sftp:
                     # mkdir fails on anything already there: nobody else's directory or link.
                     await sftp.mkdir(directory, asyncssh.SFTPAttrs(permissions=0o700))
+                    left = directory
                     try:
                         return Staged(directory, tuple([await _put(sftp, directory, n, f)
                                                         for n, f in enumerate(files)]))
                     except BaseException:
                         with anyio.move_on_after(2, shield=True):
-                            await sftp.rmtree(directory, ignore_errors=True)
+                            with contextlib.suppress(OSError, asyncssh.Error):
+                                await sftp.rmtree(directory)
+                                left = None
                         raise
         except TimeoutError:
-            raise HostError(f"copying the files to {self.label} timed out after "
-                            f"{timeout_s:g} s; raise timeout_s for large files") from None
+            reason = (f"copying the files to {self.label} timed out after {timeout_s:g} s; "
+                      "raise timeout_s for large files")
         except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"could not copy the files to {self.label} over SFTP "
-                            f"({getattr(exc, 'reason', '') or exc}); its sshd must offer the "
-                            "sftp subsystem and /tmp must be writable") from None
+            reason = (f"could not copy the files to {self.label} over SFTP "
+                      f"({getattr(exc, 'reason', '') or exc}); its sshd must offer the "
+                      "sftp subsystem and /tmp must be writable")
+        raise HostError(reason) if left is None else StagingFailed(reason, left)
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None) -> HttpResponse:

@@ -17,7 +17,7 @@ from gateway.browsers.pages import PageTracker
 from gateway.browsers.tab import TabRegistry
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
-from gateway.errors import HostError, TabNotFound
+from gateway.errors import HostError, StagingFailed, TabNotFound
 from gateway.hosts.base import Staged
 from gateway.output.files import Readable
 
@@ -37,9 +37,13 @@ class FakeHost:
         self.copying = anyio.Event()
         self.release_copy: anyio.Event | None = None
         self.fail_runs = 0
+        self.break_off = False  # the link goes mid-copy: the directory stays on the host
 
     async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
         directory = f"/tmp/csgw-upload-{len(self.staged)}"
+        if self.break_off:
+            self.staged.append(directory)
+            raise StagingFailed("connection lost", directory)
         self.copying.set()
         if self.release_copy is not None:
             await self.release_copy.wait()
@@ -106,4 +110,22 @@ async def test_a_removal_that_failed_is_tried_again() -> None:
     await pages.uploads.sweep()
     assert host.commands == []
     await pages.uploads.aclose()
+    assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]
+
+
+async def test_a_copy_that_broke_off_has_its_directory_removed_once_served_again() -> None:
+    """The link died mid-copy, so the host could not remove the half-filled directory
+    there and then: the upload fails, and the directory is the next sweep's — the one
+    the sweeper makes as soon as the browser is served again, with no tab closing."""
+    host = FakeHost()
+    host.break_off = True
+    pages = tracker(host)
+    tab = pages.track({"targetId": "T1"})
+    host.fail_runs = 1  # still unreachable for the first sweep
+    with pytest.raises(StagingFailed, match="connection lost"):
+        await pages.uploads.stage(tab, FILES, 5)
+    await pages.uploads.sweep()
+    assert host.commands == []
+    with anyio.move_on_after(1):  # a reconnect: the browser's sweeper starts again
+        await pages.uploads.sweeper()
     assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]

@@ -7,10 +7,10 @@ meanwhile (issue 12): by the time the server is built the browsers are usually u
 While it connects, the loop thread imports only a few small modules the first time
 they are used: h11 (``/json/version``), ``encodings.idna`` (an SSH host's name),
 ``anyio._core._subprocesses`` (a local launch), ``_strptime`` and ``importlib.readers``
-(a host scan; the worker imports the latter too). None of them imports, directly or
-not, a module that imports it back, so the two threads cannot deadlock on import
-locks: the SSH, discovery and CDP modules come with the registry. This module
-itself must not import the SDK.
+(a host scan). The worker imports only the last of them too, and nothing that chain
+imports (``importlib.resources.readers``, ``_itertools``) imports it back, so the two
+threads cannot deadlock on import locks: the SSH, discovery and CDP modules come
+with the registry. This module itself must not import the SDK.
 """
 
 from __future__ import annotations

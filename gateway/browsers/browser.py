@@ -87,6 +87,7 @@ class Browser:
         self._changed = anyio.Event()
         self._wake = anyio.Event()
         self._failures = 0  # counts failed attempts: a waiting call sees the one it awaited fail
+        self._attempting = False  # one is under way: a retry reads down meanwhile
         self._last_browser_path: str | None = None
         self.group = group    # the browsers = "all" or sessions = N target it is one of
         self._log = log.bind(target=self.name)
@@ -169,7 +170,7 @@ class Browser:
         reason = self.error or "not connected yet"
         if self.state == "gone":
             raise TargetUnavailable(self.name, reason)
-        if self.state == "connecting":
+        if self.state == "connecting" or self._attempting:
             reason += f"; still reconnecting after {wait_s:g} s"
         raise TargetUnavailable(self.name, f"{reason}; the gateway keeps reconnecting in the "
                                 "background — retry shortly, or check list_targets")
@@ -182,30 +183,32 @@ class Browser:
         delay = policy.initial_delay_s
         if self._on_demand:
             await self._wake.wait()
-        retrying = False
         while True:
-            if not (retrying and self.state == "down"):
+            if not (self._failures and self.state == "down"):
                 self._set_state("connecting", self.error)  # a retry stays down meanwhile
+            self._attempting = True
             try:
                 endpoint, cdp = await self._open()
             except Exception as exc:  # a bug must cost this attempt, not the process
-                retrying = True
                 self._attempt_failed(self._failure(exc, "connecting"))
-                self._wake = anyio.Event()
-                with anyio.move_on_after(None if self._on_demand else delay):
-                    await self._wake.wait()
-                delay = min(delay * 2, policy.max_delay_s)
-                continue
-            delay, retrying = policy.initial_delay_s, False
-            try:
-                await self._serve(endpoint, cdp)
-            except Exception as exc:  # the same for a connection that broke down
-                self._set_state("connecting", self._failure(exc, "serving"))
-                await cdp.aclose()
-                self._disconnected(endpoint)
+            else:
+                try:
+                    served = await self._serve(endpoint, cdp)  # False: its set-up failed
+                except Exception as exc:  # the same for a connection that broke down
+                    served = True
+                    self._set_state("connecting", self._failure(exc, "serving"))
+                    await cdp.aclose()
+                    self._disconnected(endpoint)
+                if served:
+                    delay = policy.initial_delay_s
+                    continue
+            with anyio.move_on_after(None if self._on_demand else delay):
+                await self._wake.wait()  # the backoff: a call's wake-up cuts it short
+            delay = min(delay * 2, policy.max_delay_s)
 
     def _attempt_failed(self, reason: str) -> None:
-        self._failures += 1
+        self._failures, self._attempting = self._failures + 1, False
+        self._wake = anyio.Event()  # now, with the state: a call from here on wakes the retry
         self._set_state("down", reason)
 
     def _failure(self, exc: Exception, doing: str) -> str:
@@ -231,8 +234,8 @@ class Browser:
             await self.host.expose(self.config.expose_port, endpoint.host, endpoint.port)
         return endpoint, CdpConnection(ws, name=self.name)
 
-    async def _serve(self, endpoint: Endpoint, cdp: CdpConnection) -> None:
-        """Run the reader, set the browser up, and wait until the socket closes."""
+    async def _serve(self, endpoint: Endpoint, cdp: CdpConnection) -> bool:
+        """Run the reader, set the browser up, serve until the socket closes; False: no set-up."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(cdp.run)
             tg.start_soon(self.pages.uploads.sweeper)
@@ -245,12 +248,13 @@ class Browser:
                 self._attempt_failed(f"browser at {endpoint.address} did not answer "
                                      f"set-up commands ({exc})")
                 await cdp.aclose()
-                return
-            self._cdp = cdp
-            self._set_state("up")
-            await cdp.closed.wait()
-            tg.cancel_scope.cancel()  # attach tasks of a dead socket have nothing to do
+            else:
+                self._cdp = cdp
+                self._set_state("up")
+                await cdp.closed.wait()
+            tg.cancel_scope.cancel()  # the sweeper, a session's keeper, attach tasks: done
         self._disconnected(endpoint)
+        return self.state != "down"
 
     def _disconnected(self, endpoint: Endpoint) -> None:
         self._cdp = None

@@ -4,10 +4,13 @@ Importing the SDK and the tool families is most of a start (~400 ms here, all CP
 this process), and a first connection over SSH ~100 ms, mostly waiting on sshd and
 Chrome in theirs. So the registry starts first and the import runs in a worker thread
 meanwhile (issue 12): by the time the server is built the browsers are usually up.
-While it connects, the loop thread imports at most h11 (for ``/json/version``), which
-imports nothing the worker could be holding, so the two threads cannot deadlock on
-import locks: the SSH, discovery and CDP modules come with the registry. This module
-itself must not import the SDK.
+While it connects, the loop thread imports only a few small modules the first time
+they are used: h11 (``/json/version``), ``encodings.idna`` (an SSH host's name),
+``anyio._core._subprocesses`` (a local launch), ``_strptime`` and ``importlib.readers``
+(a host scan). The worker imports only the last of them too, and nothing that chain
+imports (``importlib.resources.readers``, ``_itertools``) imports it back, so the two
+threads cannot deadlock on import locks: the SSH, discovery and CDP modules come
+with the registry. This module itself must not import the SDK.
 """
 
 from __future__ import annotations
@@ -34,23 +37,31 @@ if TYPE_CHECKING:
 __all__ = ["running_server", "serve_stdio"]
 
 log = structlog.get_logger("gateway.server")
+DEFAULT_TOOLS = "all"  # GatewayConfig.tools's default: it cannot name an unknown tool
 
 
 @asynccontextmanager
 async def running_server(config: GatewayConfig
                          ) -> AsyncIterator[tuple[MCPServer, Registry]]:
     """Registry started, call log open, server built; all closed again on exit. A bad
-    ``--tools`` (found once the tools are imported) ends the start with its error."""
+    ``--tools`` fails first, before any browser is contacted: a spec of one's own is
+    read (the tools imported) before the registry starts; only the default, which
+    always offers tools, is read while the browsers connect."""
     call_log = CallLog.open(config.call_log)
     try:
+        # A launch = true target would start a browser on its host for a start that
+        # then ends with "unknown tool or set": a spec other than "all" costs the overlap.
+        checked = (None if config.tools == DEFAULT_TOOLS
+                   else await anyio.to_thread.run_sync(_offered, config))
         async with open_registry(config) as registry:
-            selection = await anyio.to_thread.run_sync(_offered, config)
+            selection = (checked if checked is not None
+                         else await anyio.to_thread.run_sync(_offered, config))
             from gateway.server.app import build_server
 
             server = build_server(registry, call_log, selection)
             _collect_from_now_on()
             yield server, registry
-    except* ConfigError as group:  # a bad --tools, raised inside the registry's task group
+    except* ConfigError as group:  # raised inside the registry's task group: itself again
         raise group.exceptions[0] from None
     finally:
         call_log.close()

@@ -16,7 +16,15 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+
+from gateway.config import load_config
 
 __all__: list[str] = []
 
@@ -93,3 +101,41 @@ def test_the_sdk_loads_in_a_worker_while_browsers_connect_and_gc_resumes() -> No
     assert found["alone"] is False
     assert found["sdk_in"] not in (None, "MainThread"), found
     assert found["tools"] >= 19 and found["gc"] is True and found["frozen"] is True, found
+
+
+@pytest.mark.anyio
+async def test_a_bad_tools_spec_fails_before_any_browser_is_contacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``running_server`` reads the tools in a worker while the registry connects; a spec
+    naming no tool must still end the start before a host is contacted (a ``launch =
+    true`` target would otherwise start a browser there, left running). The worker's
+    import is slowed to a cold start's."""
+    from gateway.errors import ConfigError
+    from gateway.server import start
+
+    cold = start._offered
+
+    def slow(config: Any) -> Any:
+        time.sleep(0.5)  # ~ importing the SDK and the tool families in a fresh process
+        return cold(config)
+
+    monkeypatch.setattr(start, "_offered", slow)
+    accepted = 0
+
+    async def count(stream: anyio.abc.SocketStream) -> None:
+        nonlocal accepted
+        accepted += 1
+        await stream.aclose()
+
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener, \
+            anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, count)
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        config = load_config({"CDP_URL": f"127.0.0.1:{port}"}, tools="core,+nope")
+        with pytest.raises(ConfigError, match="unknown tool or set '\\+nope'"):
+            async with start.running_server(config):
+                pass
+        await anyio.sleep(0.1)
+        tg.cancel_scope.cancel()
+    assert accepted == 0, "the browser was contacted before the bad --tools was reported"

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["running_server", "serve_stdio"]
 
 log = structlog.get_logger("gateway.server")
-DEFAULT_TOOLS = "all"  # GatewayConfig.tools's default: it cannot name an unknown tool
+DEFAULT_TOOLS = GatewayConfig.model_fields["tools"].default  # names no unknown tool
 
 
 @asynccontextmanager

@@ -90,7 +90,7 @@ async def test_devtools_active_port_in_default_profile_dirs(
         f"127.0.0.1:{facts['p2']}{facts['path2']} (DevToolsActivePort in .config/google-chrome)"
     )
     for name in ("auto1", "auto2"):
-        assert targets[name]["state"] == "up" and targets[name]["error"] is None
+        assert targets[name]["state"] == "up" and "error" not in targets[name]
         assert targets[name]["browser"].startswith("Chrome/")
 
 

@@ -111,7 +111,7 @@ async def test_first_call_launches_and_a_gateway_restart_reattaches(
         listing = await call_ok(gw, "list_tabs", {"target": "vm"}, timeout=60)
         assert [t["url"] for t in listing["tabs"]] == ["about:blank"]
         vm = await _launched_target(gw)
-        assert (vm["launched"], vm["restarts"], vm["error"]) == (True, 0, None)
+        assert (vm["launched"], vm["restarts"], vm.get("error")) == (True, 0, None)
         assert vm["cdp_endpoint"].endswith(f"(DevToolsActivePort in {profile})")
         first = _browser_pid(profile)
         assert first is not None

@@ -69,7 +69,7 @@ async def test_local_default_launches_and_cleans_up(tmp_path: Path) -> None:
         targets = await wait_for_targets(gw, {"local": "up"})
         local = targets["local"]
         assert list(targets) == ["local"]
-        assert (local["transport"], local["host"], local["error"]) == (
+        assert (local["transport"], local["host"], local.get("error")) == (
             "local", "this machine", None)
         assert local["browser"].startswith("Chrome/")
         match = re.search(r"\(DevToolsActivePort in (/\S*/csgw-chrome-[^)/\s]+)\)$",
@@ -112,7 +112,7 @@ async def test_local_default_launches_under_a_long_tmpdir(tmp_path: Path) -> Non
         before = set(Path("/tmp").glob("csgw-chrome-*"))
         async with open_gateway(env) as gw:
             targets = await wait_for_targets(gw)
-            assert (targets["local"]["state"], targets["local"]["error"]) == ("up", None)
+            assert (targets["local"]["state"], targets["local"].get("error")) == ("up", None)
             nav = await call_ok(gw, "navigate", {"url": data_url("long-tmpdir")})
             assert nav["title"] == "long-tmpdir"
         assert list(long_tmpdir.iterdir()) == [], "the launched profile was left behind"

@@ -1,5 +1,5 @@
 """Command line: ``serve`` (MCP on stdio, the default, or ``--http``), ``call``,
-``daemon`` and ``doctor``.
+``daemon``, ``doctor`` and ``share`` (this machine's browser, forwarded to a host).
 
 ``call TOOL 'JSON'`` runs one tool through a background gateway for the same
 configuration (``daemon``, started on first use), so a sequence of shell
@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     daemon.add_argument("action", choices=("start", "stop", "status", "run"),
                         help="run: serve in the foreground (what start spawns)")
     _add_idle_timeout(daemon)
+    _add_share(sub)
     doctor = sub.add_parser(
         "doctor",
         help="check every target step by step and say what to fix",
@@ -98,6 +99,39 @@ def _parser() -> argparse.ArgumentParser:
                         help="check only this target (repeatable)")
     doctor.add_argument("--json", action="store_true", help="print one JSON document")
     return parser
+
+
+def _add_share(sub: Any) -> None:
+    share = sub.add_parser(
+        "share", help="share this machine's browser to a host over SSH (it dials out)",
+        description="Share a browser of this machine (a laptop behind NAT, a CI runner) "
+                    "with a gateway on DEST: SSH to DEST and have sshd there listen on "
+                    "~/.cache/chrome-ssh-gateway/shared/NAME.sock, which leads to the "
+                    "browser's DevTools. Whoever logs in as that user on DEST controls the "
+                    "browser. Runs until Ctrl-C, SIGTERM or --for.")
+    share.add_argument("dest", metavar="DEST",
+                       help="SSH destination: a ~/.ssh/config alias or user@host[:port]")
+    share.add_argument("--name", help="the share's name on DEST (default: this machine's "
+                                      "host name)")
+    share.add_argument("--cdp", metavar="ADDR",
+                       help="the browser's DevTools address here, e.g. 127.0.0.1:9222 "
+                            "(default: find it)")
+    share.add_argument("--launch", action="store_true",
+                       help="start a browser (persistent profile "
+                            "~/.cache/chrome-ssh-gateway/NAME) when none runs")
+    share.add_argument("--temporary-profile", action="store_true",
+                       help="with --launch: a fresh profile, removed with the browser when "
+                            "the share stops")
+    share.add_argument("--browsers", choices=("one", "all"), default="one",
+                       help="all: every debuggable browser here, each shared as NAME-N, "
+                            "followed as they start and exit")
+    share.add_argument("--for", dest="for_", metavar="DURATION",
+                       help="stop sharing after this long: 45m, 2h, 1h30m, 90s")
+    share.add_argument("--accept-new", action="store_true",
+                       help="record DEST's host key when known_hosts has none (default: "
+                            "it must be known)")
+    share.add_argument("--log-level", choices=_LOG_LEVELS, default=argparse.SUPPRESS,
+                       help="stderr log level (default WARNING)")
 
 
 def _add_http_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
@@ -128,6 +162,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         for flag, given in (("--read-only", args.read_only), ("--tools", args.tools)):
             if given:
                 parser.error(f"{flag} applies to serve and call, not doctor")
+    if args.command == "share":
+        for flag, given in (("--read-only", args.read_only), ("--tools", args.tools),
+                            ("--config", args.config)):
+            if given:
+                parser.error(f"{flag} does not apply to share")
     if args.command not in (None, "serve") and (args.http or args.token_file):
         parser.error("--http and --token-file apply to serve")
     if args.token_file and not args.http:
@@ -238,7 +277,7 @@ def log_level(command: str | None, flag: str | None, environ: Mapping[str, str])
     overwrites a ``--log-level`` given before the subcommand, and one shared action's
     default set for one subcommand once changed it for all (``serve`` logged nothing)."""
     return (flag or environ.get("CHROME_SSH_GATEWAY_LOG_LEVEL")
-            or ("WARNING" if command == "doctor" else "INFO"))
+            or ("WARNING" if command in ("doctor", "share") else "INFO"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -249,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2 if arguments is None else _call_daemon(args, arguments)
         if args.command == "daemon" and args.action != "run":
             return _daemon(args)
+        if args.command == "share":
+            return _share(args)
         return _serve_or_run(args)
     except ConfigError as exc:
         print(f"chrome-ssh-gateway: configuration error: {exc}", file=sys.stderr)
@@ -258,6 +299,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _share(args: argparse.Namespace) -> int:
+    import anyio
+
+    from gateway.server.log_setup import configure_logging
+    from gateway.share.options import share_options
+    from gateway.share.sharer import run_share
+
+    try:
+        options = share_options(args.dest, args.name, args.cdp, args.launch,
+                                args.temporary_profile, args.browsers, args.for_,
+                                args.accept_new)
+    except ValueError as exc:
+        print(f"chrome-ssh-gateway share: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(log_level("share", args.log_level, os.environ))
+    return anyio.run(run_share, options)
 
 
 def _call_arguments(text: str) -> dict[str, Any] | None:

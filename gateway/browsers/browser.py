@@ -33,10 +33,18 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Held, Scanned, Search, Strategy, find_browser
+from gateway.browsers.discovery import (
+    Held,
+    Scanned,
+    Search,
+    SharedSocket,
+    Strategy,
+    find_browser,
+)
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
 from gateway.browsers.scan import Candidate
+from gateway.browsers.shares import BadShare, SeenShare
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
@@ -96,6 +104,11 @@ class Browser:
     def found(self) -> Candidate | None:
         """What a host scan sees of this browser now (pid, profile, …), if a scan found it."""
         return next((s.candidate for s in self._strategies if isinstance(s, Scanned)), None)
+
+    @property
+    def share(self) -> SeenShare | BadShare | None:
+        """What the listing of shares says of this browser now, if it is a share."""
+        return next((s.seen for s in self._strategies if isinstance(s, SharedSocket)), None)
 
     @property
     def described(self) -> str:
@@ -229,7 +242,8 @@ class Browser:
         endpoint, ws = await find_browser(self._strategies, Search(self.host, self.name,
                                                                   timeout_s))
         if self.endpoint is not None and self.endpoint != endpoint:
-            self.host.release(self.endpoint.host, self.endpoint.port)  # it moved
+            self.host.release(self.endpoint.host, self.endpoint.port,  # it moved
+                              socket=self.endpoint.socket)
         if self.config.expose_port is not None:
             await self.host.expose(self.config.expose_port, endpoint.host, endpoint.port)
         return endpoint, CdpConnection(ws, name=self.name)
@@ -395,6 +409,7 @@ class Browser:
         for held in self._held:
             await held.let_go(self.host)
         if self.endpoint is not None:
-            self.host.release(self.endpoint.host, self.endpoint.port)
+            self.host.release(self.endpoint.host, self.endpoint.port,
+                              socket=self.endpoint.socket)
         if self._launcher is not None:
             await self._launcher.aclose(quitting=quitting)

@@ -40,6 +40,7 @@ from gateway.browsers.endpoint import (
     parse_active_port,
     parse_version_payload,
 )
+from gateway.browsers.shares import BadShare, SeenShare
 from gateway.config import CdpAddress, TargetConfig
 from gateway.config.remote import HostedUrl, SecretHeaders
 from gateway.errors import (
@@ -65,6 +66,7 @@ __all__ = [
     "Launch",
     "Scanned",
     "Search",
+    "SharedSocket",
     "Strategy",
     "VersionProbe",
     "attach_at",
@@ -112,7 +114,8 @@ class Search:
         self.trace.trying(endpoint)
         try:
             try:
-                route = await self.host.route(endpoint.host, endpoint.port)
+                route = await self.host.route(endpoint.host, endpoint.port,
+                                              socket=endpoint.socket)
             except HostError as exc:
                 raise TunnelError.of(self.name, exc) from None
             try:
@@ -125,7 +128,7 @@ class Search:
                     await self._nothing_there(endpoint)
                 raise
         except GatewayError as exc:
-            self.host.release(endpoint.host, endpoint.port)
+            self.host.release(endpoint.host, endpoint.port, socket=endpoint.socket)
             self.trace.rejected(endpoint, exc.cause)
             raise
 
@@ -136,7 +139,7 @@ class Search:
         One bounded request tells them apart; anything else keeps the websocket's error."""
         try:
             await self.host.http_request(endpoint.host, endpoint.port, "/json/version",
-                                         min(self.timeout_s, PROBE_S))
+                                         min(self.timeout_s, PROBE_S), socket=endpoint.socket)
         except NothingListens as exc:
             raise DiscoveryError(self.name, f"DevTools websocket {endpoint.shown}: nothing "
                                  f"listens at {endpoint.address} on {self.host.label} "
@@ -290,6 +293,42 @@ class Scanned:
                                  f"{found.active_port} but {exc.cause}") from None
 
 
+class SharedSocket:
+    """A share (``shares``): the browser behind a Unix socket on the host, which its own
+    machine forwarded there. ``share_watch`` updates ``seen`` as the listing changes; a
+    manifest that cannot be used (``BadShare``) is the reason, never a connection."""
+
+    def __init__(self, seen: SeenShare | BadShare) -> None:
+        self.seen = seen
+
+    async def find(self, search: Search) -> Found | None:
+        seen = self.seen
+        if isinstance(seen, BadShare):
+            raise DiscoveryError(search.name, f"the share {seen.file} on {search.host.label} "
+                                 f"cannot be used: {seen.problem}")
+        manifest = seen.manifest
+        stopped = (f"its sharer ({manifest.sharer}) lost its link or was stopped without "
+                   "cleaning up; the target comes back when the share does")
+        if not seen.has_socket:
+            raise DiscoveryError(search.name, f"the share's socket {seen.socket} is missing "
+                                 f"on {search.host.label}: {stopped}")
+        try:
+            path = await _ask_version(search, _SHARE_HOST, seen.socket)
+        except _Unanswered as exc:
+            search.trace.unanswered(_SHARE_HOST, str(exc))
+            reason = (f"nothing answers on the share's socket {seen.socket} on "
+                      f"{search.host.label}: {stopped}" if exc.nothing_listens else str(exc))
+            raise DiscoveryError(search.name, reason) from None
+        endpoint = Endpoint(_SHARE_HOST.host, _SHARE_HOST.port, path,
+                            f"share {manifest.name} from {manifest.sharer}", socket=seen.socket)
+        return endpoint, await search.connect(endpoint)
+
+
+# Chrome checks that a DevTools request's Host is an IP or localhost; through a share's
+# socket no TCP address applies, so requests name this one.
+_SHARE_HOST = CdpAddress(host="localhost", port=80)
+
+
 def strategies_for(config: TargetConfig,
                    launcher: ChromeLauncher | None = None) -> list[Strategy]:
     """How the browser of a configured target is found, in order."""
@@ -332,14 +371,17 @@ async def discover(host: Host, config: TargetConfig, timeout_s: float,
     return await find_browser(strategies_for(config), search)
 
 
-async def _ask_version(search: Search, address: CdpAddress) -> str:
-    """``/json/version`` at ``address`` → the ``/devtools/browser/…`` path it names."""
-    where = f"{address.host}:{address.port}"
+async def _ask_version(search: Search, address: CdpAddress, socket: str | None = None) -> str:
+    """``/json/version`` at ``address`` (or at the Unix socket ``socket``, a share's)
+    → the ``/devtools/browser/…`` path it names."""
+    where = socket or f"{address.host}:{address.port}"
     try:
         response = await search.host.http_request(address.host, address.port,
-                                                  "/json/version", search.timeout_s)
+                                                  "/json/version", search.timeout_s,
+                                                  socket=socket)
     except HostError as exc:
-        raise _Unanswered(f"/json/version at {where}: {exc.reason}") from None
+        raise _Unanswered(f"/json/version at {where}: {exc.reason}",
+                          nothing_listens=isinstance(exc, NothingListens)) from None
     if response.status != 200:
         raise _Unanswered(f"/json/version at {where} answered HTTP {response.status}")
     try:
@@ -350,6 +392,10 @@ async def _ask_version(search: Search, address: CdpAddress) -> str:
 
 class _Unanswered(Exception):
     """``/json/version`` gave nothing to connect to; the message says why."""
+
+    def __init__(self, message: str, *, nothing_listens: bool = False) -> None:
+        super().__init__(message)
+        self.nothing_listens = nothing_listens
 
 
 async def attach_at(search: Search, address: CdpAddress, found_by: str | None = None) -> Found:

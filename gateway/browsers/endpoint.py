@@ -50,19 +50,25 @@ class Endpoint:
     scheme: str = "ws"
     headers: SecretHeaders = NO_HEADERS
     ca_file: str | None = None
+    # A share's Unix socket on the host (``share``): reached there instead of host:port,
+    # which then only name the Host header Chrome checks (``localhost``).
+    socket: str | None = None
 
     @property
     def address(self) -> str:
-        return host_port(self.host, self.port)
+        return self.socket if self.socket is not None else host_port(self.host, self.port)
 
     @property
     def url(self) -> str:
         """The websocket URL, secrets (a ``?token=``) included: only for connecting."""
-        return f"{self.scheme}://{self.address}{self.browser_path}"
+        netloc = self.host if self.socket is not None else self.address
+        return f"{self.scheme}://{netloc}{self.browser_path}"
 
     @property
     def shown(self) -> str:
         """``address/path`` with every query value redacted: for messages and results."""
+        if self.socket is not None:
+            return f"{self.socket} {self.browser_path}"
         return redact_url(self.url).partition("://")[2]
 
     def __repr__(self) -> str:  # the path may hold a hosted pool's ?token=

@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 import anyio
 import structlog
 
-from gateway.browsers.discovery import Scanned
+from gateway.browsers.discovery import Scanned, Strategy
 from gateway.browsers.scan import Candidate, classify, parse_scan, scan_script
 from gateway.config import TargetConfig
 from gateway.errors import HostError
@@ -41,9 +41,12 @@ ScanState = Literal["connecting", "up", "down"]
 
 
 class ScanTargets(Protocol):
-    """What a scan needs from the registry (which implements it)."""
+    """What a scan (or a ``share_watch.ShareWatch``) needs from the registry (which
+    implements it)."""
 
-    def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None: ...
+    def add_found(self, target: TargetConfig, strategy: Strategy, group: str) -> None: ...
+
+    def taken(self, name: str) -> bool: ...
 
     def update_found(self, name: str) -> None: ...
 
@@ -81,6 +84,13 @@ class HostScan:
 
     def attachable(self) -> list[str]:
         return [m.name for m in self._members.values() if m.strategy.candidate.problem is None]
+
+    def nothing_found(self) -> str:
+        """Why no browser can be chosen (the registry's error for this group's name)."""
+        others = (f"; not attachable: {', '.join(self.members)} (list_targets says why)"
+                  if self.members else "")
+        return (f"no debuggable browser found on {self.host.label}{others}; start one with "
+                "--remote-debugging-port=0 and a --user-data-dir")
 
     async def settled(self) -> None:
         """Wait (bounded) for the first scan to finish."""

@@ -27,7 +27,7 @@ import anyio
 import structlog
 
 from gateway.browsers.browser import Browser
-from gateway.browsers.discovery import Scanned, Strategy, strategies_for
+from gateway.browsers.discovery import Strategy, strategies_for
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.webdriver import WebDriverSession
 from gateway.config import GatewayConfig, TargetConfig
@@ -47,6 +47,9 @@ if TYPE_CHECKING:  # imported where first used: a gateway that never launches Ch
     # scans a host or reaches one over SSH does not import the code (asyncssh) to serve
     from gateway.browsers.host_scan import HostScan
     from gateway.browsers.launcher import ChromeLauncher
+    from gateway.browsers.share_watch import ShareWatch
+
+    Group = HostScan | ShareWatch
 
 __all__ = ["GONE_LISTED_S", "Registry", "open_registry"]
 
@@ -62,7 +65,7 @@ class Registry:
         self.config = config
         self.tabs = TabRegistry()
         self.targets: dict[str, Browser] = {}
-        self.groups: dict[str, HostScan] = {}
+        self.groups: dict[str, Group] = {}
         # webdriver targets with sessions = N > 1: the pool's config and its members.
         self.pools: dict[str, tuple[TargetConfig, list[str]]] = {}
         self._turns = itertools.count()
@@ -79,13 +82,16 @@ class Registry:
         """Register a target and start keeping its browser connected — or, with
         ``browsers = "all"``, start scanning its host (while serving)."""
         host = self._use_host(target)
-        if target.browsers == "all":
+        if target.browsers == "all" or target.shared:
             from gateway.browsers.host_scan import HostScan
+            from gateway.browsers.share_watch import ShareWatch
 
-            group = HostScan(target, host, self)
+            group: Group = (ShareWatch(target, host, self) if target.shared
+                            else HostScan(target, host, self))
             self.groups[target.name] = group
             self._start(group.run, target.name, f"scan {target.name}")
-            log.info("target added", target=target.name, host=host.label, browsers="all")
+            log.info("target added", target=target.name, host=host.label,
+                     **({"shared": True} if target.shared else {"browsers": "all"}))
             return
         if target.webdriver is not None:
             self._add_sessions(target, host)
@@ -114,9 +120,13 @@ class Registry:
                               [WebDriverSession(target.webdriver, target.capabilities)],
                               None, group=target.name)
 
-    def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
-        """A browser a scan found: a target of its own, on the scan's host."""
+    def add_found(self, target: TargetConfig, strategy: Strategy, group: str) -> None:
+        """A browser a scan found (or a share): a target of its own, on the group's host."""
         self._add_browser(target, self._use_host(target), [strategy], None, group=group)
+
+    def taken(self, name: str) -> bool:
+        """Whether ``name`` names a target, a group or a pool now."""
+        return name in self.targets or name in self.groups or name in self.pools
 
     def update_found(self, name: str) -> None:
         """What the scan sees of a found browser changed (its DevToolsActivePort is
@@ -192,7 +202,7 @@ class Registry:
         """The host ``target`` runs on, shared, counting it as a user."""
         if self._tasks is None:
             raise RuntimeError("the registry is not serving (use open_registry)")
-        if target.name in self.targets or target.name in self.groups or target.name in self.pools:
+        if self.taken(target.name):
             raise InvalidArgument(f"target {target.name!r} exists already")
         key = self._host_key(target)
         host, users = self._hosts.get(key) or (self._new_host(target), set())
@@ -242,10 +252,15 @@ class Registry:
         """The browser a call means: the named one, or the only one there is; a scan
         group's name means its one attachable browser."""
         if name is None:
-            lone = next(iter(self.groups.values())) if len(self.groups) == 1 else None
+            # A shares group with no share yet does not count (the embedded default
+            # follows this machine's shares beside its own browser).
+            groups = [g for g in self.groups.values() if g.members or not g.config.shared]
+            if not groups and not self.targets and self.groups:
+                groups = list(self.groups.values())[:1]
+            lone = groups[0] if len(groups) == 1 else None
             if lone is not None and set(self.targets) <= set(lone.members):
                 return self._one_of(lone)
-            if len(self.targets) == 1 and not self.groups:
+            if len(self.targets) == 1 and not groups:
                 return next(iter(self.targets.values()))
             raise TargetAmbiguous(self.names())
         found = self.targets.get(name)
@@ -262,7 +277,7 @@ class Registry:
             raise TargetRemoved(name, why, self.names())
         raise TargetNotFound(name, self.names())
 
-    def _one_of(self, group: HostScan) -> Browser:
+    def _one_of(self, group: Group) -> Browser:
         live = group.attachable()
         if len(live) == 1:
             return self.targets[live[0]]
@@ -270,11 +285,7 @@ class Registry:
             raise InvalidArgument(f"target {group.name!r} has {len(live)} browsers now: "
                                   f"{', '.join(live)}; pass target=<one of them> "
                                   "(list_targets tells them apart)")
-        others = (f"; not attachable: {', '.join(group.members)} (list_targets says why)"
-                  if group.members else "")
-        raise TargetUnavailable(group.name, f"no debuggable browser found on "
-                                f"{group.host.label}{others}; start one with "
-                                "--remote-debugging-port=0 and a --user-data-dir")
+        raise TargetUnavailable(group.name, group.nothing_found())
 
     async def settled(self) -> None:
         """Wait (bounded) for every target and scan that is still connecting."""

@@ -280,7 +280,8 @@ class TargetSettings(StrictModel):
     allow_evaluate: bool = True                # evaluate, and CDP methods that run page JS
     allow_schemes: Schemes = frozenset()       # of OPT_IN_SCHEMES, e.g. {"file"}
     browsers: Browsers = "one"                 # "all": every debuggable browser on the host
-    scan_interval_s: Seconds = 2.0             # how often "all" looks for new browsers
+    scan_interval_s: Seconds = 2.0             # how often "all" / shared look again
+    shared: bool = False                       # the shares on the host (``share``)
     # A WebDriver endpoint's sessions; a hosted cdp URL's handshake (config/remote.py).
     webdriver: WebDriver | None = None
     capabilities: Capabilities = Field(default_factory=lambda: dict(DEFAULT_CAPABILITIES))
@@ -317,6 +318,16 @@ class TargetSettings(StrictModel):
                     raise FieldProblem(f'browsers = "all" finds every browser on the host '
                                        f"by itself; drop {key!r}, or use a target of its own "
                                        "for that browser", key)
+        if self.shared:
+            for key in ("cdp", "profile", "launch", "webdriver", "expose_port"):
+                if getattr(self, key):
+                    shown = "expose" if key == "expose_port" else key
+                    raise FieldProblem(f"shared = true serves the browsers shared to the "
+                                       f"host; drop {shown!r}, or use a target of its own for "
+                                       "that browser", shown)
+            if self.browsers == "all":
+                raise FieldProblem('shared = true and browsers = "all" are two targets: '
+                                   "give each a table of its own", "browsers")
         return self
 
 

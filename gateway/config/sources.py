@@ -46,6 +46,7 @@ __all__ = [
     "ENV_CONFIG",
     "ENV_LAUNCH",
     "ENV_READ_ONLY",
+    "ENV_SHARED",
     "ENV_SSH_PROXY_PORT",
     "ENV_SSH_PROXY_TO",
     "ENV_TOOLS",
@@ -62,6 +63,8 @@ ENV_READ_ONLY = "CHROME_SSH_GATEWAY_READ_ONLY"
 ENV_TOOLS = "CHROME_SSH_GATEWAY_TOOLS"
 ENV_BROWSERS = "CHROME_SSH_GATEWAY_BROWSERS"
 ENV_LAUNCH = "CHROME_SSH_GATEWAY_LAUNCH"
+ENV_SHARED = "CHROME_SSH_GATEWAY_SHARED"
+SHARED_TARGET = "shared"  # the embedded default's group of this machine's shares
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"", "0", "false", "no", "off"})
@@ -112,6 +115,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
     log_text = _env(environ, ENV_CALL_LOG)
     browsers = _browsers(environ)
     launch = _switch(environ, ENV_LAUNCH)
+    shared = _switch(environ, ENV_SHARED) if _env(environ, ENV_SHARED) is not None else None
 
     env_log: Path | None = None
     if log_text is not None:
@@ -130,6 +134,7 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
             (ENV_SSH_PROXY_PORT, port_text),
             (ENV_BROWSERS, None if browsers == "one" else browsers),
             (ENV_LAUNCH, "1" if launch else None),
+            (ENV_SHARED, _env(environ, ENV_SHARED)),
         ):
             if value is not None:
                 raise ConfigError(
@@ -143,6 +148,8 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
         return config.model_copy(update={"call_log": env_log}) if log_text is not None else config
 
     cdp = parse_cdp_address(cdp_text, source=ENV_CDP_URL, key="") if cdp_text is not None else None
+    if shared:
+        return _shared_config(environ, ssh_text, env_log)
     if ssh_text is not None:
         ssh = parse_ssh_destination(ssh_text, source=ENV_SSH_PROXY_TO, key="")
         expose = None
@@ -169,7 +176,29 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
     else:
         target = TargetConfig(name="local", ssh=None, cdp=None, launch=True,
                               launch_temporary=True, keep_running=False)
-    return GatewayConfig(targets=(target,), call_log=env_log, source="embedded default")
+    # Beside its own browser, this machine's shares: on a dev box where someone runs
+    # ``share`` from a laptop, the laptop's browser is served with nothing to set up.
+    here = () if shared is False else (TargetConfig(name=SHARED_TARGET, shared=True),)
+    return GatewayConfig(targets=(target, *here), call_log=env_log, source="embedded default")
+
+
+def _shared_config(environ: Mapping[str, str], ssh_text: str | None,
+                   env_log: Path | None) -> GatewayConfig:
+    """``CHROME_SSH_GATEWAY_SHARED=1``: the shares on ``SSH_PROXY_TO`` (target ``default``),
+    or on this machine (target ``shared``) — and nothing else."""
+    for name in (ENV_CDP_URL, ENV_SSH_PROXY_PORT, ENV_LAUNCH):
+        if _env(environ, name) is not None:
+            raise ConfigError(name, "", f"does not apply with {ENV_SHARED}=1 (the shares are "
+                              "found by themselves); unset one of them")
+    if _browsers(environ) == "all":
+        raise ConfigError(ENV_BROWSERS, "", f"does not apply with {ENV_SHARED}=1; unset one "
+                          "of them")
+    if ssh_text is None:
+        return GatewayConfig(targets=(TargetConfig(name=SHARED_TARGET, shared=True),),
+                             call_log=env_log, source=f"env {ENV_SHARED}")
+    ssh = parse_ssh_destination(ssh_text, source=ENV_SSH_PROXY_TO, key="")
+    return GatewayConfig(targets=(TargetConfig(name="default", ssh=ssh, shared=True),),
+                         call_log=env_log, source=f"env {ENV_SSH_PROXY_TO}")
 
 
 def _browsers(environ: Mapping[str, str]) -> Browsers:

@@ -41,8 +41,8 @@ class Route:
     """How a local client reaches ``host:port`` on the host's side.
 
     ``unix_path`` is a Unix socket in a 0700 directory of the gateway's (an SSH
-    forward, private to this user); None means connect to ``host:port`` directly
-    (the host is this machine).
+    forward, private to this user) or a share's own socket on this machine; None means
+    connect to ``host:port`` directly (the host is this machine).
     """
 
     host: str
@@ -87,15 +87,20 @@ class Host(Protocol):
         (else ``InvalidArgument``)."""
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
-                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
-        """One HTTP request to ``host:port`` on the host's side (``GET`` unless told)."""
+                           method: str = "GET", body: bytes | None = None,
+                           socket: str | None = None) -> HttpResponse:
+        """One HTTP request to ``host:port`` on the host's side (``GET`` unless told) —
+        or, with ``socket``, to that Unix socket there (a share: ``host:port`` then only
+        names the ``Host`` header)."""
 
-    async def route(self, host: str, port: int) -> Route:
-        """A private local route to ``host:port`` on the host's side (kept until
-        ``release``; asking again for the same address reuses it)."""
+    async def route(self, host: str, port: int, *, socket: str | None = None) -> Route:
+        """A private local route to ``host:port`` on the host's side — or to the Unix
+        socket ``socket`` there — kept until ``release``; asking again for the same
+        address reuses it."""
 
-    def release(self, host: str, port: int) -> None:
-        """Close the route (and any exposed port) to ``host:port``, if there is one."""
+    def release(self, host: str, port: int, *, socket: str | None = None) -> None:
+        """Close the route (and any exposed port) to ``host:port`` (or ``socket``), if
+        there is one."""
 
     async def expose(self, local_port: int, host: str, port: int) -> None:
         """Also serve ``host:port`` on 127.0.0.1:``local_port`` of this machine, for

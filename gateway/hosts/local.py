@@ -6,13 +6,14 @@ checked to be still the files the agent's paths resolved to."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 
-from gateway.errors import HostError
+from gateway.errors import HostError, NothingListens
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, request_over
 from gateway.output.files import Readable, open_readable
@@ -57,21 +58,31 @@ class LocalHost:
         return Staged(None, tuple(str(f.path) for f in files))
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
-                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+                           method: str = "GET", body: bytes | None = None,
+                           socket: str | None = None) -> HttpResponse:
         try:
             with anyio.fail_after(timeout_s):
-                reader, writer = await asyncio.open_connection(host, port)
+                if socket is not None:
+                    reader, writer = await asyncio.open_unix_connection(
+                        os.path.expanduser(socket))
+                else:
+                    reader, writer = await asyncio.open_connection(host, port)
                 return await request_over(reader, writer, host, port, path,
                                           method=method, body=body)
         except TimeoutError:
             raise HostError(f"no HTTP answer within {timeout_s:g} s") from None
+        except (ConnectionRefusedError, FileNotFoundError) as exc:
+            if socket is None:
+                raise HostError(str(exc)) from None
+            raise NothingListens(f"nothing listens there ({exc.strerror})") from None
         except (OSError, ValueError) as exc:
             raise HostError(str(exc) or type(exc).__name__) from None
 
-    async def route(self, host: str, port: int) -> Route:
-        return Route(host, port, unix_path=None)
+    async def route(self, host: str, port: int, *, socket: str | None = None) -> Route:
+        return Route(host, port, unix_path=None if socket is None
+                     else os.path.expanduser(socket))
 
-    def release(self, host: str, port: int) -> None:
+    def release(self, host: str, port: int, *, socket: str | None = None) -> None:
         return None
 
     async def expose(self, local_port: int, host: str, port: int) -> None:

@@ -25,6 +25,7 @@ Host keys: see ``known_hosts``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 import shutil
@@ -114,6 +115,11 @@ class SshHost:
 
     async def connect(self) -> None:
         await self.connection()
+
+    @property
+    def connected(self) -> asyncssh.SSHClientConnection | None:
+        """The open connection, if there is one (never connects)."""
+        return self._conn
 
     async def connect_options(self) -> asyncssh.SSHClientConnectionOptions:
         """The options a connect uses: ~/.ssh/config applied (HostName, Port, User,
@@ -233,11 +239,15 @@ class SshHost:
         raise HostError(reason) if left is None else StagingFailed(reason, left)
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
-                           method: str = "GET", body: bytes | None = None) -> HttpResponse:
+                           method: str = "GET", body: bytes | None = None,
+                           socket: str | None = None) -> HttpResponse:
         conn = await self.connection()
         try:
             with anyio.fail_after(timeout_s):
-                reader, writer = await conn.open_connection(host, port, encoding=None)
+                if socket is not None:  # direct-streamlocal: a share's socket there
+                    reader, writer = await conn.open_unix_connection(socket, encoding=None)
+                else:
+                    reader, writer = await conn.open_connection(host, port, encoding=None)
                 return await request_over(reader, writer, host, port, path,
                                           method=method, body=body)
         except TimeoutError:
@@ -247,12 +257,16 @@ class SshHost:
         except (OSError, asyncssh.Error, ValueError) as exc:
             raise HostError(str(exc) or type(exc).__name__) from None
 
-    async def route(self, host: str, port: int) -> Route:
+    async def route(self, host: str, port: int, *, socket: str | None = None) -> Route:
         conn = await self.connection()
         if self._socket_dir is None:
             self._socket_dir = tempfile.mkdtemp(prefix="csgw-")  # mode 0700
-        path = os.path.join(self._socket_dir, f"{host}-{port}.sock")
-        known = self._routes.get((host, port))
+        key = _route_key(host, port, socket)
+        # A share's path can be long; a socket path must fit in 108 bytes.
+        name = (f"{host}-{port}" if socket is None
+                else "share-" + hashlib.sha256(socket.encode()).hexdigest()[:16])
+        path = os.path.join(self._socket_dir, f"{name}.sock")
+        known = self._routes.get(key)
         if known is not None:
             if known[0] is conn:
                 return Route(host, port, path)
@@ -260,18 +274,23 @@ class SshHost:
         if os.path.lexists(path):
             os.unlink(path)  # asyncssh leaves the socket file behind when a listener closes
         try:
-            listener = await conn.forward_local_path_to_port(path, host, port)
+            listener = (await conn.forward_local_path_to_port(path, host, port)
+                        if socket is None else
+                        await conn.forward_local_path(path, socket))
         except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"could not forward to {host}:{port} on {self.label}: "
-                            f"{exc}") from None
-        self._routes[(host, port)] = (conn, listener)
+            raise HostError(f"could not forward to {socket or f'{host}:{port}'} on "
+                            f"{self.label}: {exc}") from None
+        self._routes[key] = (conn, listener)
         return Route(host, port, path)
 
-    def release(self, host: str, port: int) -> None:
-        route = self._routes.pop((host, port), None)
+    def release(self, host: str, port: int, *, socket: str | None = None) -> None:
+        self._release(_route_key(host, port, socket))
+
+    def _release(self, key: tuple[str, int]) -> None:
+        route = self._routes.pop(key, None)
         if route is not None:
             route[1].close()
-        exposed = self._exposed.pop((host, port), None)
+        exposed = self._exposed.pop(key, None)
         if exposed is not None:
             exposed[1][1].close()
 
@@ -313,8 +332,8 @@ class SshHost:
             return False
 
     async def aclose(self) -> None:
-        for address in list(self._routes) + list(self._exposed):
-            self.release(*address)
+        for key in list(self._routes) + list(self._exposed):
+            self._release(key)
         if self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
@@ -323,6 +342,12 @@ class SshHost:
             conn.close()
             with anyio.move_on_after(2, shield=True):
                 await conn.wait_closed()
+
+
+def _route_key(host: str, port: int, socket: str | None) -> tuple[str, int]:
+    """Routes and exposed ports are kept by remote address: ``(host, port)``, or a
+    share's socket path with port -1 (no TCP port is negative)."""
+    return (host, port) if socket is None else (socket, -1)
 
 
 async def _put(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from gateway.browsers.shares import SeenShare
 from gateway.errors import TargetUnavailable
 from gateway.output.absent import absent
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.host_scan import HostScan
     from gateway.browsers.registry import Registry
+    from gateway.browsers.share_watch import ShareWatch
 
 __all__ = ["register"]
 
@@ -37,7 +39,10 @@ class TargetInfo(BaseModel):
     port: int | None = absent()
     program: str | None = absent()
     started_by: str | None = absent()
-    # A scan group itself: the browsers it found, by target name.
+    # A share (shared = true): the machine that shares it, and until when.
+    sharer: str | None = absent()
+    expires: str | None = absent()
+    # A scan or shares group itself: the browsers it found, by target name.
     browsers: list[str] | None = absent()
     # A target with launch = true: whether the gateway started the browser it serves,
     # and how often it started it again after it died.
@@ -51,6 +56,12 @@ def _info(t: Browser) -> TargetInfo:
                       error=t.error)
     if t.config.launch:
         info = info.model_copy(update={"launched": t.launched, "restarts": t.restarts})
+    share = t.share
+    if isinstance(share, SeenShare):
+        m = share.manifest
+        return info.model_copy(update={
+            "pid": m.pid, "started": m.started, "program": m.program,
+            "started_by": m.started_by, "sharer": m.sharer, "expires": m.expires})
     found = t.found
     if found is None:
         return info
@@ -59,7 +70,7 @@ def _info(t: Browser) -> TargetInfo:
         "port": found.active_port, "program": found.program, "started_by": found.started_by})
 
 
-def _group_info(g: HostScan) -> TargetInfo:
+def _group_info(g: HostScan | ShareWatch) -> TargetInfo:
     return TargetInfo(name=g.name, transport=g.host.kind, host=g.host.label, state=g.state,
                       browser=None, cdp_endpoint=None, tabs=0, error=g.error,
                       browsers=g.members)

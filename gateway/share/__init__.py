@@ -1,0 +1,1 @@
+"""``chrome-ssh-gateway share DEST``: this machine's browser, forwarded to DEST over SSH."""

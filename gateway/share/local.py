@@ -1,0 +1,164 @@
+"""Which browsers of this machine a share forwards, looked at again every interval.
+
+``OneBrowser``: the one ``--cdp`` names, else the one discovery finds here (the
+gateway's own strategies on ``LocalHost``: DevToolsActivePort in the usual profiles,
+then 127.0.0.1:9222), else with ``--launch`` one the gateway's launcher starts. A
+browser that stops answering is looked for again (a restarted Chrome is on a new
+port). ``AllBrowsers``: every debuggable browser the host scan sees here, each a share
+of its own (``<name>-1``, ``<name>-2``, … never reused), followed as they start and exit.
+
+Both answer ``current()``: the browsers to share now, by share name.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Protocol
+
+import structlog
+from pydantic_core import from_json
+
+from gateway.browsers.discovery import Search, find_browser, strategies_for
+from gateway.browsers.host_scan import SCAN_TIMEOUT_S
+from gateway.browsers.launcher import ChromeLauncher
+from gateway.browsers.scan import Candidate, classify, parse_scan, scan_script
+from gateway.config import TargetConfig
+from gateway.errors import GatewayError, HostError
+from gateway.hosts.local import LocalHost
+from gateway.share.options import ShareOptions
+
+__all__ = ["AllBrowsers", "Browsers", "LocalBrowser", "OneBrowser", "browsers_for"]
+
+log = structlog.get_logger("gateway.share")
+FIND_TIMEOUT_S = 10.0
+PROBE_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class LocalBrowser:
+    """A browser here, as a share describes it."""
+
+    port: int                   # its DevTools port on 127.0.0.1
+    browser: str | None         # "Chrome/156.0.8078.114", from /json/version
+    pid: int | None = None
+    program: str | None = None
+    started: str | None = None
+    started_by: str | None = None
+    launched: bool = False      # started by this share
+
+    def described(self) -> str:
+        parts = [self.browser or "a browser", f"port {self.port}"]
+        if self.pid is not None:
+            parts.insert(1, f"pid {self.pid}")
+        return ", ".join(parts)
+
+
+class Browsers(Protocol):
+    async def current(self) -> dict[str, LocalBrowser]:
+        """The browsers to share now, by share name; ``GatewayError`` when none can be."""
+
+    async def aclose(self) -> None:
+        """Stop what this share started (a browser with a temporary profile)."""
+
+
+async def _version(host: LocalHost, port: int) -> str | None:
+    """The browser's ``Browser`` field of ``/json/version``, or None when it does not answer."""
+    try:
+        response = await host.http_request("127.0.0.1", port, "/json/version", PROBE_TIMEOUT_S)
+        payload = from_json(response.body) if response.status == 200 else None
+    except (HostError, ValueError):
+        return None
+    product = payload.get("Browser") if isinstance(payload, dict) else None
+    return product[:200] if isinstance(product, str) else ""
+
+
+def _described(candidate: Candidate | None, port: int, version: str | None,
+               launched: bool = False) -> LocalBrowser:
+    if candidate is None:
+        return LocalBrowser(port, version, launched=launched)
+    return LocalBrowser(port, version, candidate.pid, candidate.program, candidate.started,
+                        candidate.started_by, launched)
+
+
+class OneBrowser:
+    def __init__(self, options: ShareOptions) -> None:
+        self._name = options.name
+        self._host = LocalHost()
+        config = TargetConfig(name=options.name, cdp=options.cdp, launch=options.launch != "no")
+        if options.launch == "temporary":
+            config = TargetConfig(name=options.name, cdp=options.cdp, launch=True,
+                                  launch_temporary=True, keep_running=False)
+        self._launcher = ChromeLauncher(self._host, config) if config.launch else None
+        self._strategies = strategies_for(config, self._launcher)
+        self._current: LocalBrowser | None = None
+
+    async def current(self) -> dict[str, LocalBrowser]:
+        known = self._current
+        if known is not None and await _version(self._host, known.port) is not None:
+            return {self._name: known}
+        search = Search(self._host, self._name, FIND_TIMEOUT_S)
+        endpoint, ws = await find_browser(self._strategies, search)
+        await ws.close()
+        launched = self._launcher is not None and self._launcher.attached
+        found = _described(await _scanned(self._host, endpoint.port), endpoint.port,
+                           await _version(self._host, endpoint.port), launched)
+        if known is not None:
+            log.info("the shared browser moved", old=known.described(), new=found.described())
+        self._current = found
+        return {self._name: found}
+
+    async def aclose(self) -> None:
+        if self._launcher is not None:
+            await self._launcher.aclose()
+
+
+class AllBrowsers:
+    def __init__(self, options: ShareOptions) -> None:
+        self._name = options.name
+        self._host = LocalHost()
+        self._numbers = itertools.count(1)
+        self._shared: dict[tuple[int, str | None], tuple[str, LocalBrowser]] = {}
+
+    async def current(self) -> dict[str, LocalBrowser]:
+        try:
+            output = await self._host.run(scan_script(), SCAN_TIMEOUT_S)
+        except HostError as exc:
+            raise GatewayError(f"scanning this machine for browsers failed: {exc.reason}") \
+                from None
+        scan = parse_scan(output)
+        seen: dict[tuple[int, str | None], Candidate] = {}
+        for process in scan.processes:
+            candidate = classify(process, scan.uid)
+            if candidate.problem is None and candidate.active_port:
+                seen[(candidate.pid, candidate.started)] = candidate
+        self._shared = {k: v for k, v in self._shared.items() if k in seen}
+        for key, candidate in seen.items():
+            if key not in self._shared:
+                assert candidate.active_port is not None
+                port = candidate.active_port
+                self._shared[key] = (f"{self._name}-{next(self._numbers)}",
+                                     _described(candidate, port,
+                                                await _version(self._host, port)))
+        return dict(self._shared.values())
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _scanned(host: LocalHost, port: int) -> Candidate | None:
+    """The process behind the browser on ``port`` (for its pid and who started it), if
+    the host scan sees it."""
+    try:
+        scan = parse_scan(await host.run(scan_script(), SCAN_TIMEOUT_S))
+    except HostError:
+        return None
+    for process in scan.processes:
+        candidate = classify(process, scan.uid)
+        if candidate.active_port == port:
+            return candidate
+    return None
+
+
+def browsers_for(options: ShareOptions) -> Browsers:
+    return AllBrowsers(options) if options.browsers == "all" else OneBrowser(options)

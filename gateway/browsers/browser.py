@@ -18,33 +18,24 @@ call on a ``down`` one wakes the supervisor (the next attempt starts now, not
 after the backoff) and waits for that attempt — both at most ``call_wait_s``,
 then they fail with the reason.
 
-A command Chrome does not answer in time may mean a hung page or a dead link:
-the host is asked whether it still answers, and if not the call fails as
-"unreachable" and the dead link is dropped, so reconnecting starts at once
-instead of after the SSH keepalives give up. Its pages are ``PageTracker``'s.
+A command Chrome does not answer in time makes the host show it still answers
+(``_send``): a dead link fails the call as unreachable and is dropped, so
+reconnecting starts at once, not after the keepalives. Pages: ``PageTracker``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import (
-    Held,
-    Scanned,
-    Search,
-    SharedSocket,
-    Strategy,
-    find_browser,
-)
+from gateway.browsers.discovery import Held, Scanned, Search, Strategy, find_browser
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
 from gateway.browsers.scan import Candidate
-from gateway.browsers.shares import BadShare, SeenShare
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
@@ -57,6 +48,7 @@ if TYPE_CHECKING:  # only a launch = true target uses one (``Registry.add``)
 __all__ = ["Browser", "BrowserState"]
 
 BrowserState = Literal["connecting", "up", "down", "gone"]
+_S = TypeVar("_S")
 log = structlog.get_logger("gateway.target")
 
 # How long a host gets to show it is alive after Chrome missed a command's deadline.
@@ -82,7 +74,7 @@ class Browser:
         # A WebDriver session is made by the first call, then kept while served.
         self._held = [s for s in self._strategies if isinstance(s, Held)]
         self._on_demand = any(held.on_demand for held in self._held)
-        self._launcher = launcher
+        self.launcher = launcher  # launch = true: attached, restarts (list_targets)
         self.state: BrowserState = "down" if self._on_demand else "connecting"
         self.error: str | None = "no session yet; the first call creates one" \
             if self._on_demand else None
@@ -100,15 +92,15 @@ class Browser:
         self.group = group    # the browsers = "all" or sessions = N target it is one of
         self._log = log.bind(target=self.name)
 
+    def strategy(self, kind: type[_S]) -> _S | None:
+        """How this browser is found, when it is of ``kind`` (``Scanned``, a share's …)."""
+        return next((s for s in self._strategies if isinstance(s, kind)), None)
+
     @property
     def found(self) -> Candidate | None:
         """What a host scan sees of this browser now (pid, profile, …), if a scan found it."""
-        return next((s.candidate for s in self._strategies if isinstance(s, Scanned)), None)
-
-    @property
-    def share(self) -> SeenShare | BadShare | None:
-        """What the listing of shares says of this browser now, if it is a share."""
-        return next((s.seen for s in self._strategies if isinstance(s, SharedSocket)), None)
+        scanned = self.strategy(Scanned)
+        return scanned.candidate if scanned is not None else None
 
     @property
     def described(self) -> str:
@@ -118,16 +110,6 @@ class Browser:
     def retry_now(self) -> None:
         """Start the next connection attempt now rather than after the backoff."""
         self._wake.set()
-
-    @property
-    def launched(self) -> bool:
-        """Whether the browser served now is one the gateway launched."""
-        return self._launcher is not None and self._launcher.attached
-
-    @property
-    def restarts(self) -> int:
-        """How often the gateway started its launched browser again after it died."""
-        return self._launcher.restarts if self._launcher is not None else 0
 
     @property
     def tabs(self) -> dict[str, Tab]:
@@ -237,8 +219,8 @@ class Browser:
             await self.host.connect()
         except HostError as exc:
             raise TunnelError.of(self.name, exc) from None
-        if self._launcher is not None:
-            self._launcher.attached = False  # until ``Launch`` finds it again
+        if self.launcher is not None:
+            self.launcher.attached = False  # until ``Launch`` finds it again
         endpoint, ws = await find_browser(self._strategies, Search(self.host, self.name,
                                                                   timeout_s))
         if self.endpoint is not None and self.endpoint != endpoint:
@@ -401,7 +383,7 @@ class Browser:
             self.pages.retire_all(f"belonged to target {self.described}, which {gone}")
         quitting = False
         if self._cdp is not None:
-            if self._launcher is not None and self._launcher.stops_on_exit and self.launched:
+            if self.launcher is not None and self.launcher.stops_on_exit and self.launcher.attached:
                 await self._quit(self._cdp)
                 quitting = True
             await self._cdp.aclose()
@@ -411,5 +393,5 @@ class Browser:
         if self.endpoint is not None:
             self.host.release(self.endpoint.host, self.endpoint.port,
                               socket=self.endpoint.socket)
-        if self._launcher is not None:
-            await self._launcher.aclose(quitting=quitting)
+        if self.launcher is not None:
+            await self.launcher.aclose(quitting=quitting)

@@ -40,7 +40,6 @@ from gateway.browsers.endpoint import (
     parse_active_port,
     parse_version_payload,
 )
-from gateway.browsers.shares import BadShare, SeenShare
 from gateway.config import CdpAddress, TargetConfig
 from gateway.config.remote import HostedUrl, SecretHeaders
 from gateway.errors import (
@@ -66,9 +65,10 @@ __all__ = [
     "Launch",
     "Scanned",
     "Search",
-    "SharedSocket",
     "Strategy",
+    "Unanswered",
     "VersionProbe",
+    "ask_version",
     "attach_at",
     "discover",
     "find_browser",
@@ -293,42 +293,6 @@ class Scanned:
                                  f"{found.active_port} but {exc.cause}") from None
 
 
-class SharedSocket:
-    """A share (``shares``): the browser behind a Unix socket on the host, which its own
-    machine forwarded there. ``share_watch`` updates ``seen`` as the listing changes; a
-    manifest that cannot be used (``BadShare``) is the reason, never a connection."""
-
-    def __init__(self, seen: SeenShare | BadShare) -> None:
-        self.seen = seen
-
-    async def find(self, search: Search) -> Found | None:
-        seen = self.seen
-        if isinstance(seen, BadShare):
-            raise DiscoveryError(search.name, f"the share {seen.file} on {search.host.label} "
-                                 f"cannot be used: {seen.problem}")
-        manifest = seen.manifest
-        stopped = (f"its sharer ({manifest.sharer}) lost its link or was stopped without "
-                   "cleaning up; the target comes back when the share does")
-        if not seen.has_socket:
-            raise DiscoveryError(search.name, f"the share's socket {seen.socket} is missing "
-                                 f"on {search.host.label}: {stopped}")
-        try:
-            path = await _ask_version(search, _SHARE_HOST, seen.socket)
-        except _Unanswered as exc:
-            search.trace.unanswered(_SHARE_HOST, str(exc))
-            reason = (f"nothing answers on the share's socket {seen.socket} on "
-                      f"{search.host.label}: {stopped}" if exc.nothing_listens else str(exc))
-            raise DiscoveryError(search.name, reason) from None
-        endpoint = Endpoint(_SHARE_HOST.host, _SHARE_HOST.port, path,
-                            f"share {manifest.name} from {manifest.sharer}", socket=seen.socket)
-        return endpoint, await search.connect(endpoint)
-
-
-# Chrome checks that a DevTools request's Host is an IP or localhost; through a share's
-# socket no TCP address applies, so requests name this one.
-_SHARE_HOST = CdpAddress(host="localhost", port=80)
-
-
 def strategies_for(config: TargetConfig,
                    launcher: ChromeLauncher | None = None) -> list[Strategy]:
     """How the browser of a configured target is found, in order."""
@@ -371,7 +335,7 @@ async def discover(host: Host, config: TargetConfig, timeout_s: float,
     return await find_browser(strategies_for(config), search)
 
 
-async def _ask_version(search: Search, address: CdpAddress, socket: str | None = None) -> str:
+async def ask_version(search: Search, address: CdpAddress, socket: str | None = None) -> str:
     """``/json/version`` at ``address`` (or at the Unix socket ``socket``, a share's)
     → the ``/devtools/browser/…`` path it names."""
     where = socket or f"{address.host}:{address.port}"
@@ -380,17 +344,17 @@ async def _ask_version(search: Search, address: CdpAddress, socket: str | None =
                                                   "/json/version", search.timeout_s,
                                                   socket=socket)
     except HostError as exc:
-        raise _Unanswered(f"/json/version at {where}: {exc.reason}",
+        raise Unanswered(f"/json/version at {where}: {exc.reason}",
                           nothing_listens=isinstance(exc, NothingListens)) from None
     if response.status != 200:
-        raise _Unanswered(f"/json/version at {where} answered HTTP {response.status}")
+        raise Unanswered(f"/json/version at {where} answered HTTP {response.status}")
     try:
         return parse_version_payload(response.body)
     except ValueError as exc:
-        raise _Unanswered(f"/json/version at {where}: {exc}") from None
+        raise Unanswered(f"/json/version at {where}: {exc}") from None
 
 
-class _Unanswered(Exception):
+class Unanswered(Exception):
     """``/json/version`` gave nothing to connect to; the message says why."""
 
     def __init__(self, message: str, *, nothing_listens: bool = False) -> None:
@@ -404,8 +368,8 @@ async def attach_at(search: Search, address: CdpAddress, found_by: str | None = 
     path = address.browser_path
     if path is None:
         try:
-            path = await _ask_version(search, address)
-        except _Unanswered as exc:
+            path = await ask_version(search, address)
+        except Unanswered as exc:
             search.trace.unanswered(address, str(exc))
             raise DiscoveryError(search.name, str(exc)) from None
     found_by = found_by or (f"/json/version at {where}" if address.browser_path is None

@@ -17,22 +17,25 @@ The same shape as ``host_scan.HostScan`` (the registry treats both as groups).
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import structlog
 
-from gateway.browsers.discovery import SharedSocket
-from gateway.browsers.host_scan import SCAN_TIMEOUT_S, ScanTargets
+from gateway.browsers.shared_socket import SharedSocket
 from gateway.browsers.shares import BadShare, SeenShare, parse_listing, shares_script
 from gateway.config import TARGET_NAME_RE, TargetConfig
 from gateway.errors import HostError
 from gateway.hosts.base import Host
 
-__all__ = ["ShareWatch"]
+if TYPE_CHECKING:
+    from gateway.browsers.host_scan import ScanTargets
+
+__all__ = ["LIST_TIMEOUT_S", "ShareWatch"]
 
 log = structlog.get_logger("gateway.shares")
 WatchState = Literal["connecting", "up", "down"]
+LIST_TIMEOUT_S = 5.0
 
 
 class ShareWatch:
@@ -68,7 +71,7 @@ class ShareWatch:
 
     async def settled(self) -> None:
         """Wait (bounded) for the first look to finish."""
-        with anyio.move_on_after(self.config.reconnect.connect_timeout_s + SCAN_TIMEOUT_S):
+        with anyio.move_on_after(self.config.reconnect.connect_timeout_s + LIST_TIMEOUT_S):
             while self.state == "connecting":
                 await self._changed.wait()
 
@@ -82,7 +85,7 @@ class ShareWatch:
         start = time.perf_counter()
         try:
             await self.host.connect()
-            output = await self.host.run(shares_script(), SCAN_TIMEOUT_S)
+            output = await self.host.run(shares_script(), LIST_TIMEOUT_S)
         except HostError as exc:
             self._set("down", f"listing the shares on {self.host.label} failed: "
                       f"{exc.reason}; retrying")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from gateway.browsers.shared_socket import SharedSocket
 from gateway.browsers.shares import SeenShare
 from gateway.errors import TargetUnavailable
 from gateway.output.absent import absent
@@ -54,11 +55,12 @@ def _info(t: Browser) -> TargetInfo:
     info = TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label, state=t.state,
                       browser=t.browser, cdp_endpoint=_endpoint(t), tabs=len(t.tabs),
                       error=t.error)
-    if t.config.launch:
-        info = info.model_copy(update={"launched": t.launched, "restarts": t.restarts})
-    share = t.share
-    if isinstance(share, SeenShare):
-        m = share.manifest
+    if t.launcher is not None:
+        info = info.model_copy(update={"launched": t.launcher.attached,
+                                       "restarts": t.launcher.restarts})
+    share = t.strategy(SharedSocket)
+    if share is not None and isinstance(share.seen, SeenShare):
+        m = share.seen.manifest
         return info.model_copy(update={
             "pid": m.pid, "started": m.started, "program": m.program,
             "started_by": m.started_by, "sharer": m.sharer, "expires": m.expires})

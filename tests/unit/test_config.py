@@ -206,11 +206,50 @@ def test_embedded_default_when_nothing_is_set() -> None:
     config = load_config(env())
     assert config == GatewayConfig(
         targets=(TargetConfig(name="local", ssh=None, cdp=None, launch=True,
-                              launch_temporary=True, keep_running=False),),
+                              launch_temporary=True, keep_running=False),
+                 TargetConfig(name="shared", shared=True)),
         call_log=None,
         source="embedded default",
     )
-    assert config.targets[0].transport == "local"
+    assert [t.transport for t in config.targets] == ["local", "local"]
+
+
+def test_shared_off_leaves_the_embedded_default_its_own_browser_only() -> None:
+    config = load_config(env(CHROME_SSH_GATEWAY_SHARED="0"))
+    assert [t.name for t in config.targets] == ["local"]
+
+
+def test_shared_alone_follows_this_machines_shares_only() -> None:
+    config = load_config(env(CHROME_SSH_GATEWAY_SHARED="1"))
+    assert config.targets == (TargetConfig(name="shared", shared=True),)
+    assert config.source == "env CHROME_SSH_GATEWAY_SHARED"
+
+
+def test_shared_with_ssh_proxy_to_follows_the_shares_there() -> None:
+    config = load_config(env(SSH_PROXY_TO="me@bastion", CHROME_SSH_GATEWAY_SHARED="yes"))
+    assert config.targets == (TargetConfig(name="default", shared=True,
+                                           ssh=SshDestination("bastion", "me", None)),)
+
+
+@pytest.mark.parametrize(("extra", "variable"), [
+    ({"CDP_URL": "127.0.0.1:9222"}, "CDP_URL"),
+    ({"SSH_PROXY_TO": "me@b", "SSH_PROXY_PORT": "9333"}, "SSH_PROXY_PORT"),
+    ({"CHROME_SSH_GATEWAY_LAUNCH": "1"}, "CHROME_SSH_GATEWAY_LAUNCH"),
+    ({"CHROME_SSH_GATEWAY_BROWSERS": "all"}, "CHROME_SSH_GATEWAY_BROWSERS"),
+])
+def test_shared_refuses_what_does_not_apply(extra: dict[str, str], variable: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(env(CHROME_SSH_GATEWAY_SHARED="1", **extra))
+    assert info.value.source == variable
+    assert "CHROME_SSH_GATEWAY_SHARED=1" in info.value.reason
+
+
+def test_shared_is_refused_beside_a_targets_file(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('[targets.a]\ncdp = "127.0.0.1:9222"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(env(CHROME_SSH_GATEWAY_SHARED="1"), str(path))
+    assert info.value.source == "CHROME_SSH_GATEWAY_SHARED"
 
 
 def test_empty_env_values_count_as_unset() -> None:

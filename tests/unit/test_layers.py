@@ -19,7 +19,7 @@ LAYERS = {
     "hosts": 2,
     "browsers": 3,
     "page": 4,
-    "tools": 5, "doctor": 5,
+    "tools": 5, "doctor": 5, "share": 5,
     "server": 6,
     "cli": 7, "__main__": 8, "__init__": 0,
 }

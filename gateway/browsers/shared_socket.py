@@ -1,0 +1,48 @@
+"""A share's browser (``share_watch``): reached through the Unix socket its own machine
+forwarded to the host, found by the ``/json/version`` Chrome answers through it."""
+
+from __future__ import annotations
+
+from gateway.browsers.discovery import Found, Search, Unanswered, ask_version
+from gateway.browsers.endpoint import Endpoint
+from gateway.browsers.shares import BadShare, SeenShare
+from gateway.config import CdpAddress
+from gateway.errors import DiscoveryError
+
+__all__ = ["SharedSocket"]
+
+
+class SharedSocket:
+    """A share (``shares``): the browser behind a Unix socket on the host, which its own
+    machine forwarded there. ``share_watch`` updates ``seen`` as the listing changes; a
+    manifest that cannot be used (``BadShare``) is the reason, never a connection."""
+
+    def __init__(self, seen: SeenShare | BadShare) -> None:
+        self.seen = seen
+
+    async def find(self, search: Search) -> Found | None:
+        seen = self.seen
+        if isinstance(seen, BadShare):
+            raise DiscoveryError(search.name, f"the share {seen.file} on {search.host.label} "
+                                 f"cannot be used: {seen.problem}")
+        manifest = seen.manifest
+        stopped = (f"its sharer ({manifest.sharer}) lost its link or was stopped without "
+                   "cleaning up; the target comes back when the share does")
+        if not seen.has_socket:
+            raise DiscoveryError(search.name, f"the share's socket {seen.socket} is missing "
+                                 f"on {search.host.label}: {stopped}")
+        try:
+            path = await ask_version(search, _SHARE_HOST, seen.socket)
+        except Unanswered as exc:
+            search.trace.unanswered(_SHARE_HOST, str(exc))
+            reason = (f"nothing answers on the share's socket {seen.socket} on "
+                      f"{search.host.label}: {stopped}" if exc.nothing_listens else str(exc))
+            raise DiscoveryError(search.name, reason) from None
+        endpoint = Endpoint(_SHARE_HOST.host, _SHARE_HOST.port, path,
+                            f"share {manifest.name} from {manifest.sharer}", socket=seen.socket)
+        return endpoint, await search.connect(endpoint)
+
+
+# Chrome checks that a DevTools request's Host is an IP or localhost; through a share's
+# socket no TCP address applies, so requests name this one.
+_SHARE_HOST = CdpAddress(host="localhost", port=80)

@@ -7,7 +7,8 @@ differs from ``serve`` on purpose: a target that may launch (``launch = true``,
 and the embedded ``local`` default) never launches here — finding no browser is
 reported as what ``serve`` would do, in the "launch" step: which binary it would
 start on which profile, and whether that profile is locked (the launch script's
-probe, which starts and writes nothing).
+probe, which starts and writes nothing). A ``shared = true`` target lists the shares
+on its host and says of each whether it answers.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from websockets.asyncio.client import ClientConnection
 
 import gateway.doctor.fixes as fixes
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import DiscoveryTrace, Scanned, Search, discover
+from gateway.browsers.discovery import DiscoveryTrace, Found, Scanned, Search, discover
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.host_scan import SCAN_TIMEOUT_S
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.scan import classify, parse_scan, scan_script
+from gateway.browsers.share_watch import LIST_TIMEOUT_S
+from gateway.browsers.shared_socket import SharedSocket
+from gateway.browsers.shares import BadShare, SeenShare, parse_listing, shares_script
 from gateway.config import CdpAddress, TargetConfig
 from gateway.config.remote import redact_url
 from gateway.doctor.report import Recorder, StopCheck
@@ -82,6 +86,8 @@ class BrowserSteps:
     async def run(self, host: Host) -> None:
         if self.config.browsers == "all":
             return await self._scanned(host)
+        if self.config.shared:
+            return await self._shares(host)
         if self.config.webdriver is not None:
             steps = WebDriverSteps(self.config, self.record, self.timeout_s)
             try:
@@ -160,6 +166,50 @@ class BrowserSteps:
             record.ok("websocket", 0.0, redact_url(endpoint.url))
             return await self._ask_browser(ws)
         record.fail("endpoint", since(start), seen, fixes.scan_fix(found))
+
+    async def _shares(self, host: Host) -> None:
+        """``shared = true``: the shares listed on the host and whether each answers; then
+        the first that answers is checked like any other target's browser. No share yet
+        is not a fault (nobody shares now): the check ends there, up."""
+        record, since = self.record, Recorder.since
+        start = time.monotonic()
+        try:
+            with anyio.fail_after(LIST_TIMEOUT_S + 1):
+                listing = parse_listing(await host.run(shares_script(), LIST_TIMEOUT_S))
+        except (HostError, TimeoutError) as exc:
+            record.fail("endpoint", since(start), f"listing the shares on {host.label} failed: "
+                        f"{exc.reason if isinstance(exc, HostError) else exc}", fixes.SCAN_FIX)
+        if listing.problem is not None:
+            record.fail("endpoint", since(start), listing.problem, fixes.SHARES_DIR_FIX)
+        seen: list[tuple[str, str | None]] = []  # (name, why it does not answer)
+        found: Found | None = None
+        shares: list[SeenShare | BadShare] = [*listing.shares, *listing.bad]
+        for share in shares:
+            search = Search(host, self.config.name, self.timeout_s)
+            name = share.manifest.name if isinstance(share, SeenShare) else share.file
+            try:
+                with anyio.fail_after(self._discovery_bound_s):
+                    located = await SharedSocket(share).find(search)
+            except (GatewayError, TimeoutError) as exc:
+                seen.append((name, exc.cause if isinstance(exc, GatewayError) else str(exc)))
+                continue
+            seen.append((name, None))
+            if found is None:
+                found = located
+            else:
+                assert located is not None
+                await located[1].close()
+        summary = fixes.shares_summary(listing.directory, seen)
+        if not seen:
+            record.ok("endpoint", since(start), summary)
+            record.note(("websocket", "browser", "tabs"), "no share to check")
+            raise StopCheck
+        if found is None:
+            record.fail("endpoint", since(start), summary, fixes.SHARE_FIX)
+        endpoint, ws = found
+        record.ok("endpoint", since(start), f"{summary}; checked {endpoint.found_by}")
+        record.ok("websocket", 0.0, endpoint.shown)
+        await self._ask_browser(ws)
 
     async def _probe_launch(self, host: Host) -> None:
         """The "launch" step: what ``serve`` would start, without starting it."""

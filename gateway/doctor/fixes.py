@@ -22,6 +22,8 @@ __all__ = [
     "BROWSER_HUNG_FIX",
     "DNS_TIMEOUT_FIX",
     "SCAN_FIX",
+    "SHARES_DIR_FIX",
+    "SHARE_FIX",
     "TABS_FIX",
     "auth_fix",
     "dns_failure",
@@ -33,6 +35,7 @@ __all__ = [
     "proxy_jump_fix",
     "scan_fix",
     "scan_summary",
+    "shares_summary",
     "ssh_config_fix",
     "stale_notes",
     "start_chrome_hint",
@@ -239,3 +242,21 @@ def scan_fix(found: Sequence[Candidate]) -> str:
     return ("no debuggable browser runs on the host: start one with --remote-debugging-port=0 "
             "and a --user-data-dir (test frameworks do), and it is found within "
             "scan_interval_s")
+
+
+SHARES_DIR_FIX = ("the shares directory must be a directory of the login user's own that "
+                  "nobody else can write; fix or remove it (share makes it again)")
+SHARE_FIX = ("no share answers: its sharer lost its link or was stopped without cleaning up; "
+             "run `chrome-ssh-gateway share <this host>` again on the browser's machine (a "
+             "stale socket of the same name is replaced)")
+
+
+def shares_summary(directory: str | None, seen: Sequence[tuple[str, str | None]]) -> str:
+    """The shares one listing saw, and whether each answers (``None``) or why not."""
+    if not seen:
+        return (f"no share in {directory or 'the shares directory'} (run `chrome-ssh-gateway "
+                "share <this host>` on the browser's machine)")
+    parts = [f"{name}: answers" if why is None else f"{name}: {why}" for name, why in seen]
+    answering = sum(1 for _, why in seen if why is None)
+    count = f"{len(seen)} share{'s' if len(seen) != 1 else ''}"
+    return f"{count}, {answering} answering: {'; '.join(parts)}"

@@ -73,6 +73,9 @@ from benchmarks.profiling_phase import profiling_phase
 from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
 from benchmarks.scan_phase import define_rows as define_scan_rows
 from benchmarks.scan_phase import scan_phase
+from benchmarks.share_phase import ROW_KEYS as SHARE_ROWS
+from benchmarks.share_phase import define_rows as define_share_rows
+from benchmarks.share_phase import share_phase
 from benchmarks.upload_phase import ROW_KEYS as UPLOAD_ROWS
 from benchmarks.upload_phase import define_rows as define_upload_rows
 from benchmarks.upload_phase import upload_phase
@@ -100,7 +103,7 @@ PAGES = REPO / "fixtures" / "pages"
 # 127.0.0.1 pages of tests on the same browser (a test's busy page would stall ours).
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
-          "context", "launch", "scan", "shell", "upload",
+          "context", "launch", "scan", "share", "shell", "upload",
           "profiling", "webdriver")
 
 # Targets (from issue 2, "Speed").
@@ -350,11 +353,18 @@ def wait_healthy(n_hosts: int, timeout_s: float) -> None:
 
 
 class RawCdp:
-    """The floor: one browser websocket over an asyncssh Unix-socket forward, one session."""
+    """The floor: one browser websocket over an asyncssh Unix-socket forward, one session.
 
-    def __init__(self, topo: Topology, host: RemoteHost) -> None:
+    ``socket``: a share's Unix socket on ``host`` (forwarded to, as the gateway does,
+    instead of the browser's port there) and ``active_port_file`` the shared browser's
+    ``DevToolsActivePort`` (for its websocket path)."""
+
+    def __init__(self, topo: Topology, host: RemoteHost, socket: str | None = None,
+                 active_port_file: Path | None = None) -> None:
         self.topo = topo
         self.host = host
+        self.socket = socket
+        self.active_port_file = active_port_file or host.devtools_active_port_file
         self.conn: asyncssh.SSHClientConnection | None = None
         self.ws: ClientConnection | None = None
         self.session_id: str | None = None
@@ -378,12 +388,15 @@ class RawCdp:
         """Connect, and attach to a new tab of our own — or to the (someone else's) tab
         with target id ``attach_to``, which is then left open."""
         self.conn = await self.ssh_connect()
-        text = self.host.devtools_active_port_file.read_text()
+        text = self.active_port_file.read_text()
         port_line, path = text.strip().split("\n")[:2]
         port = int(port_line)
         self._dir = tempfile.mkdtemp(prefix="csgw-bench-")  # 0700
         sock = os.path.join(self._dir, "cdp.sock")
-        await self.conn.forward_local_path_to_port(sock, "127.0.0.1", port)
+        if self.socket is None:
+            await self.conn.forward_local_path_to_port(sock, "127.0.0.1", port)
+        else:  # direct-streamlocal to the share's socket, as the gateway's route
+            await self.conn.forward_local_path(sock, self.socket)
         self.ws = await unix_connect(sock, f"ws://127.0.0.1:{port}{path.strip()}",
                                      compression=None, max_size=64 * 1024 * 1024,
                                      ping_interval=None)
@@ -655,6 +668,8 @@ class Bench:
               "arguments and the result convention, said once", unit="chars", show_p90=False)
         # Issue 10: scanning a host for every browser.
         define_scan_rows(r.row)
+        # Issue 18: a browser nobody can dial, shared to h2, beside an SSH target there.
+        define_share_rows(r.row)
         define_profiling_rows(r.row)
         # Issue 15: a cold webdriver target beside chromedriver's own session creation.
         define_webdriver_rows(r.row)
@@ -708,6 +723,7 @@ class Bench:
             ("launch", self.cold_launch,
              ("launch_floor", "launch_ssh", "launch_cold", "launch_warm", "launch_cost")),
             ("scan", self.host_scan, SCAN_ROWS),
+            ("share", self.share, SHARE_ROWS),
             ("shell", self.shell, shell.ROWS),
             ("upload", self.upload, UPLOAD_ROWS),
             ("profiling", self.profiling, PROFILING_ROWS),
@@ -1653,6 +1669,27 @@ class Bench:
             await scan_phase(self.topo, self.r.rows,
                              lambda env, args: mcp_client(gateway_params(env, args)), call,
                              Path(workdir))
+
+    async def share(self) -> None:
+        """Issue 18: a shared browser beside an SSH target; share → target usable."""
+        assert self.topo is not None
+        topo, opts = self.topo, self.opts
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-share-") as workdir:
+            seen = await share_phase(
+                topo, self.r.rows,
+                gateway=lambda env, args: mcp_client(gateway_params(env, args)), call=call,
+                interleaved=self._interleaved,
+                raw=lambda host, **where: RawCdp(topo, host, **where),
+                calls=opts.calls, warmup=opts.warmup, rounds=opts.starts,
+                budget_s=opts.sequential_budget_s, workdir=Path(workdir))
+        self.r.meta["share"] = seen
+        self.r.meta.setdefault("browser", seen["browsers"].get("share_raw_ssh"))
+        rows = self.r.rows
+        progress(f"share: gateway share {fmt(rows['share_gw'].median, 'ms')} vs SSH target "
+                 f"{fmt(rows['share_gw_ssh'].median, 'ms')}; raw "
+                 f"{fmt(rows['share_raw'].median, 'ms')} vs "
+                 f"{fmt(rows['share_raw_ssh'].median, 'ms')}; share → usable "
+                 f"{fmt(rows['share_up'].median, 'ms')}")
 
     async def upload(self) -> None:
         """Issue 14: a 10 MB upload into a page on h1 beside scp and SFTP of the same file."""

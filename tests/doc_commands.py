@@ -15,12 +15,27 @@ What counts as documented:
   (``[targets.*]`` / ``[gateway]``). Any other fence language is not a command.
 - ``*.sh``: like a ``sh`` block; ``*.json`` / ``*.toml``: like those blocks, the
   whole file being one.
+- ``*.yml`` / ``*.yaml``: a CI file, parsed as YAML (PyYAML), either a GitHub Actions
+  workflow (``jobs.<job>.steps[*].run``) or a GitLab CI file (``<job>.before_script`` /
+  ``script`` / ``after_script``, and the same lists under ``default`` or at the top).
+  Each of those shell scripts is read like a ``sh`` block, but only its lines that
+  name ``chrome-ssh-gateway`` are documented commands — run directly, through
+  ``uvx``, ``nohup … &`` or ``K=V``. The other lines are the CI's own plumbing
+  (installing a key, ``npm test``, ``sleep``): not ours to run, and not returned. A
+  line that names the program in a form that does not run it (``pip install
+  chrome-ssh-gateway``, ``cd x && chrome-ssh-gateway …``) is still returned, as
+  whatever it runs, so the caller runs it or allow-lists it: no use of the program
+  slips by as plumbing. A command's environment is the step's, job's and workflow's
+  ``env`` (GitHub) or the job's and the file's ``variables`` (GitLab), the innermost
+  winning; a CI variable the file uses but does not set (``$GITHUB_RUN_ID``) stays as
+  written, for whoever runs it to supply.
 
 What a command runs (``invocation``): leading ``K=V`` words are environment;
-``claude mcp add NAME [--env K=V]... [--scope S] [--transport stdio] -- CMD ARGS`` runs
-``CMD ARGS`` with that environment; ``uvx [--from SRC] chrome-ssh-gateway ARGS`` runs
-the ``chrome-ssh-gateway`` console script with ``ARGS``. A client config runs its
-``command`` + ``args`` with its ``env``, unwrapped the same way.
+``nohup CMD ARGS`` runs ``CMD ARGS``, and a trailing ``&`` (run in the background) is
+dropped; ``claude mcp add NAME [--env K=V]... [--scope S] [--transport stdio] -- CMD
+ARGS`` runs ``CMD ARGS`` with that environment; ``uvx [--from SRC] chrome-ssh-gateway
+ARGS`` runs the ``chrome-ssh-gateway`` console script with ``ARGS``. A client config
+runs its ``command`` + ``args`` with its ``env``, unwrapped the same way.
 """
 
 from __future__ import annotations
@@ -32,6 +47,8 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import yaml
 
 __all__ = [
     "PROGRAM",
@@ -223,8 +240,14 @@ def invocation(words: list[str], env: Mapping[str, str] | None = None) -> Invoca
     ``pip install`` is returned as such, to be allow-listed or refused)."""
     merged, words = _split_env(list(words))
     merged = {**(env or {}), **merged}
+    if words[-1:] == ["&"]:  # run in the background: the same command
+        words = words[:-1]
     if not words:
         raise DocError("an assignment without a command")
+    if words[0] == "nohup":
+        if len(words) < 2 or words[1].startswith("-"):
+            raise DocError(f"nohup form not understood here: {shlex.join(words)}")
+        return invocation(words[1:], merged)
     if words[0] == "claude":
         return invocation(_unwrap_claude(words, merged), merged)
     if words[0] == "uvx":
@@ -314,6 +337,130 @@ def _shell_items(text: str, where: str, first_line: int, *, prompt: bool) -> lis
     return items
 
 
+def _names_program(line: str) -> bool:
+    return re.search(rf"(?<![\w./-]){re.escape(PROGRAM)}(?![\w.-])", line) is not None
+
+
+def _ci_script_items(text: str, where: str, first_line: int, env: Mapping[str, str], *,
+                     literal: bool) -> list[Documented]:
+    """The ``chrome-ssh-gateway`` lines of one CI shell script (see the module docstring).
+
+    ``first_line``: the script's first line in the file; ``literal``: the script's lines
+    are the file's lines (a ``|`` block), else every line is said to be at ``first_line``."""
+    items = []
+    for offset, line in shell_lines(text):
+        at = f"{where}:{first_line + offset if literal else first_line}"
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError as exc:
+            if _names_program(line):
+                raise DocError(f"{at}: {exc}") from None
+            continue  # the CI's own shell, which shlex need not follow
+        if not _names_program(line):
+            continue
+        try:
+            run = invocation(words, env)
+        except DocError as exc:
+            raise DocError(f"{at}: {exc}") from None
+        items.append(Documented("shell", at, line, run=run))
+    return items
+
+
+def _yaml_mapping(node: yaml.Node | None) -> dict[str, yaml.Node]:
+    """A mapping node's entries by key (``<<`` merge keys applied); {} for anything else."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    entries: dict[str, yaml.Node] = {}
+    for key, value in node.value:
+        if key.value == "<<":
+            merged = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            for source in merged:
+                entries = {**_yaml_mapping(source), **entries}
+        elif isinstance(key, yaml.ScalarNode):
+            entries[key.value] = value
+    return entries
+
+
+def _yaml_env(node: yaml.Node | None, where: str) -> dict[str, str]:
+    """``env:`` / ``variables:`` as strings (a GitLab ``{value: …}`` entry by its value)."""
+    env = {}
+    for key, value in _yaml_mapping(node).items():
+        if isinstance(value, yaml.MappingNode):
+            value = _yaml_mapping(value).get("value")
+        if not isinstance(value, yaml.ScalarNode):
+            raise DocError(f"{where}: variable {key} has no plain value")
+        env[key] = value.value
+    return env
+
+
+def _yaml_scripts(node: yaml.Node | None) -> list[yaml.ScalarNode]:
+    """A ``run:`` string, or a ``script:`` list of strings (nested lists flattened)."""
+    if isinstance(node, yaml.ScalarNode):
+        return [node]
+    if isinstance(node, yaml.SequenceNode):
+        return [script for item in node.value for script in _yaml_scripts(item)]
+    return []
+
+
+def _yaml_script_items(node: yaml.ScalarNode, where: str,
+                       env: Mapping[str, str]) -> list[Documented]:
+    literal = node.style == "|"
+    # A ``|`` block's text starts on the line after its indicator.
+    first = node.start_mark.line + (2 if literal else 1)
+    return _ci_script_items(node.value, where, first, env, literal=literal)
+
+
+def _github_items(root: dict[str, yaml.Node], where: str) -> list[Documented]:
+    items = []
+    workflow_env = _yaml_env(root.get("env"), where)
+    for job in _yaml_mapping(root["jobs"]).values():
+        fields = _yaml_mapping(job)
+        job_env = workflow_env | _yaml_env(fields.get("env"), where)
+        steps = fields.get("steps")
+        for step in steps.value if isinstance(steps, yaml.SequenceNode) else []:
+            step_fields = _yaml_mapping(step)
+            env = job_env | _yaml_env(step_fields.get("env"), where)
+            for script in _yaml_scripts(step_fields.get("run")):
+                items += _yaml_script_items(script, where, env)
+    return items
+
+
+_GITLAB_SCRIPTS = ("before_script", "script", "after_script")
+
+
+def _gitlab_items(root: dict[str, yaml.Node], where: str) -> list[Documented]:
+    items = []
+    file_env = _yaml_env(root.get("variables"), where)
+    for key in _GITLAB_SCRIPTS:  # the old global form
+        for script in _yaml_scripts(root.get(key)):
+            items += _yaml_script_items(script, where, file_env)
+    for name, job in root.items():
+        fields = _yaml_mapping(job)
+        if name in _GITLAB_SCRIPTS or not any(key in fields for key in _GITLAB_SCRIPTS):
+            continue
+        env = file_env | _yaml_env(fields.get("variables"), where)
+        for key in _GITLAB_SCRIPTS:
+            for script in _yaml_scripts(fields.get(key)):
+                items += _yaml_script_items(script, where, env)
+    return items
+
+
+def _ci_items(text: str, where: str) -> list[Documented]:
+    """The documented commands of a GitHub Actions workflow or a GitLab CI file."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        raise DocError(f"{where}: not YAML: {exc}") from None
+    root = _yaml_mapping(node)
+    if isinstance(root.get("jobs"), yaml.MappingNode):
+        return _github_items(root, where)
+    scripted = [root, *map(_yaml_mapping, root.values())]
+    if any(key in fields for fields in scripted for key in _GITLAB_SCRIPTS):
+        return _gitlab_items(root, where)
+    raise DocError(f"{where}: YAML that is neither a GitHub Actions workflow (jobs:) nor a "
+                   "GitLab CI file (jobs with script:)")
+
+
 def _block_items(lang: str, text: str, where: str, line: int) -> list[Documented]:
     if lang in ("sh", "shell", "bash", "console"):
         return _shell_items(text, where, line, prompt=lang == "console")
@@ -338,4 +485,6 @@ def documented(name: str, text: str) -> list[Documented]:
         return _json_items(text, name)
     if name.endswith(".toml"):
         return _toml_items(text, name)
+    if name.endswith((".yml", ".yaml")):
+        return _ci_items(text, name)
     raise DocError(f"{name}: not a documentation file this parser reads")

@@ -119,6 +119,7 @@ class AllBrowsers:
         self._host = LocalHost()
         self._numbers = itertools.count(1)
         self._shared: dict[tuple[int, str | None], tuple[str, LocalBrowser]] = {}
+        self._skipped: set[tuple[int, str | None]] = set()  # said once why each is not
 
     async def current(self) -> dict[str, LocalBrowser]:
         try:
@@ -128,10 +129,17 @@ class AllBrowsers:
                 from None
         scan = parse_scan(output)
         seen: dict[tuple[int, str | None], Candidate] = {}
+        running = {(p.pid, p.started) for p in scan.processes}
+        self._skipped &= running
         for process in scan.processes:
             candidate = classify(process, scan.uid)
+            key = (candidate.pid, candidate.started)
             if candidate.problem is None and candidate.active_port:
-                seen[(candidate.pid, candidate.started)] = candidate
+                seen[key] = candidate
+            elif candidate.problem is not None and key not in self._skipped:
+                self._skipped.add(key)
+                log.warning("not shared", pid=candidate.pid, program=candidate.program,
+                            reason=candidate.problem)
         self._shared = {k: v for k, v in self._shared.items() if k in seen}
         for key, candidate in seen.items():
             if key not in self._shared:

@@ -143,8 +143,9 @@ class Sharer:
                   if self.options.browsers == "all" else "")
         until = (f"until {self.expires:%Y-%m-%d %H:%M:%S} UTC" if self.expires
                  else "until stopped (Ctrl-C)")
+        these = "these browsers" if len(self._bound) > 1 or follow else "this browser"
         return (f"sharing {shared} on {self.host.label}{follow}, {until}. Whoever logs in "
-                f"as {user} on {dest} controls this browser.")
+                f"as {user} on {dest} controls {these}.")
 
     async def _wait(self) -> None:
         """One interval, cut short when the connection drops."""

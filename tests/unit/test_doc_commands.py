@@ -93,6 +93,12 @@ def test_markdown_items_come_from_sh_and_prompted_text_blocks_only() -> None:
     ("chrome-ssh-gateway call navigate '{\"url\": \"about:blank\"}'  # opens a tab",
      Invocation("chrome-ssh-gateway", ("call", "navigate", '{"url": "about:blank"}'), {})),
     ("sudo scripts/test", Invocation("sudo", ("scripts/test",), {})),
+    ("nohup uvx chrome-ssh-gateway share h --for 45m &",
+     Invocation("chrome-ssh-gateway", ("share", "h", "--for", "45m"), {})),
+    ("K=V nohup chrome-ssh-gateway share h&",  # one word: not the background '&'
+     Invocation("chrome-ssh-gateway", ("share", "h&"), {"K": "V"})),
+    ("chrome-ssh-gateway share h --name \"gh-$GITHUB_RUN_ID\" &",
+     Invocation("chrome-ssh-gateway", ("share", "h", "--name", "gh-$GITHUB_RUN_ID"), {})),
 ])
 def test_invocation(line: str, expected: Invocation) -> None:
     [item] = documented("x.sh", line)
@@ -108,6 +114,9 @@ def test_invocation(line: str, expected: Invocation) -> None:
     (["claude", "mcp", "list"], "unknown claude command"),
     (["uvx", "--python", "3.12", "chrome-ssh-gateway"], "uvx form"),
     (["K=V"], "without a command"),
+    (["nohup"], "nohup form"),
+    (["nohup", "--help"], "nohup form"),
+    (["&"], "without a command"),
 ])
 def test_forms_it_cannot_read_are_errors(words: list[str], message: str) -> None:
     with pytest.raises(DocError, match=message):
@@ -120,6 +129,7 @@ def test_forms_it_cannot_read_are_errors(words: list[str], message: str) -> None
     (("--config", "call.toml", "--read-only"), "serve"),
     (("--log-level", "DEBUG", "doctor", "--json"), "doctor"),
     (("--config=t.toml", "call", "list_tabs"), "call"),
+    (("share", "ci@bastion", "--name", "gh-1", "--browsers", "all"), "share"),
 ])
 def test_subcommand(args: tuple[str, ...], expected: str) -> None:
     assert subcommand(args) == expected
@@ -155,10 +165,123 @@ def test_toml_client_config_and_targets_file() -> None:
     ("c.json", "{not json", "not JSON"),
     ("c.toml", "[other]\nx = 1\n", "neither a client config nor a targets file"),
     ("c.txt", "", "not a documentation file"),
+    ("ci.yml", "jobs: [unclosed", "not YAML"),
+    ("ci.yml", "name: x\nstages: [test]\n", "neither a GitHub Actions workflow"),
+    ("ci.yml", "", "neither a GitHub Actions workflow"),
+    ("ci.yml", "e2e:\n  script:\n    - \"chrome-ssh-gateway 'share\"\n", "No closing"),
+    ("ci.yml", "e2e:\n  variables:\n    A: [1]\n  script: [x]\n", "variable A"),
 ])
 def test_unreadable_configs_are_errors(name: str, text: str, message: str) -> None:
     with pytest.raises(DocError, match=message):
         documented(name, text)
+
+
+# ------------------------------------------------------------------ CI files
+
+GITHUB = """\
+name: e2e
+on: [push]
+env:
+  A: workflow
+  B: workflow
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    env:
+      B: job
+    steps:
+      - uses: actions/checkout@v4
+      - name: plumbing, and ours in the middle of a script
+        env:
+          C: step
+        run: |
+          install -d -m 700 ~/.ssh
+          # a comment naming chrome-ssh-gateway is no command
+          uvx --from . chrome-ssh-gateway share devvm \\
+              --for 1h
+          npm ci && npm test
+      - run: nohup chrome-ssh-gateway share ci@bastion --name "gh-$GITHUB_RUN_ID" &
+      - run: echo "it's not shlex's business"
+  other:
+    steps:
+      - run: D=1 chrome-ssh-gateway doctor
+"""
+
+
+def test_a_github_workflow_documents_its_run_lines_that_name_the_program() -> None:
+    items = documented("w.yml", GITHUB)
+    assert [(i.kind, i.where, i.text) for i in items] == [
+        ("shell", "w.yml:19", "uvx --from . chrome-ssh-gateway share devvm --for 1h"),
+        ("shell", "w.yml:22",
+         'nohup chrome-ssh-gateway share ci@bastion --name "gh-$GITHUB_RUN_ID" &'),
+        ("shell", "w.yml:26", "D=1 chrome-ssh-gateway doctor"),
+    ]
+    env = {"A": "workflow", "B": "job"}
+    assert [i.run for i in items] == [
+        Invocation("chrome-ssh-gateway", ("share", "devvm", "--for", "1h"), env | {"C": "step"}),
+        Invocation("chrome-ssh-gateway", ("share", "ci@bastion", "--name", "gh-$GITHUB_RUN_ID"),
+                   env),
+        Invocation("chrome-ssh-gateway", ("doctor",), {"A": "workflow", "B": "workflow",
+                                                        "D": "1"}),
+    ]
+
+
+GITLAB = """\
+variables:
+  A: file
+.defaults: &defaults
+  variables:
+    A: template
+default:
+  before_script:
+    - chrome-ssh-gateway doctor
+e2e:
+  <<: *defaults
+  image: debian
+  before_script:
+    - pip install uv
+  script:
+    - nohup uvx chrome-ssh-gateway share ci@bastion --name "gl-$CI_JOB_ID" &
+    - - chrome-ssh-gateway share devvm   # a nested list, as !reference makes
+    - npm ci && npx playwright test
+  after_script:
+    - |
+      if [ "$CI_JOB_STATUS" = failed ]; then sleep 1200; fi
+      pip install chrome-ssh-gateway
+"""
+
+
+def test_a_gitlab_file_documents_its_script_lines_that_name_the_program() -> None:
+    items = documented("g.yml", GITLAB)
+    assert [(i.where, i.text) for i in items] == [
+        ("g.yml:8", "chrome-ssh-gateway doctor"),
+        ("g.yml:15", 'nohup uvx chrome-ssh-gateway share ci@bastion --name "gl-$CI_JOB_ID" &'),
+        ("g.yml:16", "chrome-ssh-gateway share devvm"),
+        ("g.yml:21", "pip install chrome-ssh-gateway"),
+    ]
+    assert [i.run for i in items] == [
+        Invocation("chrome-ssh-gateway", ("doctor",), {"A": "file"}),
+        Invocation("chrome-ssh-gateway", ("share", "ci@bastion", "--name", "gl-$CI_JOB_ID"),
+                   {"A": "template"}),
+        Invocation("chrome-ssh-gateway", ("share", "devvm"), {"A": "template"}),
+        # Named but not run: returned as what it runs, for the caller to allow-list.
+        Invocation("pip", ("install", "chrome-ssh-gateway"), {"A": "template"}),
+    ]
+
+
+@pytest.mark.parametrize(("name", "prefix", "variable"), [
+    ("share-github-actions.yml", "gh", "GITHUB_RUN_ID"),
+    ("share-gitlab-ci.yml", "gl", "CI_JOB_ID"),
+])
+def test_the_ci_examples_document_exactly_their_share_command(
+        name: str, prefix: str, variable: str) -> None:
+    text = (ROOT / "examples" / name).read_text()
+    [item] = documented(f"examples/{name}", text)
+    line = int(item.where.rpartition(":")[2])
+    assert text.splitlines()[line - 1].strip().lstrip("- ").removeprefix("run: ") == item.text
+    assert item.run == Invocation("chrome-ssh-gateway", (
+        "share", "ci@bastion", "--name", f"{prefix}-${variable}", "--browsers", "all",
+        "--for", "45m"), {})
 
 
 # ------------------------------------------------------------------ the real docs

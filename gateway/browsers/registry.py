@@ -28,6 +28,7 @@ import structlog
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.discovery import Strategy, strategies_for
+from gateway.browsers.shared_socket import SharedSocket
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.webdriver import WebDriverSession
 from gateway.config import GatewayConfig, TargetConfig
@@ -57,7 +58,7 @@ log = structlog.get_logger("gateway")
 
 _HostKey = tuple[object, ...]
 MAX_REMOVED = 1_000  # names whose removal is still explained; older ones are just unknown
-GONE_LISTED_S = 60.0  # how long a browser that exited stays in list_targets as "gone"
+GONE_LISTED_S = 60.0  # how long a browser that exited (a share that ended) stays "gone"
 
 
 class Registry:
@@ -166,7 +167,7 @@ class Registry:
                                   if group is not None else f"belonged to {name!r}, which {why}")
             if browser is not None:
                 await browser.aclose(gone=why)
-                if browser.found is not None:
+                if browser.found is not None or browser.strategy(SharedSocket) is not None:
                     self._departed[name] = (browser, time.monotonic() + GONE_LISTED_S)
             await self._release_host(name)
         log.info("target removed", target=name, reason=why)
@@ -209,6 +210,7 @@ class Registry:
         self._hosts[key] = (host, users | {target.name})
         self._host_of[target.name] = key
         self._removed.pop(target.name, None)
+        self._departed.pop(target.name, None)  # a share of that name again: listed anew
         return host
 
     def _host_key(self, target: TargetConfig) -> _HostKey:
@@ -242,7 +244,8 @@ class Registry:
         return sorted([*self.targets, *self.groups, *self.pools])
 
     def departed(self) -> list[Browser]:
-        """Browsers a scan saw exit not long ago (``list_targets`` shows them as gone)."""
+        """Browsers a scan saw exit, and shares that ended, not long ago (``list_targets``
+        shows them as gone)."""
         now = time.monotonic()
         for name in [n for n, (_, until) in self._departed.items() if until <= now]:
             del self._departed[name]

@@ -65,26 +65,22 @@ class Sharer:
                 if not self._announced:
                     raise
                 log.warning("looking for the browser failed; trying again", reason=str(exc))
-            if self.host.connected is None:
-                try:
-                    await self._connect()
-                except ShareRefused:
-                    raise
-                except HostError as exc:
-                    if not self._announced:
-                        raise
-                    log.warning("reconnecting failed", dest=self.host.label, reason=exc.reason,
-                                retry_in_s=delay)
-                    await anyio.sleep(delay)
-                    delay = min(delay * 2, self.policy.max_delay_s)
-                    continue
-                delay = self.policy.initial_delay_s
             try:
+                if self.host.connected is None:
+                    await self._connect()
                 await self._match(wanted)
+            except ShareRefused:
+                raise
             except HostError as exc:
-                log.warning("sharing failed; reconnecting", reason=exc.reason)
+                if not self._announced:
+                    raise
+                log.warning("sharing failed; trying again", dest=self.host.label,
+                            reason=exc.reason, retry_in_s=delay)
                 self._drop()
+                await anyio.sleep(delay)
+                delay = min(delay * 2, self.policy.max_delay_s)
                 continue
+            delay = self.policy.initial_delay_s
             await self._wait()
 
     async def _connect(self) -> None:

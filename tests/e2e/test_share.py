@@ -155,6 +155,8 @@ async def test_a_browser_nobody_can_dial_is_driven_over_ssh(
         opened = await call_ok(client, "navigate", {
             "target": "laptop", "url": "data:text/html,<title>shared-page</title>"})
         assert await title_of(client, opened["tab"]) == "shared-page"
+        view = await call_ok(client, "browse_view", {"tab": opened["tab"]})
+        assert "shared-page" in json.dumps(view)
         # It is that browser: the page is open in the share host's Chromium.
         pages = share.run_in_netns(lambda: _pages(browser))
         assert "shared-page" in [p["title"] for p in pages]
@@ -172,6 +174,9 @@ async def test_a_browser_nobody_can_dial_is_driven_over_ssh(
         gone = await eventually(lambda: _is_gone(client, opened["tab"]), timeout=10,
                                 what="the tab to answer that its share ended")
         assert "laptop" in gone and "ended (its share was stopped or expired)" in gone
+        listed = await targets_by_name(client)
+        assert (listed["laptop"]["state"], listed["h2"]["browsers"]) == ("gone", [])
+        assert "ended" in listed["laptop"]["error"]
 
 
 async def _is_gone(client: Client, tab: int) -> str | None:

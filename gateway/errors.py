@@ -34,7 +34,8 @@ is ``str(error)``: what happened, then what to do next.
     ├── ActionFailed           an element cannot take the action (hidden, disabled, …)
     ├── JavaScriptError        evaluated code threw or rejected
     ├── CaptureFailed          a performance trace or heap snapshot could not be taken
-    └── DaemonError            the background gateway of ``call`` could not be used
+    ├── DaemonError            the background gateway of ``call`` could not be used
+    └── ShareRefused           DEST cannot take a share (name live there, unsafe directory)
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
     "NavigationError",
     "NotAllowed",
     "NothingListens",
+    "ShareRefused",
     "StagingFailed",
     "StaleRef",
     "TabNotFound",
@@ -276,3 +278,9 @@ class CaptureFailed(GatewayError):
 class DaemonError(GatewayError):
     """The background gateway ``call`` uses could not be started, reached or stopped, or
     its runtime directory or pid file looks tampered with."""
+
+
+class ShareRefused(GatewayError):
+    """``share``: DEST cannot take this share — the name is live there, the shares
+    directory or the socket sshd made is not private, sshd refuses Unix sockets — and
+    trying again would not help, so ``share`` exits with this."""

@@ -223,9 +223,9 @@ class Browser:
             self.launcher.attached = False  # until ``Launch`` finds it again
         endpoint, ws = await find_browser(self._strategies, Search(self.host, self.name,
                                                                   timeout_s))
-        if self.endpoint is not None and self.endpoint != endpoint:
-            self.host.release(self.endpoint.host, self.endpoint.port,  # it moved
-                              socket=self.endpoint.socket)
+        old = self.endpoint  # it moved: its route goes (a share keeps its socket's)
+        if old is not None and old.address != endpoint.address:
+            self.host.release(old.host, old.port, socket=old.socket)
         if self.config.expose_port is not None:
             await self.host.expose(self.config.expose_port, endpoint.host, endpoint.port)
         return endpoint, CdpConnection(ws, name=self.name)

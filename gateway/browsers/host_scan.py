@@ -18,39 +18,24 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass
-from typing import Literal, Protocol
 
-import anyio
 import structlog
 
-from gateway.browsers.discovery import Scanned, Strategy
+from gateway.browsers.discovery import Scanned
+from gateway.browsers.group import LOOK_TIMEOUT_S, GroupTargets, HostGroup
 from gateway.browsers.scan import Candidate, classify, parse_scan, scan_script
 from gateway.config import TargetConfig
 from gateway.errors import HostError
 from gateway.hosts.base import Host
 
-__all__ = ["SCAN_TIMEOUT_S", "STARTING_GRACE_S", "HostScan", "ScanTargets"]
+__all__ = ["SCAN_TIMEOUT_S", "STARTING_GRACE_S", "HostScan"]
 
 log = structlog.get_logger("gateway.scan")
 
-SCAN_TIMEOUT_S = 5.0
+SCAN_TIMEOUT_S = LOOK_TIMEOUT_S
 # A port 0 browser writes its DevToolsActivePort a moment after it starts: wait this
 # long for the file before listing the browser as one that has none.
 STARTING_GRACE_S = 10.0
-ScanState = Literal["connecting", "up", "down"]
-
-
-class ScanTargets(Protocol):
-    """What a scan (or a ``share_watch.ShareWatch``) needs from the registry (which
-    implements it)."""
-
-    def add_found(self, target: TargetConfig, strategy: Strategy, group: str) -> None: ...
-
-    def taken(self, name: str) -> bool: ...
-
-    def update_found(self, name: str) -> None: ...
-
-    async def remove(self, name: str, why: str = "was removed") -> None: ...
 
 
 @dataclass
@@ -59,23 +44,17 @@ class _Member:
     strategy: Scanned
 
 
-class HostScan:
+class HostScan(HostGroup):
     """The browsers of one host, followed for one configured target."""
 
-    def __init__(self, config: TargetConfig, host: Host, targets: ScanTargets) -> None:
-        self.config = config
-        self.name = config.name
-        self.host = host
-        self._targets = targets
-        self.state: ScanState = "connecting"
-        self.error: str | None = None
+    def __init__(self, config: TargetConfig, host: Host, targets: GroupTargets) -> None:
+        super().__init__(config, host, targets)
         self.scans = 0
         self.last_scan_ms: float | None = None
         self.truncated = False
         self._members: dict[tuple[int, str | None], _Member] = {}
         self._starting: dict[tuple[int, str | None], float] = {}  # first seen, no file yet
         self._numbers = itertools.count(1)
-        self._changed = anyio.Event()
 
     @property
     def members(self) -> list[str]:
@@ -92,19 +71,7 @@ class HostScan:
         return (f"no debuggable browser found on {self.host.label}{others}; start one with "
                 "--remote-debugging-port=0 and a --user-data-dir")
 
-    async def settled(self) -> None:
-        """Wait (bounded) for the first scan to finish."""
-        with anyio.move_on_after(self.config.reconnect.connect_timeout_s + SCAN_TIMEOUT_S):
-            while self.state == "connecting":
-                await self._changed.wait()
-
-    async def run(self) -> None:
-        """Scan, follow, wait — until cancelled (the registry lets it go)."""
-        while True:
-            await self.scan_once()
-            await anyio.sleep(self.config.scan_interval_s)
-
-    async def scan_once(self) -> None:
+    async def look(self) -> None:
         start = time.perf_counter()
         try:
             await self.host.connect()
@@ -137,6 +104,8 @@ class HostScan:
                 return  # listed once its file is there (or the grace is over)
         if member is None:
             name = f"{self.name}-{next(self._numbers)}"
+            while self._targets.taken(name):  # a share may have that name already
+                name = f"{self.name}-{next(self._numbers)}"
             member = _Member(name, Scanned(candidate))
             self._members[key] = member
             found = self.config.model_copy(update={"name": name, "browsers": "one"})
@@ -147,10 +116,3 @@ class HostScan:
         elif member.strategy.candidate != candidate:
             member.strategy.candidate = candidate
             self._targets.update_found(member.name)
-
-    def _set(self, state: ScanState, error: str | None) -> None:
-        if state != self.state or error != self.error:
-            log.info("scan state", target=self.name, state=state, error=error)
-        self.state, self.error = state, error
-        self._changed.set()
-        self._changed = anyio.Event()

@@ -46,11 +46,8 @@ from gateway.hosts.local import LocalHost
 
 if TYPE_CHECKING:  # imported where first used: a gateway that never launches Chrome,
     # scans a host or reaches one over SSH does not import the code (asyncssh) to serve
-    from gateway.browsers.host_scan import HostScan
+    from gateway.browsers.group import HostGroup
     from gateway.browsers.launcher import ChromeLauncher
-    from gateway.browsers.share_watch import ShareWatch
-
-    Group = HostScan | ShareWatch
 
 __all__ = ["GONE_LISTED_S", "Registry", "open_registry"]
 
@@ -66,7 +63,7 @@ class Registry:
         self.config = config
         self.tabs = TabRegistry()
         self.targets: dict[str, Browser] = {}
-        self.groups: dict[str, Group] = {}
+        self.groups: dict[str, HostGroup] = {}
         # webdriver targets with sessions = N > 1: the pool's config and its members.
         self.pools: dict[str, tuple[TargetConfig, list[str]]] = {}
         self._turns = itertools.count()
@@ -87,7 +84,7 @@ class Registry:
             from gateway.browsers.host_scan import HostScan
             from gateway.browsers.share_watch import ShareWatch
 
-            group: Group = (ShareWatch(target, host, self) if target.shared
+            group: HostGroup = (ShareWatch(target, host, self) if target.shared
                             else HostScan(target, host, self))
             self.groups[target.name] = group
             self._start(group.run, target.name, f"scan {target.name}")
@@ -197,7 +194,10 @@ class Registry:
     async def _supervise(self, run: Callable[[], Awaitable[None]], name: str) -> None:
         with anyio.CancelScope() as scope:
             self._scopes[name] = scope
-            await run()
+            try:
+                await run()
+            except Exception:  # a bug in one target's supervisor must not end the others
+                log.exception("supervisor crashed", target=name)
 
     def _use_host(self, target: TargetConfig) -> Host:
         """The host ``target`` runs on, shared, counting it as a user."""
@@ -280,7 +280,7 @@ class Registry:
             raise TargetRemoved(name, why, self.names())
         raise TargetNotFound(name, self.names())
 
-    def _one_of(self, group: Group) -> Browser:
+    def _one_of(self, group: HostGroup) -> Browser:
         live = group.attachable()
         if len(live) == 1:
             return self.targets[live[0]]

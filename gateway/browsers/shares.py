@@ -32,6 +32,7 @@ __all__ = [
     "Listing",
     "SeenShare",
     "ShareManifest",
+    "clean_text",
     "parse_listing",
     "shares_script",
     "valid_share_name",
@@ -43,7 +44,15 @@ MAX_MANIFEST_BYTES = 4096
 _US = "\x1f"
 _NAME_RE = re.compile(r"[a-z0-9_-]{1,32}")  # a target name (config.TARGET_NAME_RE)
 
-_Text = Annotated[str, StringConstraints(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+# The free text of a manifest reaches the model (list_targets): names, versions and
+# dates only — no quotes, no markup, nothing that reads as an instruction.
+_TEXT_RE = r"^[A-Za-z0-9 ._:+/()-]*$"
+_Text = Annotated[str, StringConstraints(max_length=200, pattern=_TEXT_RE)]
+
+
+def clean_text(text: str) -> str:
+    """``text`` as a manifest may hold it: other characters become ``-``, cut to 200."""
+    return re.sub(r"[^A-Za-z0-9 ._:+/()-]", "-", text)[:200]
 
 
 def valid_share_name(name: str) -> bool:

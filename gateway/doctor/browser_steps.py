@@ -23,10 +23,10 @@ import gateway.doctor.fixes as fixes
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import DiscoveryTrace, Found, Scanned, Search, discover
 from gateway.browsers.endpoint import Endpoint
+from gateway.browsers.group import LOOK_TIMEOUT_S
 from gateway.browsers.host_scan import SCAN_TIMEOUT_S
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.scan import classify, parse_scan, scan_script
-from gateway.browsers.share_watch import LIST_TIMEOUT_S
 from gateway.browsers.shared_socket import SharedSocket
 from gateway.browsers.shares import BadShare, SeenShare, parse_listing, shares_script
 from gateway.config import CdpAddress, TargetConfig
@@ -174,16 +174,18 @@ class BrowserSteps:
         record, since = self.record, Recorder.since
         start = time.monotonic()
         try:
-            with anyio.fail_after(LIST_TIMEOUT_S + 1):
-                listing = parse_listing(await host.run(shares_script(), LIST_TIMEOUT_S))
+            with anyio.fail_after(LOOK_TIMEOUT_S + 1):
+                listing = parse_listing(await host.run(shares_script(), LOOK_TIMEOUT_S))
         except (HostError, TimeoutError) as exc:
             record.fail("endpoint", since(start), f"listing the shares on {host.label} failed: "
-                        f"{exc.reason if isinstance(exc, HostError) else exc}", fixes.SCAN_FIX)
+                        f"{exc.reason if isinstance(exc, HostError) else exc}",
+                        fixes.SHARES_LIST_FIX)
         if listing.problem is not None:
             record.fail("endpoint", since(start), listing.problem, fixes.SHARES_DIR_FIX)
         seen: list[tuple[str, str | None]] = []  # (name, why it does not answer)
         found: Found | None = None
-        shares: list[SeenShare | BadShare] = [*listing.shares, *listing.bad]
+        shares: list[SeenShare | BadShare] = [
+            *(s for s in listing.shares if not s.manifest.expired()), *listing.bad]
         for share in shares:
             search = Search(host, self.config.name, self.timeout_s)
             name = share.manifest.name if isinstance(share, SeenShare) else share.file

@@ -23,6 +23,7 @@ __all__ = [
     "DNS_TIMEOUT_FIX",
     "SCAN_FIX",
     "SHARES_DIR_FIX",
+    "SHARES_LIST_FIX",
     "SHARE_FIX",
     "TABS_FIX",
     "auth_fix",
@@ -244,6 +245,8 @@ def scan_fix(found: Sequence[Candidate]) -> str:
             "scan_interval_s")
 
 
+SHARES_LIST_FIX = ("the listing is one `sh` command over SSH: check that the login user's shell "
+                   "runs commands (`ssh HOST true`)")
 SHARES_DIR_FIX = ("the shares directory must be a directory of the login user's own that "
                   "nobody else can write; fix or remove it (share makes it again)")
 SHARE_FIX = ("no share answers: its sharer lost its link or was stopped without cleaning up; "

@@ -197,12 +197,15 @@ class SshHost:
         try:
             with anyio.fail_after(timeout_s):
                 async with self._sessions:
-                    result = await conn.run(command, check=False)
+                    # Bytes, decoded here: asyncssh's own strict decoding closes the whole
+                    # connection on one byte that is not UTF-8 (a file name, a manifest).
+                    result = await conn.run(command, check=False, encoding=None)
         except TimeoutError:
             raise HostError(f"a command over SSH timed out after {timeout_s:g} s") from None
         except (OSError, asyncssh.Error) as exc:
             raise HostError(f"could not run a command over SSH ({exc})") from None
-        return result.stdout if isinstance(result.stdout, str) else ""
+        out = result.stdout
+        return out.decode("utf-8", "replace") if isinstance(out, bytes) else ""
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         marker = f"#csgw-file-{secrets.token_hex(8)}"

@@ -2,9 +2,13 @@
 
 ``OneBrowser``: the one ``--cdp`` names, else the one discovery finds here (the
 gateway's own strategies on ``LocalHost``: DevToolsActivePort in the usual profiles,
-then 127.0.0.1:9222), else with ``--launch`` one the gateway's launcher starts. A
-browser that stops answering is looked for again (a restarted Chrome is on a new
-port). ``AllBrowsers``: every debuggable browser the host scan sees here, each a share
+then 127.0.0.1:9222) — or with ``--launch`` only the browser of its own profile
+(``~/.cache/chrome-ssh-gateway/share-<name>``, or a temporary one), started by the
+gateway's launcher when none runs there: never a browser that holds the user's own
+logins. A browser that stops answering is looked for again (a restarted Chrome is on
+a new port); while none is found, nothing is shared.
+
+``AllBrowsers``: every debuggable browser the host scan sees here, each a share
 of its own (``<name>-1``, ``<name>-2``, … never reused), followed as they start and exit.
 
 Both answer ``current()``: the browsers to share now, by share name.
@@ -19,7 +23,7 @@ from typing import Protocol
 import structlog
 from pydantic_core import from_json
 
-from gateway.browsers.discovery import Search, find_browser, strategies_for
+from gateway.browsers.discovery import Launch, Search, Strategy, find_browser, strategies_for
 from gateway.browsers.host_scan import SCAN_TIMEOUT_S
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.scan import Candidate, classify, parse_scan, scan_script
@@ -45,7 +49,6 @@ class LocalBrowser:
     program: str | None = None
     started: str | None = None
     started_by: str | None = None
-    launched: bool = False      # started by this share
 
     def described(self) -> str:
         parts = [self.browser or "a browser", f"port {self.port}"]
@@ -73,24 +76,30 @@ async def _version(host: LocalHost, port: int) -> str | None:
     return product[:200] if isinstance(product, str) else ""
 
 
-def _described(candidate: Candidate | None, port: int, version: str | None,
-               launched: bool = False) -> LocalBrowser:
+def _described(candidate: Candidate | None, port: int, version: str | None) -> LocalBrowser:
     if candidate is None:
-        return LocalBrowser(port, version, launched=launched)
+        return LocalBrowser(port, version)
     return LocalBrowser(port, version, candidate.pid, candidate.program, candidate.started,
-                        candidate.started_by, launched)
+                        candidate.started_by)
 
 
 class OneBrowser:
     def __init__(self, options: ShareOptions) -> None:
         self._name = options.name
         self._host = LocalHost()
-        config = TargetConfig(name=options.name, cdp=options.cdp, launch=options.launch != "no")
-        if options.launch == "temporary":
+        if options.launch == "no":
+            config = TargetConfig(name=options.name, cdp=options.cdp)
+        elif options.launch == "temporary":
             config = TargetConfig(name=options.name, cdp=options.cdp, launch=True,
                                   launch_temporary=True, keep_running=False)
+        else:
+            config = TargetConfig(name=options.name, cdp=options.cdp, launch=True,
+                                  launch_profile=f"~/.cache/chrome-ssh-gateway/share-"
+                                                 f"{options.name}")
         self._launcher = ChromeLauncher(self._host, config) if config.launch else None
-        self._strategies = strategies_for(config, self._launcher)
+        self._strategies: list[Strategy] = (
+            [Launch(self._launcher)] if self._launcher is not None and options.cdp is None
+            else strategies_for(config, self._launcher))
         self._current: LocalBrowser | None = None
 
     async def current(self) -> dict[str, LocalBrowser]:
@@ -98,11 +107,17 @@ class OneBrowser:
         if known is not None and await _version(self._host, known.port) is not None:
             return {self._name: known}
         search = Search(self._host, self._name, FIND_TIMEOUT_S)
-        endpoint, ws = await find_browser(self._strategies, search)
+        try:
+            endpoint, ws = await find_browser(self._strategies, search)
+        except GatewayError:
+            if known is None:
+                raise
+            log.warning("the shared browser is gone", browser=known.described())
+            self._current = None
+            return {}
         await ws.close()
-        launched = self._launcher is not None and self._launcher.attached
         found = _described(await _scanned(self._host, endpoint.port), endpoint.port,
-                           await _version(self._host, endpoint.port), launched)
+                           await _version(self._host, endpoint.port))
         if known is not None:
             log.info("the shared browser moved", old=known.described(), new=found.described())
         self._current = found

@@ -65,7 +65,7 @@ def share_options(dest: str, name: str | None, cdp: str | None, launch: bool,
         address = parse_cdp_address(cdp, source="--cdp", key="") if cdp is not None else None
     except ConfigError as exc:
         raise ValueError(f"{exc.source}: {exc.reason}") from None
-    if address is not None and address.host not in ("127.0.0.1", "localhost", "::1"):
+    if address is not None and address.host not in ("127.0.0.1", "localhost"):
         raise ValueError("--cdp: a share forwards to a browser on this machine's loopback; "
                          "expected 127.0.0.1:PORT")
     if browsers == "all" and (address is not None or launch):

@@ -5,10 +5,12 @@ Every interval it asks which browsers to share (``local``) and makes DEST match
 another port bound again. The SSH connection is kept alive by keepalives; when it
 drops, the loop reconnects with backoff and binds everything again under the same
 names (its stale sockets are recognised as its own), so a gateway on DEST gets the
-same browser back. Ctrl-C, SIGTERM or ``--for`` running out end it: the sockets and
-manifests are removed on DEST, and a browser it launched with a temporary profile is
-stopped. A problem that retrying cannot fix at the start (no browser, a host key, a
-name live on DEST) ends it at once with exit status 1.
+same browser back. One share DEST will not take is said once and left out; the others
+go on. Ctrl-C, SIGTERM or ``--for`` running out end it: a browser it launched with a
+temporary profile is stopped first, then the sockets and manifests are removed from
+DEST in one bounded step (a dead link cannot hold the exit), with further signals
+ignored meanwhile. A problem that retrying cannot fix at the start (no browser, a
+host key, a name live on DEST) ends it at once with exit status 1.
 """
 
 from __future__ import annotations
@@ -17,23 +19,25 @@ import secrets
 import signal
 import socket
 import sys
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import anyio
 import structlog
+from pydantic import ValidationError
 
-from gateway.browsers.shares import ShareManifest
+from gateway.browsers.shares import ShareManifest, clean_text
 from gateway.config import ReconnectPolicy
-from gateway.errors import GatewayError, HostError
+from gateway.errors import GatewayError, HostError, ShareRefused
 from gateway.hosts.ssh import SshHost
 from gateway.share.local import Browsers, LocalBrowser, browsers_for
 from gateway.share.options import ShareOptions
-from gateway.share.remote import RemoteShares, ShareRefused
+from gateway.share.remote import RemoteShares
 
 __all__ = ["run_share"]
 
 log = structlog.get_logger("gateway.share")
-CLEANUP_S = 10.0
+STOP_BROWSER_S = 15.0  # a launched browser asked to stop: the launcher's own bound
 
 
 def _say(text: str) -> None:
@@ -50,8 +54,9 @@ class Sharer:
         self.browsers: Browsers = browsers_for(options)
         self.expires = (datetime.now(UTC) + timedelta(seconds=options.for_s)
                         if options.for_s else None)
-        self.sharer = socket.gethostname()[:200] or "unknown"
+        self.sharer = clean_text(socket.gethostname()) or "unknown"
         self._bound: dict[str, LocalBrowser] = {}
+        self._refused: dict[str, str] = {}  # name → why DEST would not take it (said once)
         self._announced = False
 
     async def run(self) -> None:
@@ -69,8 +74,6 @@ class Sharer:
                 if self.host.connected is None:
                     await self._connect()
                 await self._match(wanted)
-            except ShareRefused:
-                raise
             except HostError as exc:
                 if not self._announced:
                     raise
@@ -86,7 +89,7 @@ class Sharer:
     async def _connect(self) -> None:
         reconnecting = self._announced
         await self.remote.open()
-        self._bound = {}
+        self._bound, self._refused = {}, {}  # a new connection: each name is tried again
         if reconnecting:
             _say(f"reconnected to {self.host.label}")
 
@@ -98,23 +101,25 @@ class Sharer:
             conn.abort()
 
     async def _match(self, wanted: dict[str, LocalBrowser]) -> None:
-        """Make DEST share exactly ``wanted``."""
+        """Make DEST share ``wanted``: ``HostError`` when the link failed."""
         for name in [n for n in self._bound if n not in wanted]:
             await self.remote.unbind(name)
             del self._bound[name]
             if self._announced:
                 _say(f"stopped sharing {name} (its browser exited)")
+        self._refused = {n: why for n, why in self._refused.items() if n in wanted}
         for name, browser in wanted.items():
-            if self._bound.get(name) == browser:
+            if self._bound.get(name) == browser or name in self._refused:
                 continue
-            if name in self._bound:
-                await self.remote.unbind(name)
+            conn = self.host.connected
             try:
                 await self.remote.bind(name, browser.port, self._manifest(name, browser))
-            except ShareRefused as exc:
-                if not self._announced:
+            except (ShareRefused, HostError) as exc:
+                link_failed = isinstance(exc, HostError) and self.host.connected is not conn
+                if not self._announced or link_failed:
                     raise
-                _say(str(exc))
+                self._refused[name] = str(exc)  # this one only; the others go on
+                _say(f"not sharing {name}: {exc}")
                 continue
             new = name not in self._bound
             self._bound[name] = browser
@@ -125,11 +130,18 @@ class Sharer:
             _say(self._status())
 
     def _manifest(self, name: str, browser: LocalBrowser) -> ShareManifest:
-        return ShareManifest(
-            name=name, share_id=self.remote.share_id, browser=browser.browser, pid=browser.pid,
-            program=browser.program, started=browser.started, started_by=browser.started_by,
-            sharer=self.sharer, shared_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            expires=self.expires.isoformat(timespec="seconds") if self.expires else None)
+        try:
+            text = {key: clean_text(value) if value is not None else None for key, value in (
+                ("browser", browser.browser), ("program", browser.program),
+                ("started", browser.started), ("started_by", browser.started_by))}
+            return ShareManifest(
+                name=name, share_id=self.remote.share_id, pid=browser.pid, **text,
+                sharer=self.sharer,
+                shared_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                expires=self.expires.isoformat(timespec="seconds") if self.expires else None)
+        except ValidationError as exc:
+            raise ShareRefused(f"cannot describe the browser shared as {name} "
+                               f"({exc.errors()[0]['msg']})") from None
 
     def _status(self) -> str:
         user, dest = self.remote.user or "that user", self.options.dest.host
@@ -156,42 +168,47 @@ class Sharer:
             self._bound = {}
 
     async def aclose(self) -> None:
-        """Remove the shares from DEST, stop a browser launched here, close the link."""
-        for name in list(self._bound):
-            await self.remote.unbind(name)
+        """Stop a browser launched here (first: nothing on DEST may hold it up), remove
+        the shares from DEST in one bounded step, close the link."""
+        with anyio.move_on_after(STOP_BROWSER_S):
+            await self.browsers.aclose()
+        if self.remote.names:
+            removed = await self.remote.remove()
+            _say(f"stopped; the shares were removed from {self.host.label}" if removed else
+                 f"stopped; the link to {self.host.label} is gone, so its sockets stay until "
+                 "a share of the same name replaces them (gateways see nothing answers)")
         self._bound = {}
-        await self.browsers.aclose()
         await self.host.aclose()
 
 
-async def _stop_on_signal(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for received in signals:
-            log.info("stopping", signal=signal.Signals(received).name)
-            scope.cancel()
-            return
+async def _stop_on_signal(signals: AsyncIterator[signal.Signals],
+                          scope: anyio.CancelScope) -> None:
+    async for received in signals:
+        log.info("stopping", signal=signal.Signals(received).name)
+        scope.cancel()
+        return
 
 
 async def run_share(options: ShareOptions) -> int:
     """Share until stopped; the exit status (0 stopped or expired, 1 could not share)."""
     sharer = Sharer(options)
     status = 0
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_stop_on_signal, tg.cancel_scope)
-            with anyio.move_on_after(options.for_s if options.for_s else float("inf")) as ran:
-                try:
-                    await sharer.run()
-                except GatewayError as exc:
-                    print(f"chrome-ssh-gateway share: {exc}", file=sys.stderr)
-                    status = 1
-            if ran.cancelled_caught:
-                _say(f"--for ran out: stopped sharing on {sharer.host.label}")
-            tg.cancel_scope.cancel()
-    finally:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_S):
-            shared = bool(sharer.remote.names)
-            await sharer.aclose()
-            if shared:
-                _say(f"stopped; the shares were removed from {sharer.host.label}")
+    # Held until the clean-up is done: a second Ctrl-C (or CI's SIGTERM after its SIGINT)
+    # waits in the receiver instead of killing the process halfway through.
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_stop_on_signal, signals, tg.cancel_scope)
+                with anyio.move_on_after(options.for_s or float("inf")) as ran:
+                    try:
+                        await sharer.run()
+                    except GatewayError as exc:
+                        print(f"chrome-ssh-gateway share: {exc}", file=sys.stderr)
+                        status = 1
+                if ran.cancelled_caught:
+                    _say(f"--for ran out: stopping the share on {sharer.host.label}")
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await sharer.aclose()
     return status

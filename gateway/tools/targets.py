@@ -17,9 +17,8 @@ from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.host_scan import HostScan
+    from gateway.browsers.group import HostGroup
     from gateway.browsers.registry import Registry
-    from gateway.browsers.share_watch import ShareWatch
 
 __all__ = ["register"]
 
@@ -43,8 +42,11 @@ class TargetInfo(BaseModel):
     # A share (shared = true): the machine that shares it, and until when.
     sharer: str | None = absent()
     expires: str | None = absent()
-    # A scan or shares group itself: the browsers it found, by target name.
+    # A scan or shares group itself: the browsers it found, by target name; a shares
+    # group says so, and what it could not make a target of, and why.
     browsers: list[str] | None = absent()
+    shared: bool | None = absent()
+    skipped: list[str] | None = absent()
     # A target with launch = true: whether the gateway started the browser it serves,
     # and how often it started it again after it died.
     launched: bool | None = absent()
@@ -72,10 +74,12 @@ def _info(t: Browser) -> TargetInfo:
         "port": found.active_port, "program": found.program, "started_by": found.started_by})
 
 
-def _group_info(g: HostScan | ShareWatch) -> TargetInfo:
-    return TargetInfo(name=g.name, transport=g.host.kind, host=g.host.label, state=g.state,
+def _group_info(g: HostGroup) -> TargetInfo:
+    info = TargetInfo(name=g.name, transport=g.host.kind, host=g.host.label, state=g.state,
                       browser=None, cdp_endpoint=None, tabs=0, error=g.error,
                       browsers=g.members)
+    return info.model_copy(update={"shared": g.config.shared or None,
+                                   "skipped": g.skipped or None})
 
 
 class TargetList(BaseModel):

@@ -218,7 +218,7 @@ async def test_twenty_browsers_at_once(topology: Topology, farm: BrowserFarm,
     recorder = _Recorder()
     try:
         scan = HostScan(config, host, recorder)
-        await scan.scan_once()
+        await scan.look()
     finally:
         await host.aclose()
     assert host.runs == 1 and scan.state == "up"

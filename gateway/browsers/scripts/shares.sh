@@ -3,8 +3,9 @@
 # stat/head/tr. Fields are separated by US (\037). Record kinds: D (the directory:
 # its absolute path, "owner-uid mode", our uid; "none" when it does not exist, "link"
 # when it is a symbolic link), M (a manifest: its file's name less .json, S when
-# <name>.sock is a socket else -, the file's first bytes with newlines and separators
-# blanked), T (truncated: more manifests than the cap). The gateway validates it all.
+# <name>.sock is a socket (not a link) else -, the file's first bytes), T (truncated:
+# more manifests than the cap). Names and contents are printed as ASCII with anything
+# else blanked (a newline would forge a record). The gateway validates it all.
 US=$(printf '\037'); CAP=64; n=0
 d="$HOME/.cache/chrome-ssh-gateway/shared"
 me=$(id -u)
@@ -16,8 +17,9 @@ for f in "$d"/*.json; do
   [ -f "$f" ] && [ ! -L "$f" ] || continue
   n=$((n + 1)); [ "$n" -gt "$CAP" ] && { echo T; break; }
   name=${f##*/}; name=${name%.json}
-  s=-; [ -S "$d/$name.sock" ] && s=S
-  printf 'M%s%s%s%s%s' "$US" "$name" "$US" "$s" "$US"
-  head -c 4097 "$f" | tr '\n\r\037' '   '
+  s=-; [ -S "$d/$name.sock" ] && [ ! -L "$d/$name.sock" ] && s=S
+  printf 'M%s%s%s%s%s' "$US" "$(printf %s "$name" | LC_ALL=C tr -c '[:print:]' ' ')" \
+    "$US" "$s" "$US"
+  head -c 4097 "$f" | LC_ALL=C tr -c '[:print:]' ' '
   echo
 done

@@ -698,22 +698,40 @@ async def _share(item: Documented, prepared: Prepared, docs: DocsEnv, topology: 
                                docs, topology)
         return
     browser: RootBrowser = request.getfixturevalue("root_browser")
-    launched_here = f"{docs.home}/.cache/chrome-ssh-gateway/"  # --launch's profiles
+    command = SharerCommand([str(SCRIPT), *args], prepared.env, docs.cwd)
+    if "--launch" not in args:
+        await _check_share(item, command, dest, [name], browser.pid, browser.version(),
+                           docs, topology)
+        return
+    # --launch shares a browser of its own profile — never the one running already, which
+    # stands for the user's logged-in Chrome — and leaves it running when it stops.
+    profile = f"--user-data-dir={docs.home}/.cache/chrome-ssh-gateway/share-{name}"
     try:
-        await _check_share(item, SharerCommand([str(SCRIPT), *args], prepared.env, docs.cwd),
-                           dest, [name], browser.pid, browser.version(), docs, topology)
+        await _check_share(item, command, dest, [name], None, None, docs, topology,
+                           launched=profile)
+        assert _browser_pids(profile), f"{item.where}: the launched browser did not stay"
     finally:
-        launched = _pids_naming(launched_here)
-        _kill_pids(launched)
-    # With a browser running, --launch shares it (checked by the pid above) and starts
-    # none: a browser it started would keep running after the share stopped.
-    assert not launched, f"{item.where}: share started a browser: {launched}"
+        _kill_pids(_pids_naming(profile.partition("=")[2]))
+
+
+def _browser_pids(profile_flag: str) -> set[int]:
+    """The browser processes (not renderers and helpers) started with ``profile_flag``."""
+    found = set()
+    for pid in _pids_naming(profile_flag):
+        with contextlib.suppress(OSError):
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            if "--type=" not in args:
+                found.add(pid)
+    return found
 
 
 async def _check_share(item: Documented, command: SharerCommand, dest: str, names: list[str],
-                       pid: int, version: str, docs: DocsEnv, topology: Topology) -> None:
+                       pid: int | None, version: str | None, docs: DocsEnv,
+                       topology: Topology, launched: str = "") -> None:
     """Start the sharer; check its status line, the sockets and manifests on DEST, that
-    a gateway serves each share; stop it and check that all of that is gone."""
+    a gateway serves each share; stop it and check that all of that is gone. ``pid``
+    and ``version`` None: the shared browser is one it launched with ``launched``, its
+    ``--user-data-dir=`` flag."""
     alias, host = _dest_host(dest, topology)
     directory = host.home / SHARED_DIR
     duration = _option(command.argv, "--for")
@@ -737,7 +755,11 @@ async def _check_share(item: Documented, command: SharerCommand, dest: str, name
                 manifest = json.loads((directory / f"{name}.json").read_text())
                 assert manifest["name"] == name, manifest
                 assert manifest["sharer"] == socket.gethostname(), manifest
-                assert (manifest["pid"], manifest["browser"]) == (pid, version), manifest
+                if pid is None:
+                    assert manifest["pid"] in _browser_pids(launched), (manifest, launched)
+                    assert manifest["browser"].startswith("Chrome/"), manifest
+                else:
+                    assert (manifest["pid"], manifest["browser"]) == (pid, version), manifest
                 if duration is None:
                     assert "expires" not in manifest, manifest
                 else:
@@ -768,8 +790,11 @@ async def _check_share(item: Documented, command: SharerCommand, dest: str, name
                         for suffix in (".sock", ".json"):
                             assert not os.path.lexists(directory / f"{name}{suffix}")
 
-                    async def ended() -> bool:
-                        return not set(names) & set(await targets_by_name(client))
+                    async def ended() -> bool:  # listed as gone for a while, then not at all
+                        targets = await targets_by_name(client)
+                        return all(targets.get(n, {}).get("state", "gone") == "gone"
+                                   for n in names) and not set(names) & set(
+                            targets["dest"]["browsers"])
 
                     await eventually(ended, timeout=30, what=f"the shares {names} removed")
 

@@ -68,7 +68,9 @@ async def test_local_default_launches_and_cleans_up(tmp_path: Path) -> None:
     async with open_gateway(env) as gw:
         targets = await wait_for_targets(gw, {"local": "up"})
         local = targets["local"]
-        assert list(targets) == ["local"]
+        # Its own browser, and this machine's shares (none: nobody shares with it here).
+        assert sorted(targets) == ["local", "shared"]
+        assert (targets["shared"]["shared"], targets["shared"]["browsers"]) == (True, [])
         assert (local["transport"], local["host"], local.get("error")) == (
             "local", "this machine", None)
         assert local["browser"].startswith("Chrome/")

@@ -39,7 +39,6 @@ import asyncio
 import base64
 import contextlib
 import importlib.metadata
-import itertools
 import json
 import math
 import os
@@ -58,11 +57,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import asyncssh
 from anyio.abc import Process
-from asyncssh.encryption import get_default_encryption_algs
 from mcp import Client, StdioServerParameters
-from websockets.asyncio.client import ClientConnection, unix_connect
 
 from benchmarks import shell
 from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
@@ -70,6 +66,7 @@ from benchmarks.profiling_phase import CAPTURE_TIMEOUT_S as PROFILING_CALL_TIMEO
 from benchmarks.profiling_phase import ROW_KEYS as PROFILING_ROWS
 from benchmarks.profiling_phase import define_rows as define_profiling_rows
 from benchmarks.profiling_phase import profiling_phase
+from benchmarks.raw_cdp import RawCdp
 from benchmarks.scan_phase import ROW_KEYS as SCAN_ROWS
 from benchmarks.scan_phase import define_rows as define_scan_rows
 from benchmarks.scan_phase import scan_phase
@@ -83,7 +80,6 @@ from benchmarks.webdriver_phase import ROW_KEYS as WEBDRIVER_ROWS
 from benchmarks.webdriver_phase import TARGET_SLACK_MS as TARGET_WD_SLACK_MS
 from benchmarks.webdriver_phase import define_rows as define_webdriver_rows
 from benchmarks.webdriver_phase import webdriver_phase
-from gateway.hosts.ssh import cipher_preference
 from tests.e2e.helpers import data_url, proc_status_kb, write_targets
 from tests.e2e.load_mix import (
     TOOL_OF,
@@ -350,101 +346,6 @@ def wait_healthy(n_hosts: int, timeout_s: float) -> None:
 
 
 # --------------------------------------------------------------------------------- raw CDP
-
-
-class RawCdp:
-    """The floor: one browser websocket over an asyncssh Unix-socket forward, one session.
-
-    ``socket``: a share's Unix socket on ``host`` (forwarded to, as the gateway does,
-    instead of the browser's port there) and ``active_port_file`` the shared browser's
-    ``DevToolsActivePort`` (for its websocket path)."""
-
-    def __init__(self, topo: Topology, host: RemoteHost, socket: str | None = None,
-                 active_port_file: Path | None = None) -> None:
-        self.topo = topo
-        self.host = host
-        self.socket = socket
-        self.active_port_file = active_port_file or host.devtools_active_port_file
-        self.conn: asyncssh.SSHClientConnection | None = None
-        self.ws: ClientConnection | None = None
-        self.session_id: str | None = None
-        self.target_id: str | None = None
-        self.browser = ""
-        self._ids = itertools.count(1)
-        self._dir: str | None = None
-
-    def connect_options(self) -> dict[str, Any]:
-        # The client HOME's ssh config (alias h1 → address, user, key) and known_hosts,
-        # given explicitly so this process's own HOME is not involved; no agent; the
-        # cipher order the gateway asks for (AES-GCM first).
-        return {"config": [str(self.topo.ssh_config)], "known_hosts": str(self.topo.known_hosts),
-                "agent_path": None,
-                "encryption_algs": cipher_preference(get_default_encryption_algs()) or ()}
-
-    async def ssh_connect(self) -> asyncssh.SSHClientConnection:
-        return await asyncssh.connect(self.host.name, **self.connect_options())
-
-    async def open(self, attach_to: str | None = None) -> None:
-        """Connect, and attach to a new tab of our own — or to the (someone else's) tab
-        with target id ``attach_to``, which is then left open."""
-        self.conn = await self.ssh_connect()
-        text = self.active_port_file.read_text()
-        port_line, path = text.strip().split("\n")[:2]
-        port = int(port_line)
-        self._dir = tempfile.mkdtemp(prefix="csgw-bench-")  # 0700
-        sock = os.path.join(self._dir, "cdp.sock")
-        if self.socket is None:
-            await self.conn.forward_local_path_to_port(sock, "127.0.0.1", port)
-        else:  # direct-streamlocal to the share's socket, as the gateway's route
-            await self.conn.forward_local_path(sock, self.socket)
-        self.ws = await unix_connect(sock, f"ws://127.0.0.1:{port}{path.strip()}",
-                                     compression=None, max_size=64 * 1024 * 1024,
-                                     ping_interval=None)
-        version = await self.send("Browser.getVersion", session=False)
-        self.browser = version.get("product", "")
-        target_id = attach_to
-        if target_id is None:
-            created = await self.send("Target.createTarget", {"url": "about:blank"},
-                                      session=False)
-            target_id = self.target_id = created["targetId"]
-        attached = await self.send("Target.attachToTarget",
-                                   {"targetId": target_id, "flatten": True}, session=False)
-        self.session_id = attached["sessionId"]
-
-    async def send(self, method: str, params: dict[str, Any] | None = None, *,
-                   session: bool = True,
-                   events: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """One command's result; ``events`` sees each event that arrives meanwhile."""
-        assert self.ws is not None
-        call_id = next(self._ids)
-        message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = self.session_id
-        await self.ws.send(json.dumps(message))
-        while True:
-            reply = json.loads(await self.ws.recv())
-            if reply.get("id") == call_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})  # type: ignore[no-any-return]
-            if events is not None and "method" in reply:
-                events(reply)
-
-    async def aclose(self) -> None:
-        if self.ws is not None:
-            if self.target_id is not None:
-                with contextlib.suppress(Exception):
-                    with anyio.fail_after(5):
-                        await self.send("Target.closeTarget", {"targetId": self.target_id},
-                                        session=False)
-            with contextlib.suppress(Exception):
-                await self.ws.close()
-        if self.conn is not None:
-            self.conn.close()
-            with contextlib.suppress(Exception), anyio.move_on_after(2):
-                await self.conn.wait_closed()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
 
 
 def _first_ref(view: str) -> int | None:
@@ -1679,7 +1580,6 @@ class Bench:
                 topo, self.r.rows,
                 gateway=lambda env, args: mcp_client(gateway_params(env, args)), call=call,
                 interleaved=self._interleaved,
-                raw=lambda host, **where: RawCdp(topo, host, **where),
                 calls=opts.calls, warmup=opts.warmup, rounds=opts.starts,
                 budget_s=opts.sequential_budget_s, workdir=Path(workdir))
         self.r.meta["share"] = seen

@@ -30,8 +30,6 @@ port.  Rows, all in one run on the same browsers:
 from __future__ import annotations
 
 import contextlib
-import itertools
-import json
 import os
 import random
 import signal
@@ -46,11 +44,12 @@ from typing import IO, Any
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
+from benchmarks.raw_cdp import RawCdp
 from gateway.browsers.shares import SHARED_DIR
 from gateway.config import TargetConfig
 from tests.e2e.helpers import write_targets
 from tests.e2e.share_host import GATEWAY, ShareBrowser, ShareHost
-from tests.topology import Topology
+from tests.topology import RemoteHost, Topology
 
 __all__ = ["ROW_KEYS", "define_rows", "share_phase"]
 
@@ -110,13 +109,13 @@ def define_rows(row: Callable[..., Any]) -> None:
 async def share_phase(topo: Topology, rows: dict[str, Any], *,
                       gateway: Callable[[dict[str, str], list[str]], Any],
                       call: Callable[..., Awaitable[dict[str, Any]]],
-                      interleaved: Interleaved, raw: Callable[..., Any],
+                      interleaved: Interleaved,
                       calls: int, warmup: int, rounds: int, budget_s: float,
                       workdir: Path) -> dict[str, Any]:
     """Fill the share rows; returns what else was seen (the browsers' versions).
 
-    ``gateway(env, args)`` opens an MCP client to a gateway, ``raw(host, socket=,
-    active_port_file=)`` makes a ``RawCdp``, ``interleaved`` is ``Bench._interleaved``."""
+    ``gateway(env, args)`` opens an MCP client to a gateway, ``interleaved`` is
+    ``Bench._interleaved``."""
     h2 = topo.host("h2")
     share = await anyio.to_thread.run_sync(lambda: ShareHost(topo, dest=h2, index=SHARE_INDEX))
     sharers: list[Sharer] = []
@@ -133,11 +132,13 @@ async def share_phase(topo: Topology, rows: dict[str, Any], *,
                 await _until_up(client, call, NAME, bench)
             path = f"{h2.home}/{SHARED_DIR}/{NAME}.sock"
             floors = {
-                "share_direct_h2": DirectCdp(h2.run_in_netns, h2.devtools_active_port_file),
-                "share_direct": DirectCdp(share.run_in_netns, browser.devtools_active_port_file),
-                "share_raw_ssh": raw(h2),
-                "share_raw": raw(h2, socket=path,
-                                 active_port_file=browser.devtools_active_port_file)}
+                "share_direct_h2": DirectCdp(topo, h2, h2.run_in_netns,
+                                             h2.devtools_active_port_file),
+                "share_direct": DirectCdp(topo, h2, share.run_in_netns,
+                                          browser.devtools_active_port_file),
+                "share_raw_ssh": RawCdp(topo, h2),
+                "share_raw": RawCdp(topo, h2, socket=path,
+                                    active_port_file=browser.devtools_active_port_file)}
             seen = await _latency(rows, client, call, interleaved, floors, bench,
                                   (calls, warmup, deadline, budget_s))
             for i in range(1, rounds + 1):
@@ -309,61 +310,25 @@ def _cpu_ns(pid: int) -> int:
     return total
 
 
-class DirectCdp:
+class DirectCdp(RawCdp):
     """Raw CDP without SSH: a TCP connection to the browser's port, opened inside its
     namespace (``run_in_netns``), a tab of its own, one session."""
 
-    def __init__(self, run_in_netns: Callable[[Callable[[], socket.socket]], socket.socket],
+    def __init__(self, topo: Topology, host: RemoteHost,
+                 run_in_netns: Callable[[Callable[[], socket.socket]], socket.socket],
                  active_port_file: Path) -> None:
+        super().__init__(topo, host, active_port_file=active_port_file)
         self.run_in_netns = run_in_netns
-        self.active_port_file = active_port_file
-        self.ws: ClientConnection | None = None
-        self.session_id: str | None = None
-        self.target_id: str | None = None
-        self.browser = ""
-        self._ids = itertools.count(1)
 
-    async def open(self) -> None:
+    async def websocket(self) -> ClientConnection:
         port_line, path = self.active_port_file.read_text().strip().split("\n")[:2]
         port = int(port_line)
         sock = await anyio.to_thread.run_sync(lambda: self.run_in_netns(
             lambda: socket.create_connection(("127.0.0.1", port), timeout=5)))
         sock.settimeout(None)
-        self.ws = await connect(f"ws://127.0.0.1:{port}{path.strip()}", sock=sock,
-                                compression=None, proxy=None, ping_interval=None,
-                                max_size=16 * 1024 * 1024)
-        self.browser = (await self.send("Browser.getVersion", session=False))["product"]
-        created = await self.send("Target.createTarget", {"url": "about:blank"}, session=False)
-        self.target_id = created["targetId"]
-        attached = await self.send("Target.attachToTarget",
-                                   {"targetId": self.target_id, "flatten": True}, session=False)
-        self.session_id = attached["sessionId"]
-
-    async def send(self, method: str, params: dict[str, Any] | None = None, *,
-                   session: bool = True) -> dict[str, Any]:
-        assert self.ws is not None
-        call_id = next(self._ids)
-        message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = self.session_id
-        await self.ws.send(json.dumps(message))
-        while True:
-            reply = json.loads(await self.ws.recv())
-            if reply.get("id") == call_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                result: dict[str, Any] = reply.get("result", {})
-                return result
-
-    async def aclose(self) -> None:
-        if self.ws is None:
-            return
-        if self.target_id is not None:
-            with contextlib.suppress(Exception), anyio.fail_after(5):
-                await self.send("Target.closeTarget", {"targetId": self.target_id},
-                                session=False)
-        with contextlib.suppress(Exception):
-            await self.ws.close()
+        return await connect(f"ws://127.0.0.1:{port}{path.strip()}", sock=sock,
+                             compression=None, proxy=None, ping_interval=None,
+                             max_size=16 * 1024 * 1024)
 
 
 def _differences(rows: dict[str, Any]) -> None:

@@ -35,8 +35,12 @@ class SharedSocket:
             path = await ask_version(search, _SHARE_HOST, seen.socket)
         except Unanswered as exc:
             search.trace.unanswered(_SHARE_HOST, str(exc))
-            reason = (f"nothing answers on the share's socket {seen.socket} on "
-                      f"{search.host.label}: {stopped}" if exc.nothing_listens else str(exc))
+            # Refused: the sharer's sshd session is gone. Taken and then closed: sshd still
+            # holds the socket but cannot reach the sharer (its link just went).
+            where = f"the share's socket {seen.socket} on {search.host.label}"
+            reason = (f"nothing answers on {where}: {stopped}" if exc.nothing_listens else
+                      f"{where} took the connection but nothing answered through it "
+                      f"({exc}): {stopped}")
             raise DiscoveryError(search.name, reason) from None
         endpoint = Endpoint(_SHARE_HOST.host, _SHARE_HOST.port, path,
                             f"share {manifest.name} from {manifest.sharer}", socket=seen.socket)

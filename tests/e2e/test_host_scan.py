@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from gateway.browsers.discovery import Scanned
+from gateway.browsers.discovery import Scanned, Strategy
 from gateway.browsers.host_scan import SCAN_TIMEOUT_S, HostScan
 from gateway.browsers.scan import Candidate
 from gateway.config import TargetConfig, load_config
@@ -190,8 +190,12 @@ class _Recorder:
     def __init__(self) -> None:
         self.found: list[tuple[str, Candidate]] = []
 
-    def add_found(self, target: TargetConfig, strategy: Scanned, group: str) -> None:
+    def add_found(self, target: TargetConfig, strategy: Strategy, group: str) -> None:
+        assert isinstance(strategy, Scanned)
         self.found.append((target.name, strategy.candidate))
+
+    def taken(self, name: str) -> bool:
+        return any(found == name for found, _ in self.found)
 
     def update_found(self, name: str) -> None:
         return None

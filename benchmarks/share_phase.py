@@ -23,7 +23,7 @@ port.  Rows, all in one run on the same browsers:
   running gateway (``list_targets`` shows it ``up``, then ``list_tabs`` of it and one
   ``evaluate`` on its tab succeed); a fresh ``--name`` per round, stopped with SIGINT
   (it must exit 0), and a random pause of 0-2 s before each round.  The gateway lists
-  the shares every ``scan_interval_s`` (2 s), so this is the sharer's start plus up
+  the shares every ``scan_interval_s`` (1 s by default), so this is the sharer's start plus up
   to one interval.
 """
 
@@ -46,7 +46,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from benchmarks.raw_cdp import RawCdp
 from gateway.browsers.shares import SHARED_DIR
-from gateway.config import TargetConfig
+from gateway.config.model import SHARES_INTERVAL_S
 from tests.e2e.helpers import write_targets
 from tests.e2e.share_host import GATEWAY, ShareBrowser, ShareHost
 from tests.topology import RemoteHost, Topology
@@ -64,7 +64,7 @@ TARGET_ADDED_MS = 0.3          # issue 18: the share within +0.3 ms of an SSH ta
 TARGET_UP_MS = 2000.0          # issue 18: usable within 2 s of `share` starting
 STATUS_PREFIX = b"chrome-ssh-gateway share: sharing "
 # How often the gateway lists the shares (the default the targets file keeps).
-SCAN_INTERVAL_S: float = TargetConfig.model_fields["scan_interval_s"].default
+SCAN_INTERVAL_S: float = SHARES_INTERVAL_S
 # What the gateway's evaluate tool sends for "1+1" (run.EVALUATE_TOOL_PARAMS).
 EVALUATE_PARAMS = {"expression": "1+1", "awaitPromise": True, "replMode": True,
                    "userGesture": True, "returnByValue": False}
@@ -103,7 +103,8 @@ def define_rows(row: Callable[..., Any]) -> None:
         "interpreter, SSH, SFTP, forward)", target="the sharer alone")
     row("share_up", "`share h2 --cdp …` spawned → its target usable in a running gateway "
         "(`up`, `list_tabs`, `evaluate`)", target=f"≤ {TARGET_UP_MS:,.0f} ms")
-    row("share_seen", "↳ status line → target usable (the gateway's next look: 2 s interval)")
+    row("share_seen", f"↳ status line → target usable (the gateway's next look: "
+        f"{SCAN_INTERVAL_S:g} s interval)")
 
 
 async def share_phase(topo: Topology, rows: dict[str, Any], *,
@@ -143,7 +144,7 @@ async def share_phase(topo: Topology, rows: dict[str, Any], *,
                                   (calls, warmup, deadline, budget_s))
             for i in range(1, rounds + 1):
                 # Rounds take about the same time, so without this each would start at
-                # the same point of the gateway's 2 s cycle and wait the same (unknown)
+                # the same point of the gateway's look cycle and wait the same (unknown)
                 # part of it: a random pause makes that point uniform over the cycle.
                 await anyio.sleep(random.uniform(0, SCAN_INTERVAL_S))
                 sharer = await Sharer.start(share, browser, f"{NAME}-up-{i}", workdir)

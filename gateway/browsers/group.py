@@ -2,7 +2,7 @@
 
 ``browsers = "all"`` (``host_scan.HostScan``: the browser processes there) and
 ``shared = true`` (``share_watch.ShareWatch``: the shares there) are both a look at
-the host every ``scan_interval_s`` that adds a target per browser found and removes
+the host every ``look_interval_s`` that adds a target per browser found and removes
 the ones gone, through the registry (``GroupTargets``). What they share lives here:
 the state the group's ``list_targets`` row shows, waiting for the first look, and
 the loop. A look that fails is the group's state, never an exception: it is retried
@@ -80,7 +80,7 @@ class HostGroup:
         """Look, follow, wait — until cancelled (the registry lets it go)."""
         while True:
             await self.look()
-            await anyio.sleep(self.config.scan_interval_s)
+            await anyio.sleep(self.config.look_interval_s)
 
     def _set(self, state: GroupState, error: str | None) -> None:
         if state != self.state or error != self.error:

@@ -57,6 +57,8 @@ __all__ = [
     "MAX_SECONDS",
     "MIN_BUFFER",
     "OPT_IN_SCHEMES",
+    "SCAN_INTERVAL_S",
+    "SHARES_INTERVAL_S",
     "TARGET_KEYS",
     "TARGET_NAME_RE",
     "FieldProblem",
@@ -80,6 +82,8 @@ TARGET_NAME_RE = re.compile(r"^[a-z0-9_-]{1,32}$")
 # Upper bound for every timeout / delay: larger values are almost surely a unit
 # mistake (milliseconds written as seconds) and would make a call look hung.
 MAX_SECONDS = 3600.0
+
+SCAN_INTERVAL_S, SHARES_INTERVAL_S = 2.0, 1.0  # a group's look, unless scan_interval_s
 
 # Per-tab console / network ring sizes: enough for a busy page, bounded in memory.
 MIN_BUFFER = 10
@@ -280,7 +284,7 @@ class TargetSettings(StrictModel):
     allow_evaluate: bool = True                # evaluate, and CDP methods that run page JS
     allow_schemes: Schemes = frozenset()       # of OPT_IN_SCHEMES, e.g. {"file"}
     browsers: Browsers = "one"                 # "all": every debuggable browser on the host
-    scan_interval_s: Seconds = 2.0             # how often "all" / shared look again
+    scan_interval_s: Seconds | None = None     # how often "all" / shared look again
     shared: bool = False                       # the shares on the host (``share``)
     # A WebDriver endpoint's sessions; a hosted cdp URL's handshake (config/remote.py).
     webdriver: WebDriver | None = None
@@ -318,16 +322,12 @@ class TargetSettings(StrictModel):
                     raise FieldProblem(f'browsers = "all" finds every browser on the host '
                                        f"by itself; drop {key!r}, or use a target of its own "
                                        "for that browser", key)
-        if self.shared:
-            for key in ("cdp", "profile", "launch", "webdriver", "expose_port"):
-                if getattr(self, key):
-                    shown = "expose" if key == "expose_port" else key
-                    raise FieldProblem(f"shared = true serves the browsers shared to the "
-                                       f"host; drop {shown!r}, or use a target of its own for "
-                                       "that browser", shown)
-            if self.browsers == "all":
-                raise FieldProblem('shared = true and browsers = "all" are two targets: '
-                                   "give each a table of its own", "browsers")
+        for key, field in (("cdp", "cdp"), ("profile", "profile"), ("launch", "launch"),
+                           ("webdriver", "webdriver"), ("expose", "expose_port"),
+                           ("browsers", "browsers")):
+            if self.shared and getattr(self, field) not in (None, False, "one"):
+                raise FieldProblem(f"shared = true serves the browsers shared to the host; "
+                                   f"drop {key!r}, or use a target of its own", key)
         return self
 
 
@@ -366,6 +366,14 @@ class TargetConfig(TargetSettings):
             return None
         return (self.launch_profile or self.profile
                 or f"~/.cache/chrome-ssh-gateway/{self.name}")
+
+    @property
+    def look_interval_s(self) -> float:
+        """How often a group looks at its host: ``scan_interval_s``, else 1 s for shares
+        (one small exec: usable a second after it starts), 2 s for a process scan."""
+        if self.scan_interval_s is not None:
+            return self.scan_interval_s
+        return SHARES_INTERVAL_S if self.shared else SCAN_INTERVAL_S
 
     @property
     def transport(self) -> Literal["ssh", "local"]:

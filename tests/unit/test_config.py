@@ -864,3 +864,21 @@ launch = true
     assert plain.launch_dir == "~/.cache/chrome-ssh-gateway/plain"
     assert shared.launch_dir == "~/.config/chromium"  # launched where discovery looks
     assert load_config(env()).targets[0].launch_dir is None  # the embedded default: temporary
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("cdp", '"127.0.0.1:9222"'), ("profile", '"/p"'), ("launch", "true"),
+    ("webdriver", '"http://127.0.0.1:9515"'), ("expose", "9333"), ("browsers", '"all"')])
+def test_shared_refuses_what_finds_one_browser(tmp_path: Path, key: str, value: str) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(f'[targets.a]\nssh = "me@h"\nshared = true\n{key} = {value}\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(env(), str(path))
+    assert info.value.key == f"targets.a.{key}"
+    assert "shared = true serves the browsers shared to the host" in info.value.reason
+
+
+def test_shares_are_looked_at_every_second_unless_told() -> None:
+    assert TargetConfig(name="a", shared=True).look_interval_s == 1.0
+    assert TargetConfig(name="a", browsers="all").look_interval_s == 2.0
+    assert TargetConfig(name="a", shared=True, scan_interval_s=0.5).look_interval_s == 0.5

@@ -109,9 +109,9 @@ class OneBrowser:
         search = Search(self._host, self._name, FIND_TIMEOUT_S)
         try:
             endpoint, ws = await find_browser(self._strategies, search)
-        except GatewayError:
+        except GatewayError as exc:
             if known is None:
-                raise
+                raise GatewayError(self._nothing(exc, search)) from None
             log.warning("the shared browser is gone", browser=known.described())
             self._current = None
             return {}
@@ -122,6 +122,19 @@ class OneBrowser:
             log.info("the shared browser moved", old=known.described(), new=found.described())
         self._current = found
         return {self._name: found}
+
+    def _nothing(self, exc: GatewayError, search: Search) -> str:
+        """Why nothing can be shared, with the ways to give ``share`` a browser (the
+        discovery's own wording names a target's settings)."""
+        if self._launcher is not None:
+            return f"no browser to share: {exc.cause}"
+        if not search.tried:  # --cdp: the one address given
+            return (f"no browser to share at --cdp: {exc.cause}; start Chrome with "
+                    "--remote-debugging-port=<that port> here, or leave --cdp out to find "
+                    "one")
+        return (f"no browser to share on this machine ({'; '.join(search.tried)}): start "
+                "Chrome with --remote-debugging-port=0 and a --user-data-dir, name it with "
+                "--cdp 127.0.0.1:PORT, or add --launch to start one of its own")
 
     async def aclose(self) -> None:
         if self._launcher is not None:

@@ -465,6 +465,19 @@ async def test_an_unknown_host_key_is_refused_unless_accepted(
         known.write_text(saved)
 
 
+async def test_no_browser_here_exits_1_with_the_ways_to_give_it_one(
+        topology: Topology) -> None:
+    with ShareHost(topology, topology.host("h2"), index=2) as bare:  # no browser runs there
+        done = bare.run(*GATEWAY, "share", "h2", "--name", "none", timeout=STATUS_S)
+        assert done.returncode == 1, done.stderr
+        assert "no browser to share on this machine (no DevToolsActivePort" in done.stderr
+        assert "--cdp 127.0.0.1:PORT, or add --launch" in done.stderr
+        done = bare.run(*GATEWAY, "share", "h2", "--cdp", "127.0.0.1:9", timeout=STATUS_S)
+        assert done.returncode == 1, done.stderr
+        assert "no browser to share at --cdp: /json/version at 127.0.0.1:9" in done.stderr
+        assert not (shared_dir(topology.host("h2")) / "none.json").exists()
+
+
 async def test_bad_options_exit_2_before_anything_is_contacted(share: ShareHost) -> None:
     for args, reason in ((("h2", "--for", "0"), "out of range"),
                          (("h2", "--name", "UPPER"), "--name 'UPPER'"),

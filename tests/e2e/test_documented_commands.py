@@ -704,14 +704,34 @@ async def _share(item: Documented, prepared: Prepared, docs: DocsEnv, topology: 
                            docs, topology)
         return
     # --launch shares a browser of its own profile — never the one running already, which
-    # stands for the user's logged-in Chrome — and leaves it running when it stops.
-    profile = f"--user-data-dir={docs.home}/.cache/chrome-ssh-gateway/share-{name}"
+    # stands for the user's logged-in Chrome. A persistent one stays when the share stops;
+    # one in a temporary profile is stopped with it, the profile removed.
+    temporary = "--temporary-profile" in args
+    profile = ("--user-data-dir=" + prepared.env.get("TMPDIR", "/tmp").rstrip("/")
+               + "/csgw-chrome-" if temporary else
+               f"--user-data-dir={docs.home}/.cache/chrome-ssh-gateway/share-{name}")
+    before = _browser_pids(profile)
     try:
         await _check_share(item, command, dest, [name], None, None, docs, topology,
                            launched=profile)
-        assert _browser_pids(profile), f"{item.where}: the launched browser did not stay"
+        left = _browser_pids(profile) - before
+        if temporary:
+            assert not left, f"{item.where}: the temporary browser outlived the share"
+        else:
+            assert left, f"{item.where}: the launched browser did not stay"
     finally:
-        _kill_pids(_pids_naming(profile.partition("=")[2]))
+        _kill_pids({p for pid in _browser_pids(profile) - before
+                    for p in _pids_naming(_profile_of(pid))})
+
+
+def _profile_of(pid: int) -> str:
+    """The profile directory a browser process runs on ("" once it has exited)."""
+    with contextlib.suppress(OSError):
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        for arg in args.split("\0"):
+            if arg.startswith("--user-data-dir="):
+                return arg.partition("=")[2]
+    return "\0"  # names no process
 
 
 def _browser_pids(profile_flag: str) -> set[int]:

@@ -269,19 +269,26 @@ def test_a_gitlab_file_documents_its_script_lines_that_name_the_program() -> Non
     ]
 
 
-@pytest.mark.parametrize(("name", "prefix", "variable"), [
-    ("share-github-actions.yml", "gh", "GITHUB_RUN_ID"),
-    ("share-gitlab-ci.yml", "gl", "CI_JOB_ID"),
+@pytest.mark.parametrize(("name", "prefix", "variable", "debug"), [
+    ("share-github-actions.yml", "gh", "GITHUB_RUN_ID", True),
+    ("share-gitlab-ci.yml", "gl", "CI_JOB_ID", False),
 ])
-def test_the_ci_examples_document_exactly_their_share_command(
-        name: str, prefix: str, variable: str) -> None:
+def test_the_ci_examples_document_exactly_their_share_commands(
+        name: str, prefix: str, variable: str, debug: bool) -> None:
     text = (ROOT / "examples" / name).read_text()
-    [item] = documented(f"examples/{name}", text)
-    line = int(item.where.rpartition(":")[2])
-    assert text.splitlines()[line - 1].strip().lstrip("- ").removeprefix("run: ") == item.text
-    assert item.run == Invocation("chrome-ssh-gateway", (
+    items = documented(f"examples/{name}", text)
+    for item in items:
+        line = int(item.where.rpartition(":")[2])
+        assert text.splitlines()[line - 1].strip().lstrip("- ").removeprefix("run: ") \
+            == item.text
+    runs = [Invocation("chrome-ssh-gateway", (
         "share", "ci@bastion", "--name", f"{prefix}-${variable}", "--browsers", "all",
-        "--for", "45m"), {})
+        "--for", "45m"), {})]
+    if debug:  # a failed job's own browser, to debug in
+        runs.append(Invocation("chrome-ssh-gateway", (
+            "share", "ci@bastion", "--name", f"{prefix}-${variable}-debug", "--launch",
+            "--temporary-profile", "--for", "20m"), {}))
+    assert [item.run for item in items] == runs
 
 
 # ------------------------------------------------------------------ the real docs

@@ -24,7 +24,6 @@ from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import DiscoveryTrace, Found, Scanned, Search, discover
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.group import LOOK_TIMEOUT_S
-from gateway.browsers.host_scan import SCAN_TIMEOUT_S
 from gateway.browsers.launcher import ChromeLauncher
 from gateway.browsers.scan import classify, parse_scan, scan_script
 from gateway.browsers.shared_socket import SharedSocket
@@ -143,13 +142,8 @@ class BrowserSteps:
         then the first attachable one is checked like any other target's browser."""
         record, since = self.record, Recorder.since
         start = time.monotonic()
-        try:
-            with anyio.fail_after(SCAN_TIMEOUT_S + 1):
-                scan = parse_scan(await host.run(scan_script(), SCAN_TIMEOUT_S))
-        except (HostError, TimeoutError) as exc:
-            record.fail("endpoint", since(start), f"scanning {host.label} for browsers "
-                        f"failed: {exc.reason if isinstance(exc, HostError) else exc}",
-                        fixes.SCAN_FIX)
+        scan = parse_scan(await self._look(host, scan_script(), start, fixes.SCAN_FIX,
+                                           f"scanning {host.label} for browsers"))
         found = [classify(p, scan.uid) for p in scan.processes]
         seen = fixes.scan_summary(found)
         for candidate in (c for c in found if c.problem is None):
@@ -167,19 +161,25 @@ class BrowserSteps:
             return await self._ask_browser(ws)
         record.fail("endpoint", since(start), seen, fixes.scan_fix(found))
 
+    async def _look(self, host: Host, script: str, start: float, fix: str, doing: str) -> str:
+        """A group's one exec on the host (a scan, a listing); its failure is the
+        endpoint step's."""
+        try:
+            with anyio.fail_after(LOOK_TIMEOUT_S + 1):
+                return await host.run(script, LOOK_TIMEOUT_S)
+        except (HostError, TimeoutError) as exc:
+            self.record.fail("endpoint", Recorder.since(start), f"{doing} failed: "
+                             f"{exc.reason if isinstance(exc, HostError) else exc}", fix)
+
     async def _shares(self, host: Host) -> None:
         """``shared = true``: the shares listed on the host and whether each answers; then
         the first that answers is checked like any other target's browser. No share yet
         is not a fault (nobody shares now): the check ends there, up."""
         record, since = self.record, Recorder.since
         start = time.monotonic()
-        try:
-            with anyio.fail_after(LOOK_TIMEOUT_S + 1):
-                listing = parse_listing(await host.run(shares_script(), LOOK_TIMEOUT_S))
-        except (HostError, TimeoutError) as exc:
-            record.fail("endpoint", since(start), f"listing the shares on {host.label} failed: "
-                        f"{exc.reason if isinstance(exc, HostError) else exc}",
-                        fixes.SHARES_LIST_FIX)
+        listing = parse_listing(await self._look(host, shares_script(), start,
+                                                 fixes.SHARES_LIST_FIX,
+                                                 f"listing the shares on {host.label}"))
         if listing.problem is not None:
             record.fail("endpoint", since(start), listing.problem, fixes.SHARES_DIR_FIX)
         seen: list[tuple[str, str | None]] = []  # (name, why it does not answer)

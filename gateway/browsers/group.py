@@ -11,6 +11,7 @@ at the next interval.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Literal, Protocol
 
 import anyio
@@ -40,7 +41,7 @@ class GroupTargets(Protocol):
     async def remove(self, name: str, why: str = "was removed") -> None: ...
 
 
-class HostGroup:
+class HostGroup(ABC):
     """The looking loop and the state of one group; subclasses say what a look is."""
 
     def __init__(self, config: TargetConfig, host: Host, targets: GroupTargets) -> None:
@@ -54,21 +55,21 @@ class HostGroup:
         self._changed = anyio.Event()
 
     @property
+    @abstractmethod
     def members(self) -> list[str]:
         """Target names of the browsers found, oldest first."""
-        raise NotImplementedError
 
+    @abstractmethod
     def attachable(self) -> list[str]:
         """The members a call naming the group may be given."""
-        raise NotImplementedError
 
+    @abstractmethod
     def nothing_found(self) -> str:
         """Why no member can be chosen (the registry's error for the group's name)."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def look(self) -> None:
         """Look at the host once and follow what changed."""
-        raise NotImplementedError
 
     async def settled(self) -> None:
         """Wait (bounded) for the first look to finish."""

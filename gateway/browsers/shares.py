@@ -25,6 +25,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from gateway.config import TARGET_NAME_RE
+
 __all__ = [
     "MAX_MANIFEST_BYTES",
     "SHARED_DIR",
@@ -42,21 +44,20 @@ SHARED_DIR = ".cache/chrome-ssh-gateway/shared"
 """Where the shares live on a host, relative to the user's home."""
 MAX_MANIFEST_BYTES = 4096
 _US = "\x1f"
-_NAME_RE = re.compile(r"[a-z0-9_-]{1,32}")  # a target name (config.TARGET_NAME_RE)
 
 # The free text of a manifest reaches the model (list_targets): names, versions and
 # dates only — no quotes, no markup, nothing that reads as an instruction.
-_TEXT_RE = r"^[A-Za-z0-9 ._:+/()-]*$"
-_Text = Annotated[str, StringConstraints(max_length=200, pattern=_TEXT_RE)]
+_TEXT_CHARS = r"A-Za-z0-9 ._:+/()-"
+_Text = Annotated[str, StringConstraints(max_length=200, pattern=f"^[{_TEXT_CHARS}]*$")]
 
 
 def clean_text(text: str) -> str:
     """``text`` as a manifest may hold it: other characters become ``-``, cut to 200."""
-    return re.sub(r"[^A-Za-z0-9 ._:+/()-]", "-", text)[:200]
+    return re.sub(f"[^{_TEXT_CHARS}]", "-", text)[:200]
 
 
 def valid_share_name(name: str) -> bool:
-    return _NAME_RE.fullmatch(name) is not None
+    return TARGET_NAME_RE.fullmatch(name) is not None
 
 
 class ShareManifest(BaseModel):
@@ -65,7 +66,7 @@ class ShareManifest(BaseModel):
 
     model_config = ConfigDict(frozen=True, strict=True, extra="ignore")
 
-    name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{1,32}$")]
+    name: Annotated[str, StringConstraints(pattern=TARGET_NAME_RE.pattern)]
     share_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16,64}$")]
     browser: _Text | None = None        # "Chrome/156.0.8078.114"
     pid: Annotated[int, Field(ge=1, le=2**31)] | None = None

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from gateway import __version__
 from gateway.browsers.registry import Registry
 from gateway.config import GatewayConfig
+from gateway.progress import reporting
 from gateway.server.boundary import Boundary, client_session
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import RESULTS_NOTE, shared_arguments_note
@@ -82,7 +83,8 @@ def _short(value: object, limit: int = 60) -> str:
 
 class GatewayServer(MCPServer):
     """The SDK's server, plus: arguments a tool does not take are refused, schema
-    failures read as one line per argument, a call-log line for every call refused
+    failures read as one line per argument, each call's progress goes to its client
+    (``gateway.progress``), a call-log line for every call refused
     before any tool runs (unknown tool, bad arguments), and an error reply to requests
     its stdio reader cannot parse (see ``stdio.py``)."""
 
@@ -104,7 +106,10 @@ class GatewayServer(MCPServer):
         try:
             if refusal is not None:
                 raise ToolError(refusal)
-            return await super().call_tool(name, arguments, context)
+            if context is None:
+                return await super().call_tool(name, arguments, context)
+            with reporting(context.report_progress):
+                return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 refusal = describe_invalid(name, exc.__cause__)

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).parents[2] / "gateway"
 
 # Lower layers never import higher ones; a layer may import its own modules.
 LAYERS = {
-    "errors": 0, "concurrency": 0,
+    "errors": 0, "concurrency": 0, "progress": 0,
     "config": 1, "output": 1,
     "hosts": 2,
     "browsers": 3,

@@ -1,0 +1,58 @@
+"""``gateway.progress``: reports reach the bound sender, a few a second at most, the
+last one always; with no sender bound, or a sender that fails or hangs, the work
+goes on."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from gateway import progress
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_without_a_sender_report_does_nothing() -> None:
+    await progress.report(1, 2, "nobody listens")  # no sender bound: no error, no effect
+
+
+async def test_reports_are_throttled_and_the_final_one_always_sent() -> None:
+    sent: list[tuple[float, float | None, str | None]] = []
+
+    async def send(done: float, total: float | None, message: str | None) -> None:
+        sent.append((done, total, message))
+
+    with progress.reporting(send):
+        for done in range(1, 11):
+            await progress.report(done, 10, f"{done}/10")
+        await progress.report(10, 10, "done", final=True)
+        await progress.report(10, 10, "again", final=True)  # done did not grow: dropped
+    assert sent == [(1, 10, "1/10"), (10, 10, "done")]
+    await progress.report(12, 12)  # outside the block: nothing is bound any more
+    assert len(sent) == 2
+
+
+async def test_spaced_reports_each_go_out() -> None:
+    sent: list[float] = []
+
+    async def send(done: float, total: float | None, message: str | None) -> None:
+        sent.append(done)
+
+    with progress.reporting(send):
+        for done in (1, 2, 3):
+            await progress.report(done)
+            await anyio.sleep(progress.MIN_INTERVAL_S + 0.01)
+    assert sent == [1, 2, 3]
+
+
+async def test_a_failing_or_hung_sender_does_not_hold_the_work() -> None:
+    async def broken(done: float, total: float | None, message: str | None) -> None:
+        raise OSError("client gone")
+
+    async def hung(done: float, total: float | None, message: str | None) -> None:
+        await anyio.sleep_forever()
+
+    with progress.reporting(broken):
+        await progress.report(1, final=True)
+    with anyio.fail_after(progress.SEND_TIMEOUT_S + 2), progress.reporting(hung):
+        await progress.report(1, final=True)

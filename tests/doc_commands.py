@@ -7,14 +7,25 @@ topology, so a doc change that breaks a command fails a test.
 
 What counts as documented:
 
-- Markdown (``README.md``): fenced blocks only (inline code is prose).
+- Markdown (``README.md``): fenced blocks (inline code is prose), and install links
+  anywhere in the text (``install_links``).
   ```` ```sh ```` — every non-comment line is a command (``\\`` continues a line);
   ```` ```text ```` — the lines after a ``$ `` prompt (the rest is sample output);
   ```` ```json ```` — an MCP client config (``mcpServers``);
   ```` ```toml ```` — an MCP client config (``mcp_servers``) or a targets file
   (``[targets.*]`` / ``[gateway]``). Any other fence language is not a command.
 - ``*.sh``: like a ``sh`` block; ``*.json`` / ``*.toml``: like those blocks, the
-  whole file being one.
+  whole file being one — a Claude Code plugin manifest (``.claude-plugin/plugin.json``)
+  is read that way too (its ``mcpServers``); a plugin marketplace
+  (``.claude-plugin/marketplace.json``) documents the ``mcpServers`` its plugin entries
+  declare themselves (none when each plugin's own manifest does).
+- Install links: Cursor's deeplink ``cursor://anysphere.cursor-deeplink/mcp/install?
+  name=NAME&config=BASE64`` and its web page ``https://cursor.com/<lang>/install-mcp?…``
+  (``config``: the server's config as base64 JSON); VS Code's
+  ``https://insiders.vscode.dev/redirect/mcp/install?name=NAME&config=JSON`` (also
+  ``vscode.dev``; ``config`` URL-encoded JSON), ``vscode:mcp/install?JSON`` (the JSON
+  holds ``name``) and ``https://insiders.vscode.dev/redirect?url=`` around that. Each
+  is a client config, decoded, run like one in a ``json`` block.
 - ``*.yml`` / ``*.yaml``: a CI file, parsed as YAML (PyYAML), either a GitHub Actions
   workflow (``jobs.<job>.steps[*].run``) or a GitLab CI file (``<job>.before_script`` /
   ``script`` / ``after_script``, and the same lists under ``default`` or at the top).
@@ -40,10 +51,13 @@ runs its ``command`` + ``args`` with its ``env``, unwrapped the same way.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import shlex
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -51,14 +65,17 @@ from typing import Any, Literal
 import yaml
 
 __all__ = [
+    "PLUGIN_MANIFESTS",
     "PROGRAM",
     "Block",
     "DocError",
     "Documented",
+    "InstallLink",
     "Invocation",
     "documented",
     "expand_vars",
     "fenced_blocks",
+    "install_links",
     "invocation",
     "shell_lines",
     "subcommand",
@@ -66,6 +83,10 @@ __all__ = [
 
 PROGRAM = "chrome-ssh-gateway"
 """The console script every runnable documented command comes down to."""
+
+PLUGIN_MANIFESTS = (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json")
+"""The Claude Code plugin's manifests, relative to the repository: documentation
+files like README.md and examples/, whose server configs are run the same way."""
 
 Kind = Literal["shell", "client", "targets"]
 
@@ -290,19 +311,23 @@ def _client_servers(config: Mapping[str, Any], key: str, where: str) -> list[Doc
     servers = config.get(key)
     if not isinstance(servers, dict) or not servers:
         raise DocError(f"{where}: no {key} table")
-    items = []
-    for name, server in servers.items():
-        if not isinstance(server, dict) or not isinstance(server.get("command"), str):
-            raise DocError(f"{where}: server {name!r} has no command")
-        args = server.get("args", [])
-        env = server.get("env", {})
-        if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
-            raise DocError(f"{where}: server {name!r}: args must be a list of strings")
-        if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
-            raise DocError(f"{where}: server {name!r}: env must map names to strings")
-        run = invocation([server["command"], *args], env)
-        items.append(Documented("client", where, json.dumps(server), name, run))
-    return items
+    return [_client_item(str(name), server, where) for name, server in servers.items()]
+
+
+def _client_item(name: str, server: Any, where: str) -> Documented:
+    """One server of a client config: ``command``, ``args``, ``env`` (stdio only)."""
+    if isinstance(server, dict) and server.get("type", "stdio") != "stdio":
+        raise DocError(f"{where}: server {name!r}: type {server['type']!r} is not stdio")
+    if not isinstance(server, dict) or not isinstance(server.get("command"), str):
+        raise DocError(f"{where}: server {name!r} has no command")
+    args = server.get("args", [])
+    env = server.get("env", {})
+    if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        raise DocError(f"{where}: server {name!r}: args must be a list of strings")
+    if not (isinstance(env, dict) and all(isinstance(v, str) for v in env.values())):
+        raise DocError(f"{where}: server {name!r}: env must map names to strings")
+    run = invocation([server["command"], *args], env)
+    return Documented("client", where, json.dumps(server), name, run)
 
 
 def _json_items(text: str, where: str) -> list[Documented]:
@@ -310,7 +335,81 @@ def _json_items(text: str, where: str) -> list[Documented]:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DocError(f"{where}: not JSON: {exc}") from None
+    if where.endswith("marketplace.json"):
+        return _marketplace_items(config, where)
     return _client_servers(config, "mcpServers", where)
+
+
+def _marketplace_items(config: Any, where: str) -> list[Documented]:
+    """The ``mcpServers`` a Claude Code marketplace's plugin entries declare inline (a
+    path to a ``.json`` file instead is read where it is: not here)."""
+    plugins = config.get("plugins") if isinstance(config, dict) else None
+    if not isinstance(plugins, list) or not plugins:
+        raise DocError(f"{where}: a marketplace without plugins")
+    items = []
+    for plugin in plugins:
+        servers = plugin.get("mcpServers") if isinstance(plugin, dict) else None
+        if isinstance(servers, dict):
+            items += _client_servers({"mcpServers": servers}, "mcpServers",
+                                     f"{where} {plugin.get('name', '?')}")
+    return items
+
+
+_INSTALL_LINK = re.compile(
+    r"(?:cursor://anysphere\.cursor-deeplink/mcp/install"
+    r"|https://cursor\.com/(?:[a-z-]+/)?install-mcp"
+    r"|https://(?:insiders\.)?vscode\.dev/redirect(?:/mcp/install)?"
+    r"|vscode(?:-insiders)?:mcp/install)\?[^\s)\]>\"'`<]+")
+
+
+@dataclass(frozen=True)
+class InstallLink:
+    """An install link found in a text: where (1-based line), the URL, and what it
+    installs (the server's name and its config, decoded)."""
+
+    line: int
+    url: str
+    name: str
+    config: Any
+
+
+def _query(url: str) -> dict[str, str]:
+    """The query's parameters, %-decoded but with ``+`` kept (base64 uses it)."""
+    pairs = (part.partition("=") for part in url.partition("?")[2].split("&") if part)
+    return {urllib.parse.unquote(k): urllib.parse.unquote(v) for k, _, v in pairs}
+
+
+def _decode_link(url: str) -> tuple[str, Any]:
+    """(server name, server config) of one install link; ``DocError`` when unreadable."""
+    query = _query(url)
+    try:
+        if url.startswith(("cursor://", "https://cursor.com/")):
+            text = base64.b64decode(query["config"], validate=True).decode()
+            return query["name"], json.loads(text)
+        if url.startswith("vscode"):
+            config = json.loads(urllib.parse.unquote(url.partition("?")[2]))
+            return config.pop("name"), config
+        if "/redirect/mcp/install" in url:
+            return query["name"], json.loads(query["config"])
+        return _decode_link(query["url"])  # https://…vscode.dev/redirect?url=vscode:…
+    except (KeyError, ValueError, binascii.Error, AttributeError, TypeError) as exc:
+        raise DocError(f"install link not readable ({type(exc).__name__}: {exc}): "
+                       f"{url[:120]}") from None
+
+
+def install_links(text: str) -> list[InstallLink]:
+    """Every Cursor or VS Code MCP install link in ``text`` (see the module docstring)."""
+    links = []
+    for match in _INSTALL_LINK.finditer(text):
+        url = match.group(0)
+        name, config = _decode_link(url)
+        links.append(InstallLink(text.count("\n", 0, match.start()) + 1, url, name, config))
+    return links
+
+
+def _link_items(text: str, where: str) -> list[Documented]:
+    return [_client_item(link.name, link.config, f"{where}:{link.line}")
+            for link in install_links(text)]
 
 
 def _toml_items(text: str, where: str) -> list[Documented]:
@@ -478,7 +577,8 @@ def documented(name: str, text: str) -> list[Documented]:
     (``name`` is its path, for messages; its suffix says how to read it)."""
     if name.endswith(".md"):
         return [item for block in fenced_blocks(text)
-                for item in _block_items(block.lang, block.text, name, block.line)]
+                for item in _block_items(block.lang, block.text, name, block.line)
+                ] + _link_items(text, name)
     if name.endswith(".sh"):
         return _shell_items(text, name, 1, prompt=False)
     if name.endswith(".json"):

@@ -1,7 +1,9 @@
 """Every command line and MCP client config in README.md and examples/, run for real.
 
 The commands are read out of the files (``tests/doc_commands.py``), so a doc change
-that breaks one fails here. Each runs as the installed console script
+that breaks one fails here. The README's install links (Cursor, VS Code) are decoded,
+and the Claude Code plugin's manifests (``.claude-plugin/``) read, into client configs
+run the same way. Each runs as the installed console script
 (``.venv/bin/chrome-ssh-gateway``; ``uvx …``, ``claude mcp add … --`` and client
 configs are unwrapped to it, see ``doc_commands``), against the test topology:
 
@@ -104,7 +106,14 @@ import pytest
 from mcp import Client
 
 from gateway.config import load_config
-from tests.doc_commands import PROGRAM, Documented, documented, expand_vars, subcommand
+from tests.doc_commands import (
+    PLUGIN_MANIFESTS,
+    PROGRAM,
+    Documented,
+    documented,
+    expand_vars,
+    subcommand,
+)
 from tests.e2e.helpers import (
     accepts,
     call_ok,
@@ -127,7 +136,8 @@ pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name(PROGRAM)
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").iterdir())]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").iterdir()),
+             *(ROOT / path for path in PLUGIN_MANIFESTS)]
 ITEMS = [item for path in DOC_FILES
          for item in documented(str(path.relative_to(ROOT)), path.read_text())]
 RUN_TIMEOUT = 90.0
@@ -496,7 +506,7 @@ async def _serve(item: Documented, prepared: Prepared,
         else:
             assert owns_tabs(groups.get(name, {name})), (name, listing)
     reported = {t["target"] for t in listing["tabs"]} | {
-        p["target"] for p in listing["unavailable"]}
+        p["target"] for p in listing.get("unavailable", [])}
     assert reported == set(targets) - set(groups), listing
     return targets
 

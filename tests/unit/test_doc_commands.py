@@ -3,24 +3,31 @@ and the targets files the docs show are valid configurations (was test_examples.
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 from gateway.config import load_config
 from tests.doc_commands import (
+    PLUGIN_MANIFESTS,
+    PROGRAM,
     DocError,
     Invocation,
     documented,
     expand_vars,
     fenced_blocks,
+    install_links,
     invocation,
     shell_lines,
     subcommand,
 )
 
 ROOT = Path(__file__).parents[2]
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").iterdir())]
+DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").iterdir()),
+             *(ROOT / path for path in PLUGIN_MANIFESTS)]
 
 MARKDOWN = """# Title
 
@@ -319,3 +326,73 @@ def test_documented_targets_file_loads(where: str, text: str, tmp_path: Path) ->
 def test_the_targets_files_include_the_examples() -> None:
     assert {where for where, _ in _items("targets")} >= {
         "examples/devvms.toml", "examples/ci-runner.toml"}
+
+
+# ------------------------------------------------------------------ install links and plugins
+
+_SERVER = {"command": "uvx", "args": ["chrome-ssh-gateway"], "env": {"SSH_PROXY_TO": "h"}}
+_JSON = json.dumps(_SERVER)
+_B64 = base64.b64encode(_JSON.encode()).decode()
+_VSCODE = json.dumps({"name": "s", **_SERVER})
+
+
+@pytest.mark.parametrize("url", [
+    f"cursor://anysphere.cursor-deeplink/mcp/install?name=s&config={_B64}",
+    f"https://cursor.com/en/install-mcp?name=s&config={quote(_B64, safe='')}",
+    f"https://insiders.vscode.dev/redirect/mcp/install?name=s&config={quote(_JSON, safe='')}",
+    f"https://vscode.dev/redirect/mcp/install?name=s&config={quote(_JSON, safe='')}"
+    "&quality=insiders",
+    f"vscode:mcp/install?{quote(_VSCODE, safe='')}",
+    "https://insiders.vscode.dev/redirect?url="
+    + quote(f"vscode:mcp/install?{quote(_VSCODE, safe='')}", safe=""),
+])
+def test_an_install_link_is_a_client_config(url: str) -> None:
+    text = f"# T\n\nProse, then [Install]({url}) and more.\n"
+    [link] = install_links(text)
+    assert (link.line, link.url, link.name, link.config) == (3, url, "s", _SERVER)
+    [item] = documented("R.md", text)
+    assert (item.kind, item.where, item.name) == ("client", "R.md:3", "s")
+    assert item.run == Invocation("chrome-ssh-gateway", (), {"SSH_PROXY_TO": "h"})
+
+
+def test_a_plus_in_a_cursor_config_is_base64_not_a_space() -> None:
+    config = {"command": "chrome-ssh-gateway", "args": ["--tools", ">>>"]}
+    encoded = base64.b64encode(json.dumps(config).encode()).decode()
+    assert "+" in encoded
+    [link] = install_links(f"`cursor://anysphere.cursor-deeplink/mcp/install?name=a&config={encoded}`")
+    assert link.config == config
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("cursor://anysphere.cursor-deeplink/mcp/install?name=s&config=!!", "not readable"),
+    ("cursor://anysphere.cursor-deeplink/mcp/install?config=" + _B64, "not readable"),
+    ("https://insiders.vscode.dev/redirect/mcp/install?name=s&config=%7Bnope", "not readable"),
+    ("https://insiders.vscode.dev/redirect/mcp/install?name=s&config="
+     + quote(json.dumps({"type": "http", "url": "https://x/mcp"}), safe=""), "not stdio"),
+    ("https://insiders.vscode.dev/redirect/mcp/install?name=s&config=%7B%7D", "has no command"),
+])
+def test_an_unreadable_install_link_is_an_error(url: str, message: str) -> None:
+    with pytest.raises(DocError, match=message):
+        documented("R.md", f"[x]({url})")
+
+
+def test_a_plugin_manifest_documents_its_servers_and_a_marketplace_its_inline_ones() -> None:
+    manifest = json.dumps({"name": "p", "mcpServers": {"s": _SERVER}})
+    [item] = documented(".claude-plugin/plugin.json", manifest)
+    assert (item.kind, item.name, item.run) == (
+        "client", "s", Invocation("chrome-ssh-gateway", (), {"SSH_PROXY_TO": "h"}))
+    marketplace = {"name": "m", "owner": {"name": "o"}, "plugins": [
+        {"name": "p", "source": "./"},
+        {"name": "q", "source": "./q", "mcpServers": {"t": {"command": "chrome-ssh-gateway"}}},
+    ]}
+    [inline] = documented(".claude-plugin/marketplace.json", json.dumps(marketplace))
+    assert (inline.where, inline.name, inline.run) == (
+        ".claude-plugin/marketplace.json q", "t", Invocation("chrome-ssh-gateway", (), {}))
+    with pytest.raises(DocError, match="without plugins"):
+        documented(".claude-plugin/marketplace.json", '{"name": "m", "plugins": []}')
+
+
+def test_the_plugin_manifests_are_documentation_files() -> None:
+    clients = [i for path in PLUGIN_MANIFESTS
+               for i in documented(path, (ROOT / path).read_text()) if i.kind == "client"]
+    assert clients and all(i.run is not None and i.run.program == PROGRAM for i in clients)

@@ -38,7 +38,7 @@ from gateway.page.drag import drag
 from gateway.page.element import Page
 from gateway.page.js import call, script
 from gateway.page.upload import Readables, upload
-from gateway.page.waits import settle
+from gateway.page.waits import Elapsed, settle
 
 __all__ = ["Action", "Readables", "StepResult", "element_box", "run_actions"]
 
@@ -133,6 +133,11 @@ async def _wait_for(page: Page, action: WaitFor) -> None:
         raise ActionFailed("wait_for needs exactly one of text, text_gone, ref_gone or url")
     target = page.ref(action.ref_gone)[1] if action.ref_gone is not None else None
     deadline = anyio.current_time() + action.timeout
+    what = (f"text {action.text!r} to appear" if action.text is not None else
+            f"text {action.text_gone!r} to go away" if action.text_gone is not None else
+            f"ref #{action.ref_gone} to go away" if action.ref_gone is not None else
+            f"the URL to contain {action.url!r}")
+    elapsed = Elapsed(action.timeout, what[:80])
     while True:
         if action.url is not None:
             done = action.url in page.tab.url
@@ -145,14 +150,12 @@ async def _wait_for(page: Page, action: WaitFor) -> None:
             wanted = action.text if action.text is not None else action.text_gone
             present = await _page_has_text(page, str(wanted))
             done = present if action.text is not None else not present
-        if done:
-            return
-        if anyio.current_time() >= deadline:
-            what = (f"text {action.text!r} to appear" if action.text is not None else
-                    f"text {action.text_gone!r} to go away" if action.text_gone is not None else
-                    f"ref #{action.ref_gone} to go away" if action.ref_gone is not None else
-                    f"the URL to contain {action.url!r}")
+        if done or anyio.current_time() >= deadline:
+            await elapsed.end()
+            if done:
+                return
             raise ActionFailed(f"timed out after {action.timeout:g} s waiting for {what}")
+        await elapsed.tick()
         await anyio.sleep(0.1)
 
 

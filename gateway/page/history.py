@@ -69,7 +69,7 @@ async def step_history(target: Browser, tab: Tab, step: HistoryStep, wait: str,
     ]
     try:
         await target.tab_call(tab, method, params, timeout_s=timeout_s)
-        if not await any_finished(arrivals, timeout_s):
+        if not await any_finished(arrivals, timeout_s, f"'{wait}' of the page"):
             raise CdpTimeout("navigate", timeout_s,
                              f"the page did not fire '{wait}' after history={step!r} (it may "
                              "still be loading); call list_tabs or evaluate to look, or use "

@@ -6,6 +6,7 @@ caller's own cancellation: a batch cancelled during that wait went on to its
 next step. These tests cancel the wait the way ``task.cancel()`` does (once,
 edge-triggered — as ``asyncio.timeout`` and a cancelled task deliver it) and
 check the task ends cancelled; and check a detach still just ends the wait.
+A long wait reports its seconds as the call's progress; a short one nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import asyncio
 import anyio
 import pytest
 
+from gateway import progress
 from gateway.browsers.tab import Tab
+from gateway.page import waits
 from gateway.page.waits import SETTLE_START_S, finished, settle
 
 
@@ -75,3 +78,62 @@ async def test_finished_times_out_without_touching_the_future() -> None:
     tab.on_event("Page.loadEventFired", {})
     assert await finished(future, 0.05) is True
     assert future.result()[0] == "Page.loadEventFired"
+
+
+Sent = list[tuple[float, float | None, str | None]]
+
+
+def _hearing(sent: Sent) -> progress.Sender:
+    async def send(done: float, total: float | None, message: str | None) -> None:
+        sent.append((done, total, message))
+    return send
+
+
+@pytest.mark.anyio
+async def test_a_long_wait_reports_seconds_of_its_timeout_then_a_final_report(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waits, "REPORT_AFTER_S", 0.2)
+    monkeypatch.setattr(waits, "TICK_S", 0.1)
+    monkeypatch.setattr(progress, "MIN_INTERVAL_S", 0.0)
+    tab, sent = _tab(), []
+    future = tab.expect("Page.loadEventFired")
+    with progress.reporting(_hearing(sent)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(finished, future, 5.0, "'load' of the page")
+            await anyio.sleep(0.65)
+            tab.on_event("Page.loadEventFired", {})
+    ticks, final = sent[:-1], sent[-1]
+    assert 3 <= len(ticks) <= 6, sent  # from 0.2 s on, every 0.1 s, until 0.65 s
+    assert all(total == 5.0 and 0.2 <= done < 0.7 for done, total, _ in ticks), sent
+    assert ticks[0][2] == f"waiting for 'load' of the page: {ticks[0][0]:.1f} of 5 s", sent
+    assert [done for done, _, _ in sent] == sorted({done for done, _, _ in sent}), sent
+    assert final[0] == final[1] and 0.65 <= final[0] < 1.5, final
+    assert final[2] == f"waited {final[0]:.1f} s for 'load' of the page"
+
+
+@pytest.mark.anyio
+async def test_a_short_wait_or_an_unnamed_one_reports_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waits, "REPORT_AFTER_S", 0.3)
+    monkeypatch.setattr(waits, "TICK_S", 0.05)
+    tab, sent = _tab(), []
+    quick = tab.expect("Page.loadEventFired")
+    with progress.reporting(_hearing(sent)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(finished, quick, 5.0, "'load' of the page")
+            await anyio.sleep(0.1)
+            tab.on_event("Page.loadEventFired", {})
+        assert await finished(tab.expect("Page.loadEventFired"), 0.5) is False  # unnamed
+        assert await finished(tab.expect("Page.loadEventFired"), 0.1, "x") is False
+    assert sent == []
+
+
+@pytest.mark.anyio
+async def test_a_wait_that_times_out_ends_with_its_final_report(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waits, "REPORT_AFTER_S", 0.0)
+    monkeypatch.setattr(waits, "TICK_S", 0.1)
+    tab, sent = _tab(), []
+    with progress.reporting(_hearing(sent)):
+        assert await finished(tab.expect("Page.loadEventFired"), 0.35, "x") is False
+    assert sent and sent[-1][0] == sent[-1][1] and sent[-1][0] >= 0.35, sent

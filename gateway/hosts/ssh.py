@@ -14,7 +14,8 @@ supervisors decide *when*: this class never retries by itself). Over it:
   connection lives;
 * ``expose``: the opt-in TCP forward for other tools, on 127.0.0.1 only;
 * ``stage_files``: an SFTP session on the same connection copies files to upload
-  into a fresh 0700 directory under the host's /tmp (files 0600).
+  into a fresh 0700 directory under the host's /tmp (files 0600), reporting the bytes
+  copied as the call's progress; a copy that fails or is cancelled removes it.
 
 Ciphers: unless ssh_config names them (``Ciphers``), AES-GCM comes first. asyncssh's
 own first choice, chacha20-poly1305, is computed per packet in Python around
@@ -38,6 +39,7 @@ import anyio
 import asyncssh
 import structlog
 
+from gateway import progress
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import HostError, HostKeyRejected, NothingListens, StagingFailed
 from gateway.hosts.base import FileText, HostKind, Route, Staged
@@ -224,9 +226,12 @@ class SshHost:
                     await sftp.mkdir(directory, asyncssh.SFTPAttrs(permissions=0o700))
                     left = directory
                     try:
-                        return Staged(directory, tuple([await _put(sftp, directory, n, f)
-                                                        for n, f in enumerate(files)]))
-                    except BaseException:
+                        copied = _Copied(sum(f.size for f in files))
+                        paths = tuple([await _put(sftp, directory, n, f, copied)
+                                       for n, f in enumerate(files)])
+                        await copied.report(final=True)
+                        return Staged(directory, paths)
+                    except BaseException:  # a cancelled copy too: nothing of it stays
                         with anyio.move_on_after(2, shield=True):
                             with contextlib.suppress(OSError, asyncssh.Error):
                                 await sftp.rmtree(directory)
@@ -353,7 +358,19 @@ def _route_key(host: str, port: int, socket: str | None) -> tuple[str, int]:
     return (host, port) if socket is None else (socket, -1)
 
 
-async def _put(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable) -> str:
+class _Copied:
+    """Bytes of an upload copied so far, of ``total``: the call's progress."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done = total, 0
+
+    async def report(self, *, final: bool = False) -> None:
+        await progress.report(self.done, self.total, f"uploading: {self.done / 2**20:.1f} of "
+                              f"{self.total / 2**20:.1f} MB", final=final)
+
+
+async def _put(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable,
+               copied: _Copied) -> str:
     """Copy one file into ``directory/<n>/`` (its own folder: two files may share a name,
     and the page sees the name) and return its remote path."""
     folder = f"{directory}/{n}"
@@ -362,4 +379,6 @@ async def _put(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable
     async with sftp.open(remote, "wb", asyncssh.SFTPAttrs(permissions=0o600)) as out:
         for chunk in read_checked(file, UPLOAD_CHUNK):
             await out.write(chunk)
+            copied.done += len(chunk)
+            await copied.report()
     return remote

@@ -178,12 +178,14 @@ async def _call_here(config: GatewayConfig, tool: str, arguments: dict[str, Any]
                      as_json: bool) -> int:
     from mcp import Client
 
+    from gateway.server.call_client import STRUCTURED_META
     from gateway.server.call_output import print_result
     from gateway.server.start import running_server
 
     async with running_server(config) as (server, gateway), Client(server) as client:
         await gateway.settled()
-        result = await client.call_tool(tool, arguments)
+        meta: Any = {STRUCTURED_META: as_json}  # an extension key, not in the SDK's type
+        result = await client.call_tool(tool, arguments, meta=meta)
     return print_result(result.model_dump(mode="json", by_alias=True, exclude_none=True),
                         as_json=as_json)
 
@@ -223,7 +225,8 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
                   "the current tab ids", file=sys.stderr)
             return 1
         print(f"chrome-ssh-gateway: {gone}", file=sys.stderr)
-    return print_result(call_tool(paths.socket, args.tool, arguments), as_json=args.json)
+    return print_result(call_tool(paths.socket, args.tool, arguments, structured=args.json),
+                        as_json=args.json)
 
 
 def _daemon(args: argparse.Namespace) -> int:

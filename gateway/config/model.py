@@ -389,7 +389,7 @@ class GatewayConfig(StrictModel):
     source: str
     allow_any_path: bool = False        # save_to may write outside the allowed directories
     read_only: bool = False             # serve only the tools that change nothing
-    tools: str = "all"                  # which tools to offer (gateway.tools.sets)
+    tools: str = "default"              # which tools to offer (gateway.tools.sets)
     tools_source: str = "--tools"       # where ``tools`` came from, for its errors
 
 

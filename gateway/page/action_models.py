@@ -37,8 +37,7 @@ class Type(BaseModel):
 
 class Press(BaseModel):
     do: Literal["press"]
-    key: Annotated[str, Field(description="Key or chord: Enter, Control+A, Shift+Tab.",
-                              max_length=64)]
+    key: Annotated[str, Field(max_length=64)]  # Enter, Control+A: a bad one's error says so
 
 
 class Select(BaseModel):
@@ -62,8 +61,7 @@ class Scroll(BaseModel):
     do: Literal["scroll"]
     ref: Ref | None = None
     to: Literal["top", "bottom"] | None = None
-    by: Annotated[int | None, Field(description="Pixels down (negative: up).", ge=-100_000,
-                                    le=100_000)] = None
+    by: Annotated[int | None, Field(ge=-100_000, le=100_000)] = None  # pixels, as scrollBy
 
 
 class WaitFor(BaseModel):
@@ -78,8 +76,7 @@ class WaitFor(BaseModel):
 class Upload(BaseModel):
     do: Literal["upload"]
     ref: Ref
-    paths: Annotated[list[str], Field(description="Files on the gateway's machine, where "
-                                                  "save_to may write.",
+    paths: Annotated[list[str], Field(description="Files on the gateway's machine.",
                                       min_length=1, max_length=20)]
 
 
@@ -87,7 +84,7 @@ class Drag(BaseModel):
     do: Literal["drag"]
     ref: Ref
     to: Ref | None = None
-    by: Annotated[list[int] | None, Field(description="[dx, dy] pixels, instead of to.",
+    by: Annotated[list[int] | None, Field(description="[dx, dy] px, not with to.",
                                           min_length=2, max_length=2)] = None
 
 

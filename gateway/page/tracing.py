@@ -10,7 +10,13 @@ brings it back in ``READ_BYTES`` pieces — compressed, so what crosses SSH is ~
 smaller than the JSON. Each piece is appended to the file as it is (the file *is*
 Chrome's gzip stream) and fed to the streaming parser and digest in a worker thread,
 so neither the trace nor its events are ever held whole, and the event loop stays
-free for other calls while a large trace is parsed.
+free for other calls while a large trace is parsed. The bytes read are the call's
+progress, and the last report says all of them.
+
+A trace nobody will read (its call failed or was cancelled) is ended in Chrome and
+the stream Chrome then hands over is closed (``Recorder.abandon``, and ``stop`` when
+cancelled while Chrome ends it), bounded and shielded from the cancellation: Chrome
+is left with nothing of it, and the next trace can start at once.
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import anyio
 import anyio.to_thread
 
+from gateway import progress
 from gateway.errors import CaptureFailed, CdpError, GatewayError
 from gateway.page.trace_stream import TraceEventStream, TraceFormatError
 from gateway.page.trace_summary import TraceDigest, TraceSummary
+from gateway.page.waits import finished
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
@@ -59,6 +67,7 @@ class Recording:
 
 WIND_DOWN_S = 5.0  # how long Chrome gets to end a closed tab's trace before a new one
 RETRY_S = 0.2
+END_WAIT_S = 5.0  # how long ending an abandoned trace may take, even while cancelled
 
 
 class Recorder:
@@ -122,6 +131,24 @@ class Recorder:
         if self._running.get(recording.browser.name) is recording:
             del self._running[recording.browser.name]
 
+    async def abandon(self, recording: Recording) -> None:
+        """A trace that will not be read: forget it, end it in Chrome and close the stream
+        Chrome hands over — best effort, bounded, even while the call is being cancelled.
+        One ``stop`` has taken is its own to end (it already forgot it)."""
+        if self.running(recording.browser) is not recording:
+            return
+        self.forget(recording)
+        browser, tab = recording.browser, recording.tab
+        complete = tab.expect("Tracing.tracingComplete")
+        try:
+            with contextlib.suppress(GatewayError), \
+                    anyio.move_on_after(END_WAIT_S, shield=True):
+                await browser.tab_call(tab, "Tracing.end", timeout_s=2)
+                if tab.dialog is None:  # a dialog holds the page: Chrome cannot finish
+                    await _close_when_complete(browser, tab, complete)
+        finally:
+            complete.cancel()
+
     async def stop(self, recording: Recording, file: BinaryIO, budget: float,
                    max_bytes: int) -> tuple[TraceSummary, int]:
         """End the trace, stream it into ``file`` and summarise it: (summary, bytes).
@@ -145,6 +172,11 @@ class Recorder:
         except CdpError as exc:
             raise CaptureFailed(f"Chrome could not end the trace on tab {tab.id} "
                                 f"({exc.message}); start a new one") from None
+        except anyio.get_cancelled_exc_class():  # Chrome is ending it: release its stream
+            with contextlib.suppress(GatewayError), \
+                    anyio.move_on_after(END_WAIT_S, shield=True):
+                await _close_when_complete(browser, tab, complete)
+            raise
         finally:
             for waiter in (complete, dialog):
                 if not waiter.done():
@@ -163,6 +195,16 @@ class Recorder:
         summary = digest.summary(names)
         summary.truncated = summary.truncated or bool(params.get("dataLossOccurred"))
         return summary, size
+
+
+async def _close_when_complete(browser: Browser, tab: Tab,
+                               complete: asyncio.Future[tuple[str, dict[str, Any]]]) -> None:
+    """Wait for ``Tracing.tracingComplete`` (at most ``END_WAIT_S``) and close the stream it
+    hands over, unread."""
+    if await finished(complete, END_WAIT_S) and not complete.cancelled():
+        handle = complete.result()[1].get("stream")
+        if handle:
+            await browser.tab_call(tab, "IO.close", {"handle": handle}, timeout_s=2)
 
 
 async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: BinaryIO,
@@ -185,7 +227,7 @@ async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: Bi
                                          timeout_s=budget)
             text = got.get("data", "")
             data = base64.b64decode(text) if got.get("base64Encoded") else text.encode()
-            size += len(data)
+            before, size = size, size + len(data)
             if size > max_bytes:
                 raise CaptureFailed(
                     f"the trace is larger than max_capture_mb ({max_bytes >> 20} MB, a target "
@@ -193,7 +235,11 @@ async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: Bi
             await anyio.to_thread.run_sync(take, data)
             if got.get("eof"):
                 break
+            # the bytes before this piece: the final report (all of them) must be larger,
+            # and the last piece may come empty
+            await progress.report(before, None, f"reading the trace: {before / 2**20:.1f} MB")
         events.close()
+        await progress.report(size, size, f"trace read: {size / 2**20:.1f} MB", final=True)
     except TraceFormatError as exc:
         raise CaptureFailed(f"Chrome sent a trace the gateway cannot read ({exc})") from None
     finally:

@@ -9,23 +9,25 @@ from __future__ import annotations
 
 import difflib
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from pydantic import ValidationError
+from pydantic import AnyUrl, ValidationError
 
 from gateway import __version__
 from gateway.browsers.registry import Registry
 from gateway.config import GatewayConfig
 from gateway.progress import reporting
-from gateway.server.boundary import Boundary, client_session
+from gateway.server.boundary import Boundary, client_session, structured_wanted
+from gateway.server.call_client import STRUCTURED_META
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import RESULTS_NOTE, shared_arguments_note
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
-from gateway.tools.sets import Selection, catalogue, select
+from gateway.tools.sets import Selection, catalogue, not_offered_note, select
 
 __all__ = ["GatewayServer", "build_server", "offered_tools"]
 
@@ -101,6 +103,7 @@ class GatewayServer(MCPServer):
     ) -> Any:
         start = time.perf_counter()
         client_session.set(_session_of(context))
+        structured_wanted.set(_meta_of(context).get(STRUCTURED_META) is True)
         tool = self._tool_manager.get_tool(name)
         refusal = unknown_arguments(name, tool.parameters, arguments) if tool else None
         try:
@@ -120,6 +123,22 @@ class GatewayServer(MCPServer):
             if self.boundary is not None:
                 self.boundary.record_refused(name, arguments, start, refusal)
             raise ToolError(refusal) from None
+
+    async def read_resource(self, uri: AnyUrl | str,
+                            context: Context[Any, Any] | None = None) -> Any:
+        """A file a tool result linked (``served_files.py``); else the SDK's resources."""
+        if self.boundary is not None and self.boundary.files.serves(str(uri)):
+            return self.boundary.files.read(str(uri))
+        return await super().read_resource(uri, context)
+
+
+def _meta_of(context: Context[Any, Any] | None) -> Mapping[str, Any]:
+    """The ``_meta`` of the request a call came in (empty for an in-process call)."""
+    try:
+        meta = context.request_context.meta if context is not None else None
+    except ValueError:  # no request context: an in-process call
+        return {}
+    return meta or {}
 
 
 def _session_of(context: Context[Any, Any] | None) -> str | None:
@@ -152,9 +171,11 @@ def build_server(registry: Registry, call_log: CallLog,
     """An MCP server whose tools act on ``registry`` (already running), offering
     ``selection`` (default: what its config says)."""
     read_only = registry.config.read_only
-    server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
-                           instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""))
     selection = selection or offered_tools(registry.config)
+    instructions = (INSTRUCTIONS + not_offered_note(catalogue(), selection, read_only=read_only)
+                    + (READ_ONLY_NOTE if read_only else ""))
+    server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
+                           instructions=instructions)
     server.boundary = Boundary(server, call_log, selection=selection)
     register_all(server.boundary, registry)
     return server

@@ -16,25 +16,29 @@ from __future__ import annotations
 import functools
 import itertools
 import time
+import typing
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import anyio
 import structlog
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from gateway.errors import GatewayError
+from gateway.output.links import file_link
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import compact_description, compact_input, compact_output
-from gateway.tools.definition import ReadsAsText
+from gateway.server.served_files import ServedFiles
+from gateway.tools.definition import Hints, ReadsAsText, WritesFiles
 from gateway.tools.sets import Selection
 
-__all__ = ["MAX_ERROR_CHARS", "Boundary", "as_call_result", "client_session", "error_text",
-           "failure_of"]
+__all__ = ["MAX_ERROR_CHARS", "Boundary", "as_call_result", "client_session",
+           "error_text", "failure_of", "structured_wanted"]
 
 log = structlog.get_logger("gateway.server")
 
@@ -50,6 +54,11 @@ client_session: ContextVar[str | None] = ContextVar("client_session", default=No
 """The MCP client session the current call came from (the HTTP transport's
 ``mcp-session-id``; None on stdio, where there is only one). Set by the server for
 each call, read here so every call-log line says which client made it."""
+
+
+structured_wanted: ContextVar[bool] = ContextVar("structured_wanted", default=False)
+"""Whether the current call's request carried ``STRUCTURED_META`` (``call --json``,
+tests — never a model: ``as_call_result``); set by the server."""
 
 
 def failure_of(exc: BaseException) -> BaseException:
@@ -85,25 +94,44 @@ def error_text(exc: BaseException) -> str:
             "characters]")
 
 
-def as_call_result(result: BaseModel) -> CallToolResult:
-    """What the client gets for a tool's result: the model's fields as structured
-    content, and as text what a model reads easily — ``as_text()`` for a result that
-    has one (a page view is its view, not a JSON string of escaped quotes and
-    newlines), else compact JSON (no indentation: every space lands in a context)."""
+def as_call_result(result: BaseModel, *, structured: bool = False) -> CallToolResult:
+    """What the client gets for a tool's result, the same for every kind of client.
+
+    Clients differ in what they hand the model: Claude Code and Codex give it the
+    structured content alone when there is any (as one JSON text), text-first
+    clients the text content. So a result a model reads as text (``ReadsAsText``: a
+    page view) is text only — in a JSON string its lines would arrive as one line of
+    escaped quotes and newlines — and its tool publishes no output schema; its
+    structured form is added only when the request asked for it (``structured``:
+    ``call --json``, tests). Any other result is its compact JSON (no spaces, fields
+    that do not apply left out) as both structured content and text. Each file a
+    result names (``WritesFiles``) is linked after it."""
     if isinstance(result, CallToolResult):
         return result  # the tool built its own content (screenshot: an image)
-    text = result.as_text() if isinstance(result, ReadsAsText) else result.model_dump_json()
-    return CallToolResult(content=[TextContent(text=text)],
-                          structured_content=result.model_dump(mode="json"))
+    if isinstance(result, ReadsAsText):
+        return CallToolResult(content=[TextContent(text=result.as_text())],
+                              structured_content=result.model_dump(mode="json")
+                              if structured else None)
+    content: list[ContentBlock] = [TextContent(text=result.model_dump_json())]
+    if isinstance(result, WritesFiles):
+        content += [file_link(Path(path)) for path in result.written()]
+    return CallToolResult(content=content, structured_content=result.model_dump(mode="json"))
 
 
-def _annotations(*, read_only: bool, destructive: bool) -> ToolAnnotations:
-    """The hints that differ from MCP's defaults (not read-only, destructive, open
-    world): a read-only tool says so; a tool that changes something but destroys
-    nothing says that. Unset hints are left out of ``tools/list``."""
-    if read_only:
-        return ToolAnnotations(read_only_hint=True)
-    return ToolAnnotations(destructive_hint=None if destructive else False)
+def _reads_as_text(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` returns a ``ReadsAsText`` result (read off its return annotation)."""
+    returned = typing.get_type_hints(fn).get("return")
+    return isinstance(returned, type) and issubclass(returned, ReadsAsText)
+
+
+def _annotations(hints: Hints) -> ToolAnnotations:
+    """Every hint said, none left to MCP's defaults (which assume the worst: destructive,
+    open world): clients differ in what they do with a missing one. A read-only tool
+    destroys nothing, and reading again changes nothing."""
+    return ToolAnnotations(title=hints.title, read_only_hint=hints.read_only,
+                           destructive_hint=hints.destructive and not hints.read_only,
+                           idempotent_hint=hints.idempotent or hints.read_only,
+                           open_world_hint=hints.open_world)
 
 
 def _publish_compact(server: MCPServer, name: str) -> None:
@@ -127,6 +155,8 @@ class Boundary:
         self._call_log = call_log
         self._selection = selection
         self._call_ids = itertools.count(1)
+        self.files = ServedFiles()
+        """The files results linked, which ``resources/read`` serves (``app.py``)."""
 
     def withheld(self, tool: str) -> str | None:
         """Why ``tool`` is not offered, if it is a tool this gateway leaves out."""
@@ -137,7 +167,7 @@ class Boundary:
         self._record(next(self._call_ids), tool, arguments, start, "error", error, None)
 
     def tool(
-        self, *, read_only: bool = False, destructive: bool = False
+        self, hints: Hints
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
         def register(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             name = fn.__name__
@@ -151,7 +181,9 @@ class Boundary:
                 outcome, error, result = "ok", None, None
                 try:
                     result = await fn(*args, **kwargs)
-                    return as_call_result(result)
+                    answer = as_call_result(result, structured=structured_wanted.get())
+                    self.files.note(answer)
+                    return answer
                 except anyio.get_cancelled_exc_class():
                     outcome = "cancelled"
                     raise
@@ -169,8 +201,10 @@ class Boundary:
                     self._record(call_id, name, kwargs, start, outcome, error, result)
 
             self._server.add_tool(
-                call, name=name, description=compact_description(fn.__doc__ or ""),
-                annotations=_annotations(read_only=read_only, destructive=destructive),
+                call, name=name, title=hints.title,
+                description=compact_description(fn.__doc__ or ""),
+                annotations=_annotations(hints),
+                structured_output=False if _reads_as_text(fn) else None,
             )
             _publish_compact(self._server, name)
             return fn

@@ -19,9 +19,12 @@ from typing import Any
 from gateway import __version__
 from gateway.errors import DaemonError
 
-__all__ = ["call_tool"]
+__all__ = ["STRUCTURED_META", "call_tool"]
 
 PROTOCOL_VERSION = "2025-06-18"
+STRUCTURED_META = "chrome-ssh-gateway/structured"
+"""A ``tools/call`` ``_meta`` key: ``true`` asks for the structured result of a tool that
+answers a model in text (a page view) as well, for ``--json`` (``server.boundary``)."""
 CALL_TIMEOUT_S = 600.0
 """Longest a tool call may take here; the gateway bounds every call far below this."""
 INITIALIZE_TIMEOUT_S = 90.0
@@ -106,8 +109,10 @@ def _reply(response: http.client.HTTPResponse, request_id: int) -> dict[str, Any
     raise DaemonError("the gateway daemon closed the stream before answering")
 
 
-def call_tool(socket_path: Path, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """``tools/call`` on the daemon at ``socket_path``: the result as sent (camelCase)."""
+def call_tool(socket_path: Path, tool: str, arguments: dict[str, Any], *,
+              structured: bool = False) -> dict[str, Any]:
+    """``tools/call`` on the daemon at ``socket_path``: the result as sent (camelCase);
+    ``structured`` asks for a text result's structured form too."""
     session = _Session(socket_path)
     try:
         session.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
@@ -115,8 +120,10 @@ def call_tool(socket_path: Path, tool: str, arguments: dict[str, Any]) -> dict[s
                                                       "version": __version__}},
                         timeout=INITIALIZE_TIMEOUT_S)
         session.notify("notifications/initialized")
-        result = session.request("tools/call", {"name": tool, "arguments": arguments},
-                                 timeout=CALL_TIMEOUT_S)
+        params: dict[str, Any] = {"name": tool, "arguments": arguments}
+        if structured:
+            params["_meta"] = {STRUCTURED_META: True}
+        result = session.request("tools/call", params, timeout=CALL_TIMEOUT_S)
         session.end()
     except (OSError, http.client.HTTPException, ValueError) as exc:
         raise DaemonError(f"lost the gateway daemon at {socket_path} ({exc}); run the "

@@ -52,7 +52,7 @@ __all__ = ["RESULTS_NOTE", "SHARED_SHAPES", "compact_description", "compact_inpu
            "compact_output", "shared_arguments_note"]
 
 RESULTS_NOTE = ("A result has every field its output schema lists, except those that"
-                " do not apply to it, which are left out.")
+                " do not apply to it, which are left out (no truncated: nothing was cut).")
 """What an output schema's ``required`` list would say, said once for every tool."""
 
 _DEFS = "#/$defs/"

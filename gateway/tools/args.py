@@ -30,9 +30,9 @@ SinceArg = Annotated[int | None, Field(ge=0)]
 LimitArg = Annotated[int, Field(ge=1, le=10_000)]
 """At most this many entries, the newest."""
 DEFAULT_LIMIT = 100
-OptionalTab = Annotated[int | None, Field(ge=1)]
+OptionalTab = Annotated[int | None, Field(ge=1, le=2**31)]
 """The tab of a tool that can do without one (``navigate`` opens one, ``cdp_command``
-talks to the browser): unbounded above, so a huge id is refused as unknown."""
+talks to the browser): bounded as ``TabArg``, so its bounds are said once too."""
 UrlArg = Annotated[str, Field(description="Absolute URL (http, https, about, data).",
                               max_length=2 * 1024 * 1024)]
 ContextArg = Annotated[str | None, Field(

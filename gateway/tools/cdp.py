@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from gateway.config.policy import check_cdp_command
 from gateway.errors import CdpError, InvalidArgument
+from gateway.output.absent import absent
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
@@ -29,12 +30,13 @@ class CdpResult(BaseModel):
     tab: int | None
     method: str
     result: dict[str, Any] | str  # a str: the start of its JSON text, when truncated
-    truncated: bool
-    omitted_chars: int = 0
+    truncated: bool = absent(False)
+    omitted_chars: int = absent(0)
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool(destructive=True, tab="optional")
+    @tools.tab_tool("Send a raw CDP command", destructive=True, open_world=True,
+                    tab="optional")
     async def cdp_command(
         on: OnBrowser,
         method: Annotated[str, Field(description="e.g. Page.reload, Browser.getVersion.",

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from gateway.output.absent import absent
 
-from .args import DEFAULT_LIMIT, LimitArg, SinceArg, TabArg, TargetArg
+from .args import DEFAULT_LIMIT, LimitArg, SinceArg, TabArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ class ConsoleMessage(BaseModel):
     level: str
     text: str
     source: str
-    url: str | None
+    url: str | None = absent()
     time: str
     navigation: int
     stack: str | None = absent()
@@ -36,12 +36,12 @@ class ConsoleMessages(BaseModel):
     messages: list[ConsoleMessage]
     last_id: int
     navigation: int
-    dropped: int
+    dropped: int = absent(0)
     note: str | None = absent()
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool(read_only=True, lock=False)
+    @tools.tab_tool("Read console messages", read_only=True, lock=False)
     async def console_messages(
         on: OnTab,
         tab: TabArg,
@@ -49,7 +49,6 @@ def register(tools: Tools, registry: Registry) -> None:
                          Field(description="Only these levels.")] = None,
         since: SinceArg = None,
         limit: LimitArg = DEFAULT_LIMIT,
-        target: TargetArg = None,
     ) -> ConsoleMessages:
         """A tab's console messages and uncaught errors (with stacks); poll with
         since=<last_id>."""

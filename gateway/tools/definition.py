@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
 
-__all__ = ["OnBrowser", "OnTab", "ReadsAsText", "TabMode", "ToolRegistrar", "Tools"]
+__all__ = ["Hints", "OnBrowser", "OnTab", "ReadsAsText", "TabMode", "ToolRegistrar", "Tools",
+           "WritesFiles"]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
@@ -52,11 +53,40 @@ class ReadsAsText(Protocol):
     def as_text(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class Hints:
+    """What a client may assume of a tool (MCP's annotations), chosen for each tool.
+
+    Clients act on them: VS Code and Codex run a ``read_only`` tool without asking
+    (Codex refuses any other under ``approval_policy = "never"``); VS Code asks the
+    user to confirm what an ``open_world`` tool returns. So ``open_world`` marks the
+    tools that make the browser reach past the page it is on (load a URL, click,
+    run a script, a raw CDP command) — not those that read what is already loaded,
+    which would make every page view wait for a person. ``destructive``: something
+    may be lost for good (a tab closed; whatever a click, a script, a dialog's OK
+    or a CDP command does on a site). ``idempotent``: the same call again changes
+    nothing more. ``title``: how a client names the tool to a person."""
+
+    title: str
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+@runtime_checkable
+class WritesFiles(Protocol):
+    """A result that names files the call wrote: the server links each one
+    (``gateway.output.links``) beside the result."""
+
+    def written(self) -> list[str]: ...
+
+
 class ToolRegistrar(Protocol):
     """What the server offers: put one function on it as a tool, behind its boundary."""
 
     def tool(
-        self, *, read_only: bool = False, destructive: bool = False
+        self, hints: Hints
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]: ...
 
 
@@ -84,13 +114,16 @@ class Tools:
         self._registry = registry
 
     def tool(
-        self, *, read_only: bool = False, destructive: bool = False
+        self, title: str, *, read_only: bool = False, destructive: bool = False,
+        idempotent: bool = False, open_world: bool = False,
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
-        """A tool that needs no tab: the function is registered as it is."""
-        return self._registrar.tool(read_only=read_only, destructive=destructive)
+        """A tool that needs no tab: the function is registered as it is (``Hints``)."""
+        return self._registrar.tool(Hints(title, read_only, destructive, idempotent,
+                                          open_world))
 
     def tab_tool(
-        self, *, read_only: bool = False, destructive: bool = False, lock: bool = True,
+        self, title: str, *, read_only: bool = False, destructive: bool = False,
+        idempotent: bool = False, open_world: bool = False, lock: bool = True,
         tab: TabMode = "required", check: Check | None = None,
     ) -> Callable[[Body[R]], Callable[..., Awaitable[R]]]:
         """A tool whose body takes ``on`` (an ``OnTab``; an ``OnBrowser`` too for
@@ -102,7 +135,8 @@ class Tools:
         ``lock=False`` is for tools that must work while another call holds the tab
         (close_tab, handle_dialog) or only read the gateway's own records.
         """
-        register = self._registrar.tool(read_only=read_only, destructive=destructive)
+        register = self._registrar.tool(Hints(title, read_only, destructive, idempotent,
+                                              open_world))
 
         def define(body: Body[R]) -> Callable[..., Awaitable[R]]:
             @functools.wraps(body)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from gateway.errors import InvalidArgument
 
-from .args import TabArg, TargetArg
+from .args import TabArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class DialogResult(BaseModel):
 
 def register(tools: Tools, registry: Registry) -> None:
     # No tab lock: a call blocked behind the dialog may hold it.
-    @tools.tab_tool(lock=False)
+    @tools.tab_tool("Answer a page's dialog", destructive=True, lock=False)
     async def handle_dialog(
         on: OnTab,
         tab: TabArg,
@@ -37,7 +37,6 @@ def register(tools: Tools, registry: Registry) -> None:
                                                   "Stay.")],
         prompt_text: Annotated[str | None, Field(description="The prompt() answer.",
                                                    max_length=100_000)] = None,
-        target: TargetArg = None,
     ) -> DialogResult:
         """Answer a tab's open alert/confirm/prompt/beforeunload dialog (other tab tools
         fail until then)."""

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from gateway.page.emulation import Geolocation, Throttle, Viewport, apply, merge
 
-from .args import TabArg, TargetArg
+from .args import TabArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class EmulateResult(BaseModel):
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool()
+    @tools.tab_tool("Emulate a device, place or network", idempotent=True)
     async def emulate(
         on: OnTab,
         tab: TabArg,
@@ -45,7 +45,6 @@ def register(tools: Tools, registry: Registry) -> None:
         network: NetworkArg | None = None,
         cpu_throttle: Annotated[float | None, Field(ge=1, le=20)] = None,
         reset: bool = False,
-        target: TargetArg = None,
     ) -> EmulateResult:
         """Make a tab emulate a device, place, network or CPU (kept across navigations;
         each call changes only what it names; `reset` clears all first); returns it all."""

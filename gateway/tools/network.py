@@ -16,7 +16,7 @@ from gateway.output.files import write_private
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
-from .args import DEFAULT_LIMIT, LimitArg, MaxChars, SinceArg, TabArg, TargetArg
+from .args import DEFAULT_LIMIT, LimitArg, MaxChars, SinceArg, TabArg
 from .definition import OnTab, Tools
 from .saving import save_path
 
@@ -50,7 +50,7 @@ class NetworkRequests(BaseModel):
     target: str
     requests: list[RequestSummary]
     last_id: int
-    dropped: int
+    dropped: int = absent(0)
     note: str | None = absent()
 
 
@@ -59,9 +59,9 @@ class Body(BaseModel):
     mime_type: str | None = absent()
     size: int | None = absent()
     text: str | None = absent()
-    truncated: bool = False
-    omitted_chars: int = 0
-    binary: bool = False
+    truncated: bool = absent(False)
+    omitted_chars: int = absent(0)
+    binary: bool = absent(False)
     path: str | None = absent()
     note: str | None = absent()
 
@@ -78,7 +78,7 @@ class RequestDetail(BaseModel):
     mime_type: str | None
     size: int | None
     duration_ms: float | None
-    error: str | None
+    error: str | None = absent()
     request_headers: dict[str, Any]
     response_headers: dict[str, Any]
     timing: dict[str, Any] | None
@@ -87,6 +87,11 @@ class RequestDetail(BaseModel):
     from_cache: bool
     request_body: Body | None = absent()
     response_body: Body | None = absent()
+
+    def written(self) -> list[str]:
+        """The bodies saved with ``save_to`` (``WritesFiles``)."""
+        return [body.path for body in (self.request_body, self.response_body)
+                if body is not None and body.path]
 
 
 def _summary(e: NetworkEntry) -> RequestSummary:
@@ -135,7 +140,7 @@ async def _body(t: Browser, page: Tab, entry: NetworkEntry, side: Literal["reque
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool(read_only=True, lock=False)
+    @tools.tab_tool("List network requests", read_only=True, lock=False)
     async def network_requests(
         on: OnTab,
         tab: TabArg,
@@ -147,7 +152,6 @@ def register(tools: Tools, registry: Registry) -> None:
                                         max_length=32)] = None,
         since: SinceArg = None,
         limit: LimitArg = DEFAULT_LIMIT,
-        target: TargetArg = None,
     ) -> NetworkRequests:
         """A tab's network requests (method, url, status, type, size, duration, error);
         network_request(id) has the details."""
@@ -167,7 +171,7 @@ def register(tools: Tools, registry: Registry) -> None:
                                dropped=log.dropped, note=note,
                                requests=[_summary(e) for e in entries])
 
-    @tools.tab_tool(read_only=True)
+    @tools.tab_tool("Inspect one network request", read_only=True)
     async def network_request(
         on: OnTab,
         tab: TabArg,
@@ -178,7 +182,6 @@ def register(tools: Tools, registry: Registry) -> None:
                                                          "absolute path.",
                                              max_length=4096)] = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
-        target: TargetArg = None,
     ) -> RequestDetail:
         """One request in detail: headers (secrets redacted), timing, bodies on demand."""
         t, page = on.browser, on.tab

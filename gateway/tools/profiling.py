@@ -5,11 +5,14 @@ with ``save_to``): read-only mode keeps them. Without ``save_to`` the file goes 
 fresh name in the temp directory; either way the result says where. The captures
 come back streamed and bounded (``gateway.page.tracing`` and ``gateway.page.heap``);
 the results are summaries sized for a model, the files are for DevTools.
+
+Progress: a trace reports its seconds of ``duration_s``, then the bytes read back; a
+heap snapshot Chrome's own progress, then the bytes. A cancelled call stops what it
+started (the trace ended in Chrome, the snapshot no longer read) and leaves no file.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 from pathlib import Path
@@ -19,13 +22,15 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from gateway.errors import CaptureFailed, GatewayError, InvalidArgument, NotAllowed
+from gateway import progress
+from gateway.errors import CaptureFailed, InvalidArgument, NotAllowed
 from gateway.output.absent import absent
 from gateway.output.files import default_save_path, open_private
 from gateway.page.heap import summarize_file, take_heap_snapshot
 from gateway.page.heap_summary import HeapSummary
 from gateway.page.trace_summary import TraceSummary
 from gateway.page.tracing import Recorder, Recording
+from gateway.page.waits import finished
 
 from .args import TabArg, TargetArg, TimeoutArg
 from .definition import OnTab, Tools
@@ -134,7 +139,7 @@ def register(tools: Tools, registry: Registry) -> None:
                     return TraceResult(tab=page.id, target=browser.name, recording=True)
                 await _record_for(recording, duration_s)
             except BaseException:
-                await _abandon(recorder, recording)
+                await recorder.abandon(recording)
                 raise
         summary: TraceSummary | None = None
 
@@ -146,7 +151,7 @@ def register(tools: Tools, registry: Registry) -> None:
         try:
             saved, size = await _saved(path, "trace", ".json.gz", write)
         except BaseException:  # Chrome must not go on tracing (the file may not open)
-            await _abandon(recorder, recording)
+            await recorder.abandon(recording)
             raise
         return TraceResult(tab=recording.tab.id, target=browser.name, path=str(saved),
                            bytes=size, summary=summary)
@@ -176,22 +181,25 @@ def register(tools: Tools, registry: Registry) -> None:
                             **summary.model_dump())
 
 
+TRACE_TICK_S = 0.5  # how often a recording trace reports its seconds
+
+
 async def _record_for(recording: Recording, duration_s: float) -> None:
-    """Let the trace run ``duration_s``, or until the tab goes away (its waiters are
-    cancelled when its session detaches) or its renderer crashes."""
+    """Let the trace run ``duration_s`` (its progress: seconds of it), or until the tab
+    goes away (its waiters are cancelled when its session detaches) or its renderer
+    crashes."""
     ended = recording.tab.expect("Inspector.targetCrashed", "Inspector.detached")
+    start = anyio.current_time()
     try:
-        done, _ = await asyncio.wait({ended}, timeout=duration_s)
+        while True:
+            elapsed = min(anyio.current_time() - start, duration_s)
+            await progress.report(elapsed, duration_s, f"tracing {elapsed:.1f} of "
+                                  f"{duration_s:g} s", final=elapsed >= duration_s)
+            if elapsed >= duration_s:
+                return
+            if await finished(ended, min(TRACE_TICK_S, duration_s - elapsed)):
+                raise CaptureFailed(f"tab {recording.tab.id} went away (closed or crashed) "
+                                    "during the trace; open the page again and record a "
+                                    "new one")
     finally:
-        if not ended.done():
-            ended.cancel()
-    if done:
-        raise CaptureFailed(f"tab {recording.tab.id} went away (closed or crashed) during "
-                            "the trace; open the page again and record a new one")
-
-
-async def _abandon(recorder: Recorder, recording: Recording) -> None:
-    """A trace that will not be read: forget it and end it in Chrome, best effort."""
-    recorder.forget(recording)
-    with contextlib.suppress(GatewayError), anyio.move_on_after(2, shield=True):
-        await recording.browser.tab_call(recording.tab, "Tracing.end", timeout_s=2)
+        ended.cancel()

@@ -8,10 +8,11 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from gateway.config.policy import check_evaluate
 from gateway.errors import JavaScriptError
+from gateway.output.absent import absent
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.js import script
 
-from .args import MaxChars, TabArg, TargetArg, TimeoutArg
+from .args import MaxChars, TabArg, TimeoutArg
 from .definition import OnTab, Tools
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ class EvaluateResult(BaseModel):
     target: str
     type: str
     value: JsonValue
-    truncated: bool
-    omitted_chars: int = 0
+    truncated: bool = absent(False)
+    omitted_chars: int = absent(0)
 
 
 def _exception_text(details: dict[str, Any]) -> str:
@@ -61,19 +62,18 @@ async def _by_value(target: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool()
+    @tools.tab_tool("Run JavaScript in a page", destructive=True, open_world=True)
     async def evaluate(
         on: OnTab,
-        expression: Annotated[str, Field(description="The last statement's value is "
-                                                     "returned; top-level await works.")],
+        expression: Annotated[str, Field(description="Its last statement's value is "
+                                                     "returned; await works.")],
         tab: TabArg,
-        await_promise: Annotated[bool, Field(description="Await a returned promise.")] = True,
+        await_promise: bool = True,
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
-        target: TargetArg = None,
     ) -> EvaluateResult:
-        """Run JavaScript in a tab and return its value as JSON; a throw or rejection
-        is a tool error with the stack.
+        """Run JavaScript in a tab; returns its value as JSON (a throw: an error with
+        its stack).
         """
         t, page, budget = on.browser, on.tab, on.budget
         check_evaluate(t.config)

@@ -13,10 +13,11 @@ from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import write_private
 from gateway.output.images import image_size
+from gateway.output.links import file_link
 from gateway.page.actions import element_box
 from gateway.page.js import script
 
-from .args import TabArg, TargetArg, TimeoutArg
+from .args import TabArg, TimeoutArg
 from .definition import OnTab, Tools
 from .saving import save_path
 
@@ -39,7 +40,7 @@ class ScreenshotInfo(BaseModel):
     height: int
     bytes: int
     path: str | None = absent()
-    clipped: bool = False
+    clipped: bool = absent(False)
 
 
 _VIEWPORT_JS = script("viewport.js")
@@ -113,7 +114,7 @@ async def _capture(target: Browser, tab: Tab, params: dict[str, Any], full_page:
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool(read_only=True)
+    @tools.tab_tool("Take a screenshot", read_only=True)
     async def screenshot(
         on: OnTab,
         tab: TabArg,
@@ -130,7 +131,6 @@ def register(tools: Tools, registry: Registry) -> None:
                                              max_length=4096)] = None,
         inline: Annotated[bool, Field(description="false: only path and size.")] = True,
         timeout_s: TimeoutArg = None,
-        target: TargetArg = None,
     ) -> Annotated[CallToolResult, ScreenshotInfo]:
         """Screenshot a tab as an image: far more tokens than browse_view (max_width and
         format="jpeg" keep it small).
@@ -156,4 +156,6 @@ def register(tools: Tools, registry: Registry) -> None:
         content: list[ContentBlock] = [TextContent(text=info.model_dump_json())]
         if inline or path is None:
             content.insert(0, ImageContent(data=shot["data"], mime_type=f"image/{kind}"))
+        if path is not None:
+            content.append(file_link(path))
         return CallToolResult(content=content, structured_content=info.model_dump())

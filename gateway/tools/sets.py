@@ -1,12 +1,13 @@
 """Which tools a gateway offers: ``--tools`` (``[gateway] tools``, ``$CHROME_SSH_GATEWAY_TOOLS``).
 
 Every offered tool's definition sits in the agent's context on every turn, so a user
-can offer fewer. A spec is a comma list read left to right: ``all`` (the default),
-``core`` (the few tools that drive a page: ``CORE``), a category (a tool family:
+can offer fewer. A spec is a comma list read left to right: ``default`` (the
+default: every tool but the categories in ``OFF_BY_DEFAULT``), ``all``, ``core``
+(the few tools that drive a page: ``CORE``), a category (a tool family:
 ``network``, ``cdp``, …, the module that defines it) or a tool name; a ``-`` in front
 removes, a ``+`` or nothing adds. A spec that starts with a removal starts from
-``all`` (``-cdp`` is ``all,-cdp``). ``--read-only`` then leaves out what changes
-something.
+``default`` (``-cdp`` is ``default,-cdp``). ``--read-only`` then leaves out what
+changes something.
 
 Pure: the catalogue (name → category, read-only) is read off the definitions by
 ``catalogue()``, without a server.
@@ -22,7 +23,10 @@ from pydantic import BaseModel
 
 from gateway.errors import ConfigError
 
-__all__ = ["CORE", "Selection", "ToolInfo", "catalogue", "category_of", "select"]
+from .definition import Hints
+
+__all__ = ["CORE", "OFF_BY_DEFAULT", "Selection", "ToolInfo", "catalogue", "category_of",
+           "not_offered_note", "select"]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
@@ -31,6 +35,13 @@ CORE = ("list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_t
 """Enough to do the whole job on a page: find or open it (list_tabs, browse), read
 it (browse_view), act on it (browse_act), what the view cannot say (evaluate), and
 clean up (close_tab)."""
+
+OFF_BY_DEFAULT = ("emulation",)
+"""Categories offered only when asked for (``--tools default,+emulation``, ``all``):
+rarely needed, and every definition offered costs every turn of every agent. The
+default list is held to 12,000 characters of what reaches a model
+(``tests/unit/test_tool_schemas.py``); a tool that would break that comes in a
+category listed here, and the server's instructions name what is left out."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +71,10 @@ class _Recorder:
         self.tools: list[ToolInfo] = []
 
     def tool(
-        self, *, read_only: bool = False, destructive: bool = False
+        self, hints: Hints
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
         def note(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-            self.tools.append(ToolInfo(fn.__name__, category_of(fn), read_only))
+            self.tools.append(ToolInfo(fn.__name__, category_of(fn), hints.read_only))
             return fn
         return note
 
@@ -82,17 +93,20 @@ def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
     """The tools ``spec`` offers out of ``tools``; ``ConfigError`` (naming every valid
     word) for an unknown one, or a spec that leaves nothing."""
     names = [t.name for t in tools]
-    groups: dict[str, list[str]] = {"all": names, "core": [n for n in names if n in CORE]}
+    groups: dict[str, list[str]] = {
+        "all": names, "core": [n for n in names if n in CORE],
+        "default": [t.name for t in tools if t.category not in OFF_BY_DEFAULT]}
     for tool in tools:
         groups.setdefault(tool.category, []).append(tool.name)
     for name in names:
         groups.setdefault(name, [name])
     items = [item.strip() for item in spec.split(",")]
-    chosen: list[str] = list(names) if items[0].startswith("-") else []
+    chosen: list[str] = list(groups["default"]) if items[0].startswith("-") else []
     for item in items:
         word = item.lstrip("+-").strip()
         if word not in groups:
-            valid = ", ".join(dict.fromkeys(["all", "core", *sorted(t.category for t in tools),
+            valid = ", ".join(dict.fromkeys(["default", "all", "core",
+                                             *sorted(t.category for t in tools),
                                              *names]))
             raise ConfigError(source, "", f"unknown tool or set {item!r} in {spec!r}; valid "
                               f"(comma-separated, - in front removes): {valid}")
@@ -114,3 +128,21 @@ def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
             withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs read-only "
                                    "(--read-only); restart it without that to use it")
     return Selection(offered, withheld)
+
+
+def not_offered_note(tools: list[ToolInfo], selection: Selection, *,
+                     read_only: bool = False) -> str:
+    """A line for the server's instructions naming the tools of ``OFF_BY_DEFAULT`` this
+    gateway leaves out (and could offer: ``read_only`` offers no tool that changes
+    anything), so an agent that needs one can tell its user how to get it; empty
+    when there are none."""
+    left_out: dict[str, list[str]] = {}
+    for tool in tools:
+        if (tool.category in OFF_BY_DEFAULT and tool.name not in selection.offered
+                and (tool.read_only or not read_only)):
+            left_out.setdefault(tool.category, []).append(tool.name)
+    if not left_out:
+        return ""
+    named = "; ".join(f"{', '.join(names)} (--tools default,+{category})"
+                      for category, names in left_out.items())
+    return f"Off by default, offered when the gateway is started with: {named}.\n"

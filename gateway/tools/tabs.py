@@ -42,7 +42,7 @@ class TargetProblem(BaseModel):
 
 class TabList(BaseModel):
     tabs: list[TabInfo]
-    unavailable: list[TargetProblem] = []
+    unavailable: list[TargetProblem] | None = absent()  # targets that did not answer
 
 
 class NewTabResult(BaseModel):
@@ -83,9 +83,9 @@ def _url_or_history(arguments: dict[str, Any]) -> None:
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tool(read_only=True)
+    @tools.tool("List tabs", read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
-        """List open tabs (id, title, url) of every target, or of `target`."""
+        """List open tabs (id, title, url) of all targets or of `target`."""
         if target is not None:
             named = registry.target(target)
             await named.connection()
@@ -108,9 +108,9 @@ def register(tools: Tools, registry: Registry) -> None:
         failed = {p.target for p in problems}
         tabs = [_info(tab) for t in registry.targets.values() if t.name not in failed
                 for tab in t.tabs.values()]
-        return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=problems)
+        return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=problems or None)
 
-    @tools.tool()
+    @tools.tool("Open a tab", open_world=True)
     async def new_tab(url: UrlArg = "about:blank", context: ContextArg = None,
                       target: TargetArg = None) -> NewTabResult:
         """Open a tab and return its id without waiting for the load (navigate waits)."""
@@ -119,7 +119,7 @@ def register(tools: Tools, registry: Registry) -> None:
         tab = await t.new_tab(url, context)
         return NewTabResult(tab=tab.id, target=t.name, url=url, context=context)
 
-    @tools.tab_tool(tab="for_url", check=_url_or_history)
+    @tools.tab_tool("Navigate a tab", open_world=True, tab="for_url", check=_url_or_history)
     async def navigate(
         on: OnTab,
         url: UrlArg | None = None,
@@ -142,8 +142,8 @@ def register(tools: Tools, registry: Registry) -> None:
         final_url, title = await page_state(on.browser, on.tab)
         return NavigateResult(tab=on.tab.id, target=on.browser.name, url=final_url, title=title)
 
-    @tools.tab_tool(destructive=True, lock=False)
-    async def close_tab(on: OnTab, tab: TabArg, target: TargetArg = None) -> CloseResult:
+    @tools.tab_tool("Close a tab", destructive=True, idempotent=True, lock=False)
+    async def close_tab(on: OnTab, tab: TabArg) -> CloseResult:
         """Close a tab (a hung one too)."""
         if on.browser.tabs.get(on.tab.target_id) is not on.tab:
             raise InvalidArgument(f"tab {tab} is already closed")

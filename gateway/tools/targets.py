@@ -102,7 +102,7 @@ def _endpoint(target: Browser) -> str | None:
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tool(read_only=True)
+    @tools.tool("List targets", read_only=True)
     async def list_targets() -> TargetList:
         """List the targets (browsers): state (up/connecting/down/gone), why one is
         down. Call first.
@@ -113,7 +113,7 @@ def register(tools: Tools, registry: Registry) -> None:
             *(_info(t) for t in registry.departed()),
         ])
 
-    @tools.tool(read_only=True)
+    @tools.tool("Check a target answers", read_only=True)
     async def ping(target: TargetArg = None) -> PingResult:
         """Check that a target's browser answers, timing a CDP round trip."""
         t = registry.target(target)

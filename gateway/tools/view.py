@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from gateway.output.absent import absent
 from gateway.output.files import resolve_read_path
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.actions import Action, StepResult, run_actions
@@ -32,11 +33,12 @@ class PageView(BaseModel):
     url: str
     view: str
     refs: int
-    truncated: bool = False
+    truncated: bool = absent(False)
 
     def header(self) -> str:
+        """Which tab, and how many refs; the URL is the view's own first line."""
         cut = " (view truncated: raise max_chars)" if self.truncated else ""
-        return f"tab {self.tab} on {self.target}: {self.url} ({self.refs} refs){cut}"
+        return f"tab {self.tab} on {self.target} ({self.refs} refs){cut}"
 
     def as_text(self) -> str:
         """The view as plain text after a one-line header (``ReadsAsText``)."""
@@ -72,7 +74,7 @@ async def _view(on: OnTab, max_chars: int) -> PageView:
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool(tab="for_url")
+    @tools.tab_tool("Open a page as text", open_world=True, tab="for_url")
     async def browse(
         on: OnTab,
         url: UrlArg,
@@ -82,35 +84,32 @@ def register(tools: Tools, registry: Registry) -> None:
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> PageView:
-        """Load a URL (in `tab`, else a new tab) and return the page as text, controls
-        numbered (`role#N "name"`) for browse_act; cheaper than a screenshot.
+        """Open a URL (in `tab`, else a new tab) and read it as text, controls numbered
+        (role#N) for browse_act; cheaper than a screenshot.
         """
         await navigate_tab(on.browser, on.tab, url, wait, on.budget)
         return await _view(on, max_chars)
 
-    @tools.tab_tool(read_only=True)
-    async def browse_view(on: OnTab, tab: TabArg, target: TargetArg = None,
+    @tools.tab_tool("View a page as text", read_only=True)
+    async def browse_view(on: OnTab, tab: TabArg,
                           max_chars: MaxChars = DEFAULT_MAX_CHARS) -> PageView:
-        """The current page of a tab as text with new ref numbers (see browse); refs of
-        earlier views stop working.
+        """Read a tab's page as text with fresh refs (as browse); older refs expire.
         """
         return await _view(on, max_chars)
 
-    @tools.tab_tool()
+    @tools.tab_tool("Act on a page", destructive=True, open_world=True)
     async def browse_act(
         on: OnTab,
         ctx: Context[Any, Any],
         tab: TabArg,
         actions: Annotated[list[Action], Field(
-            description="Steps run in order, e.g. [{\"do\": \"type\", \"ref\": 12, "
-                        "\"text\": \"hi\", \"submit\": true}]; `ref` is a #N of the view.",
+            description="Steps in order; ref: a #N of the latest view.",
             min_length=1, max_length=50)],
-        target: TargetArg = None,
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> ActResult:
-        """Act on refs of the tab's latest view (real mouse and keyboard input), then
-        return a fresh view; stops at the first step that fails.
+        """Click, type, press, select, hover, scroll, drag, upload, wait: real input on
+        the latest view's refs, then a fresh view (stops at a failed step).
         """
         uploads = any(getattr(a, "do", None) == "upload" for a in actions)
         readable = functools.partial(resolve_read_path, allowed=await allowed_dirs(ctx) if uploads

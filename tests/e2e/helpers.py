@@ -31,6 +31,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from gateway.server.call_client import STRUCTURED_META
 from gateway.server.runtime_dir import pid_alive
 from tests.topology import RemoteHost
 
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_CALL_TIMEOUT",
     "ERROR_BOUND",
     "MARKER_ENV",
+    "STRUCTURED",
     "RawJson",
     "RawRpc",
     "accepts",
@@ -195,11 +197,16 @@ def text_of(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
+STRUCTURED: Any = {STRUCTURED_META: True}
+"""Request ``_meta`` asking for a text result's structured form too, as ``call --json``
+does: tests read fields; what a model is shown is ``tests/e2e/test_model_view.py``'s."""
+
+
 async def _call(
     client: Client, tool: str, args: Mapping[str, Any] | None, timeout: float
 ) -> CallToolResult:
     with anyio.fail_after(timeout):
-        return await client.call_tool(tool, dict(args or {}))
+        return await client.call_tool(tool, dict(args or {}), meta=STRUCTURED)
 
 
 async def call_ok(

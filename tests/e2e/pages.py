@@ -45,6 +45,7 @@ from mcp.types import CallToolResult, ImageContent
 from tests.e2e.helpers import (
     DEFAULT_CALL_TIMEOUT,
     ERROR_BOUND,
+    STRUCTURED,
     call_ok,
     open_gateway,
     text_of,
@@ -210,7 +211,8 @@ async def devtools_gateway(
                                                        tmp / f"pages-{name}.log"))
                  for name in hosts}
         errlog = stack.enter_context(open(stderr_log, "w"))
-        async with open_gateway(env, ["--config", str(targets_file)], errlog=errlog) as client:
+        async with open_gateway(env, ["--config", str(targets_file), "--tools", "all"],
+                                errlog=errlog) as client:
             await wait_for_targets(client, dict.fromkeys(hosts, "up"))
             yield DevtoolsEnv(client, sites, call_log, stderr_log, tmp, targets_file)
 
@@ -260,7 +262,7 @@ async def raw_call(client: Client, tool: str, args: Mapping[str, Any],
                    timeout: float = DEFAULT_CALL_TIMEOUT) -> tuple[CallToolResult, str]:
     """The whole MCP result, and all of it as JSON text (for "never appears" checks)."""
     with anyio.fail_after(timeout):
-        result = await client.call_tool(tool, dict(args))
+        result = await client.call_tool(tool, dict(args), meta=STRUCTURED)
     return result, result.model_dump_json()
 
 

@@ -111,7 +111,28 @@ def test_call_with_a_targets_file(env: dict[str, str], tmp_path: Path) -> None:
 
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
-    assert payload["unavailable"] == []
+    assert "unavailable" not in payload
     assert {t["target"] for t in payload["tabs"]} == {"one", "two"}
     ids = [t["tab"] for t in payload["tabs"]]
     assert len(ids) == len(set(ids))
+
+
+def test_a_page_view_prints_as_lines_and_as_fields_with_json(
+        env: dict[str, str], topology: Topology) -> None:
+    """``call browse`` prints the view as the model reads it (lines after a header);
+    ``--json`` keeps the structured result (asked for with the request's ``_meta``: a
+    model's client gets the text alone)."""
+    url = data_url("lines", "<h1>Heading</h1><button>Go</button>")
+    text = _call(env, "browse", json.dumps({"url": url}))
+    assert text.returncode == 0, text.stderr
+    header, *lines = text.stdout.splitlines()
+    assert header.startswith("tab ") and header.endswith(" on default (1 refs)"), header
+    assert lines[:2] == [f"url: {url}", "title: lines"] and 'button#1 "Go"' in lines
+    tab = int(header.split()[1])
+    viewed = _call(env, "browse_view", json.dumps({"tab": tab}), "--json")
+    assert viewed.returncode == 0, viewed.stderr
+    payload = json.loads(viewed.stdout)
+    assert (payload["tab"], payload["target"], payload["url"], payload["refs"]) == (
+        tab, "default", url, 1)
+    assert payload["view"].splitlines()[:2] == [f"url: {url}", "title: lines"]
+    assert close_remote_pages(topology.host("h1"), url) == 1

@@ -68,7 +68,7 @@ async def test_list_tabs_matches_the_remote_browser(gw: Client, topology: Topolo
     assert len(ids) == len(set(ids))
     assert {t["target"] for t in tabs} == {"default"}
     listing = await call_ok(gw, "list_tabs")
-    assert listing["unavailable"] == []
+    assert "unavailable" not in listing
     await call_ok(gw, "close_tab", {"tab": opened["tab"]})
 
 
@@ -84,7 +84,6 @@ async def test_navigate_opens_a_tab_and_evaluate_reads_it(gw: Client, topology: 
     text = await call_ok(gw, "evaluate", {"tab": nav["tab"], "expression": expression})
     assert text == {
         "tab": nav["tab"], "target": "default", "type": "string", "value": "hello-from-h1",
-        "truncated": False, "omitted_chars": 0,
     }
     # The page really is in h1's browser.
     assert url in [p["url"] for p in remote_pages(topology.host("h1"))]
@@ -135,7 +134,7 @@ async def test_evaluate_returns_json_values(
 ) -> None:
     result = await call_ok(gw, "evaluate", {"tab": values_tab, "expression": expression})
     assert (result["type"], result["value"]) == (kind, value)
-    assert result["truncated"] is False
+    assert "truncated" not in result
 
 
 async def test_ping_reports_the_browser(gw: Client) -> None:

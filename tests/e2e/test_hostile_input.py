@@ -33,6 +33,7 @@ from mcp import Client
 
 from tests.e2e.helpers import (
     ERROR_BOUND,
+    STRUCTURED,
     RawJson,
     call_ok,
     data_url,
@@ -94,8 +95,16 @@ def target_cases(base: dict[str, Any]) -> list[Case]:
     return cases
 
 
-def tab_cases(base: dict[str, Any], *, bounded: bool = True) -> list[Case]:
-    """``tab`` unknown, of the wrong type, zero, negative, and beyond any id."""
+def no_target_cases(base: dict[str, Any]) -> list[Case]:
+    """A tool whose tab is required takes no ``target`` (the tab names it): one passed,
+    right or wrong, is refused as an argument it does not take."""
+    return [refused(f"target-{name!r}", {**base, "target": name}, "unknown argument",
+                    "'target'") for name in ("default", 5, "nope")]
+
+
+def tab_cases(base: dict[str, Any]) -> list[Case]:
+    """``tab`` unknown, of the wrong type, zero, negative, and beyond any id (refused by
+    its bounds, the same for an optional tab)."""
     cases = [
         refused("tab-unknown", {**base, "tab": 987654},
                 "tab 987654 is not a known tab id; call list_tabs for the current tab ids"),
@@ -105,12 +114,8 @@ def tab_cases(base: dict[str, Any], *, bounded: bool = True) -> list[Case]:
         refused("tab-negative", {**base, "tab": -3}, "tab", "greater than or equal to 1"),
         refused("tab-object", {**base, "tab": {"id": 1}}, "tab", "Input should be a valid integer"),
     ]
-    if bounded:
-        cases.append(refused("tab-huge", {**base, "tab": 2**40}, "tab",
-                             "less than or equal to 2147483648"))
-    else:
-        cases.append(refused("tab-huge", {**base, "tab": 2**40},
-                             f"tab {2**40} is not a known tab id; call list_tabs"))
+    cases.append(refused("tab-huge", {**base, "tab": 2**40}, "tab",
+                         "less than or equal to 2147483648"))
     return cases
 
 
@@ -251,7 +256,7 @@ async def _cdp_two(h: Hostile, result: dict[str, Any]) -> None:
 async def _huge_array(h: Hostile, result: dict[str, Any]) -> None:
     """1e6 elements: the first 10,000 copied, then a note of how many were left out."""
     value = result["value"]
-    assert result["type"] == "object/array" and result["truncated"] is False
+    assert result["type"] == "object/array" and "truncated" not in result
     assert value[:3] == [0, 1, 2] and value[9_999] == 9_999
     assert value[10_000:] == ["… 990000 more items"]
 
@@ -315,7 +320,7 @@ TABLE: dict[str, list[Case]] = {
     "navigate": [
         *url_cases({"tab": TAB}),
         *url_cases({}),
-        *tab_cases({"url": PAGE}, bounded=False),
+        *tab_cases({"url": PAGE}),
         *target_cases({"url": PAGE}),
         refused("missing-url", {}, "exactly one of url", "history"),
         *timeout_cases({"url": PAGE}),
@@ -340,12 +345,12 @@ TABLE: dict[str, list[Case]] = {
     ],
     "close_tab": [
         *tab_cases({}),
-        *target_cases({"tab": TAB}),
+        *no_target_cases({"tab": TAB}),
         *missing({"tab": TAB}, "tab"),
     ],
     "browse": [
         *url_cases({"tab": TAB}),
-        *tab_cases({"url": PAGE}, bounded=False),
+        *tab_cases({"url": PAGE}),
         *target_cases({"url": PAGE}),
         *timeout_cases({"url": PAGE, "tab": TAB}),
         *max_chars_cases({"url": PAGE, "tab": TAB}),
@@ -353,14 +358,14 @@ TABLE: dict[str, list[Case]] = {
     ],
     "browse_view": [
         *tab_cases({}),
-        *target_cases({"tab": TAB}),
+        *no_target_cases({"tab": TAB}),
         *max_chars_cases({"tab": TAB}),
         answered("max_chars-100", {"tab": TAB, "max_chars": 100}, _view_of_steady(100)),
         extra_fields({"tab": TAB}),
     ],
     "browse_act": [
         *tab_cases({"actions": [{"do": "press", "key": "Shift"}]}),
-        *target_cases({"tab": TAB, "actions": [{"do": "press", "key": "Shift"}]}),
+        *no_target_cases({"tab": TAB, "actions": [{"do": "press", "key": "Shift"}]}),
         *missing({"tab": TAB, "actions": []}, "actions"),
         *timeout_cases({"tab": TAB, "actions": [{"do": "press", "key": "Shift"}]}),
         refused("actions-str", {"tab": TAB, "actions": "click"}, "actions",
@@ -395,7 +400,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "evaluate": [
         *tab_cases({"expression": "1"}),
-        *target_cases(EVAL),
+        *no_target_cases(EVAL),
         *missing(EVAL, "expression", "tab"),
         *timeout_cases(EVAL),
         *max_chars_cases(EVAL),
@@ -458,7 +463,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "cdp_command": [
         *target_cases({"method": "Browser.getVersion"}),
-        *tab_cases(CDP, bounded=False),
+        *tab_cases(CDP),
         *missing(CDP, "method"),
         *timeout_cases(CDP),
         *max_chars_cases(CDP),
@@ -489,7 +494,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "screenshot": [
         *tab_cases({}),
-        *target_cases({"tab": TAB}),
+        *no_target_cases({"tab": TAB}),
         *timeout_cases({"tab": TAB}),
         refused("format-gif", {"tab": TAB, "format": "gif"}, "format", "'png', 'jpeg' or 'webp'"),
         refused("quality-101", {"tab": TAB, "quality": 101}, "quality",
@@ -514,7 +519,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "console_messages": [
         *tab_cases({}),
-        *target_cases({"tab": TAB}),
+        *no_target_cases({"tab": TAB}),
         refused("level-unknown", {"tab": TAB, "level": "fatal"}, "level",
                 "'error', 'warning', 'info' or 'debug'"),
         refused("level-list-unknown", {"tab": TAB, "level": ["error", "x"]}, "level"),
@@ -528,7 +533,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "network_requests": [
         *tab_cases({}),
-        *target_cases({"tab": TAB}),
+        *no_target_cases({"tab": TAB}),
         refused("filter-bad-regex", {"tab": TAB, "filter": "/[/"},
                 "filter '/[/' is not a valid regex"),
         refused("filter-10MB", {"tab": TAB, "filter": HUGE}, "filter", "at most 2000 characters"),
@@ -544,7 +549,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "network_request": [
         *tab_cases({"id": 1}),
-        *target_cases({"tab": TAB, "id": 1}),
+        *no_target_cases({"tab": TAB, "id": 1}),
         *missing({"tab": TAB, "id": 1}, "id"),
         refused("id-unknown", {"tab": TAB, "id": 999999}, "has no request 999999",
                 "call network_requests for current ids"),
@@ -557,7 +562,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "emulate": [
         *tab_cases({}),
-        *target_cases({"tab": TAB}),
+        *no_target_cases({"tab": TAB}),
         *missing({"tab": TAB}, "tab"),
         extra_fields({"tab": TAB}),
         answered("nothing-named", {"tab": TAB}, _emulating({})),
@@ -584,7 +589,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "performance_trace": [
         *tab_cases({"duration_s": 0.1}),
-        *target_cases({"tab": TAB, "duration_s": 0.1}),
+        *no_target_cases({"tab": TAB, "duration_s": 0.1}),
         refused("duration-zero", {"tab": TAB, "duration_s": 0}, "duration_s", "greater than 0"),
         refused("duration-hour", {"tab": TAB, "duration_s": 3600}, "duration_s",
                 "less than or equal to 60"),
@@ -600,7 +605,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "heap_snapshot": [
         *tab_cases({}),
-        *target_cases({"tab": TAB}),
+        *no_target_cases({"tab": TAB}),
         refused("save_to-etc", {"tab": TAB, "save_to": "/etc/passwd"},
                 "outside the allowed directories"),
         refused("save_to-dir", {"tab": TAB, "save_to": "/tmp"}, "is a directory"),
@@ -608,7 +613,7 @@ TABLE: dict[str, list[Case]] = {
     ],
     "handle_dialog": [
         *tab_cases({"accept": True}),
-        *target_cases({"tab": TAB, "accept": True}),
+        *no_target_cases({"tab": TAB, "accept": True}),
         *missing({"tab": TAB, "accept": True}, "accept"),
         refused("accept-word", {"tab": TAB, "accept": "maybe"}, "accept",
                 "Input should be a valid boolean"),
@@ -636,7 +641,7 @@ class Hostile:
         """Every call of this module goes through here, so the call log can be checked
         against the exact number of calls made."""
         self.calls += 1
-        return await self.client.call_tool(tool, args)
+        return await self.client.call_tool(tool, args, meta=STRUCTURED)
 
 
 @pytest.fixture(scope="module")
@@ -645,7 +650,7 @@ async def hostile(
 ) -> AsyncIterator[Hostile]:
     log = tmp_path_factory.mktemp("hostile") / "calls.jsonl"
     env = topology.client_env() | {"SSH_PROXY_TO": "h1", "MCP_DEBUG_LOG": str(log)}
-    async with open_gateway(env, errlog=sys.stderr) as client:
+    async with open_gateway(env, ["--tools", "all"], errlog=sys.stderr) as client:
         await wait_for_targets(client, {"default": "up"})
         nav = await call_ok(client, "navigate", {"url": PAGE})
         state = Hostile(client, log, int(nav["tab"]), calls=len(_log_lines(log)))

@@ -57,7 +57,7 @@ async def test_cdp_browser_get_version(gw: Client, topology: Topology) -> None:
 
     assert (result["target"], result["tab"], result["method"]) == (
         "default", None, "Browser.getVersion")
-    assert result["truncated"] is False
+    assert "truncated" not in result
     version = result["result"]
     assert version["protocolVersion"] == "1.3"
     remote = topology.host("h2").devtools_version()
@@ -149,7 +149,7 @@ async def test_five_megabytes_come_back_whole_when_asked(gw: Client, tab: int) -
     assert result["type"] == "string"
     assert len(result["value"]) == FIVE_MB
     assert result["value"] == "x" * FIVE_MB
-    assert (result["truncated"], result["omitted_chars"]) == (False, 0)
+    assert "truncated" not in result and "omitted_chars" not in result
 
 
 async def test_five_megabytes_are_cut_by_default(gw: Client, tab: int) -> None:

@@ -21,6 +21,7 @@ from gateway.concurrency import gather
 from gateway.errors import DialogOpen, GatewayError, TabNotFound
 from gateway.server.boundary import Boundary, failure_of
 from gateway.server.call_log import CallLog
+from gateway.tools.definition import Hints
 
 pytestmark = pytest.mark.anyio
 
@@ -74,12 +75,12 @@ def _server(tmp_path: Path) -> tuple[MCPServer, CallLog]:
     log = CallLog.open(tmp_path / "calls.jsonl")
     boundary = Boundary(server, log)
 
-    @boundary.tool()
+    @boundary.tool(Hints("test"))
     async def blocked_tool() -> Answer:
         await _two_children_one_fails(DialogOpen(3, "alert", "csgw-hello"))
         return Answer(value=1)
 
-    @boundary.tool()
+    @boundary.tool(Hints("test"))
     async def buggy_tool() -> Answer:
         await _two_children_one_fails(ZeroDivisionError("division by zero"))
         return Answer(value=1)

@@ -806,7 +806,7 @@ def test_tools_flag_beats_env_beats_file(tmp_path: Path) -> None:
     path = str(tmp_path / "targets.toml")
     flag = load_config(env(CHROME_SSH_GATEWAY_TOOLS="all,-cdp"), path, tools="core,+network")
     assert (flag.tools, flag.tools_source) == ("core,+network", "--tools")
-    assert (load_config(env()).tools, load_config(env()).tools_source) == ("all", "--tools")
+    assert (load_config(env()).tools, load_config(env()).tools_source) == ("default", "--tools")
 
 # --------------------------------------------------------------------------- launching
 

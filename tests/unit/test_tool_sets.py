@@ -11,10 +11,11 @@ from gateway.config import load_config
 from gateway.errors import ConfigError
 from gateway.server.app import build_server
 from gateway.server.call_log import CallLog
-from gateway.tools.sets import CORE, catalogue, select
+from gateway.tools.sets import CORE, OFF_BY_DEFAULT, catalogue, not_offered_note, select
 
 TOOLS = catalogue()
 NAMES = [t.name for t in TOOLS]
+DEFAULT = [t.name for t in TOOLS if t.category not in OFF_BY_DEFAULT]
 
 
 def test_catalogue_is_every_tool_with_its_family() -> None:
@@ -31,7 +32,9 @@ def test_catalogue_is_every_tool_with_its_family() -> None:
     ("core,+network", set(CORE) | {"network_requests", "network_request"}),
     ("core,network", set(CORE) | {"network_requests", "network_request"}),
     ("all,-cdp", set(NAMES) - {"cdp_command"}),
-    ("-cdp", set(NAMES) - {"cdp_command"}),
+    ("-cdp", set(DEFAULT) - {"cdp_command"}),
+    ("default", set(DEFAULT)),
+    ("default,+emulation", set(NAMES)),
     ("core,-evaluate,+screenshot", set(CORE) - {"evaluate"} | {"screenshot"}),
     ("browse, browse_act", {"browse", "browse_act"}),
 ])
@@ -76,3 +79,27 @@ async def test_a_withheld_tool_answers_which_flag_offers_it() -> None:
     assert result.is_error and "cdp_command is not offered" in text
     assert "--tools 'core,+cdp_command'" in text
     assert unknown.is_error and "not offered" not in unknown.content[0].text  # type: ignore[union-attr]
+
+
+def test_the_default_leaves_out_what_is_off_by_default_and_the_instructions_say_so() -> None:
+    assert OFF_BY_DEFAULT and set(DEFAULT) < set(NAMES)
+    left_out = [t.name for t in TOOLS if t.category in OFF_BY_DEFAULT]
+    note = not_offered_note(TOOLS, select("default", TOOLS))
+    assert all(name in note for name in left_out) and "--tools default,+" in note
+    assert not_offered_note(TOOLS, select("all", TOOLS)) == ""
+    read_only_left_out = [t.name for t in TOOLS if t.category in OFF_BY_DEFAULT
+                          and not t.read_only]  # not offered read-only, whatever the flag
+    note = not_offered_note(TOOLS, select("default", TOOLS, read_only=True), read_only=True)
+    assert not any(name in note for name in read_only_left_out)
+
+
+@pytest.mark.anyio
+async def test_a_default_gateway_tells_the_agent_what_it_leaves_out() -> None:
+    config = load_config({"CDP_URL": "127.0.0.1:9"})
+    async with Client(build_server(Registry(config), CallLog.open(None))) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        instructions = client.instructions or ""
+        result = await client.call_tool("emulate", {"tab": 1})
+    assert listed == set(DEFAULT) and "emulate" not in listed
+    assert "emulate (--tools default,+emulation)" in instructions
+    assert result.is_error and "+emulate" in result.content[0].text  # type: ignore[union-attr]

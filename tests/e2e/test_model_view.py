@@ -1,0 +1,173 @@
+"""What a model is shown of each tool's result, in each kind of client (issue 19).
+
+Measured with the clients themselves (DESIGN §8): Claude Code and Codex hand the
+model a result's ``structuredContent`` alone, as one JSON text, when it has one (its
+text content dropped, images kept); text-first clients (Cursor, VS Code's chat as
+configured by most) hand it the text content. ``structured_first`` and
+``text_first`` below read a result as each does, through the real MCP client over
+stdio, and every tool the gateway defines is called once:
+
+- a page view (``browse``, ``browse_view``, ``browse_act``) reaches the model as the
+  same plain lines in both — no structured content to be escaped into one JSON line;
+- every other result is the same compact JSON in both (no spaces, nothing at rest:
+  no ``null``, no ``"truncated": false``);
+- a screenshot is an image in both.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.types import (
+    BlobResourceContents,
+    CallToolResult,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+)
+
+from gateway.tools.sets import catalogue
+from tests.e2e.helpers import eventually
+from tests.e2e.pages import DevtoolsEnv, devtools_gateway
+from tests.topology import Topology
+
+pytestmark = pytest.mark.anyio
+
+TEXT_TOOLS = {"browse", "browse_view", "browse_act"}
+HEADER = re.compile(r"tab \d+ on h1 \(\d+ refs\)")
+
+
+def structured_first(result: CallToolResult) -> tuple[str, int]:
+    """What Claude Code or Codex shows the model: the structured content as JSON when
+    there is any, else the text; and how many images beside it."""
+    images = sum(isinstance(block, ImageContent) for block in result.content)
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content, separators=(",", ":"),
+                          ensure_ascii=False), images
+    return _text(result), images
+
+
+def text_first(result: CallToolResult) -> tuple[str, int]:
+    """What a text-first client shows the model: the text content, and the images."""
+    return _text(result), sum(isinstance(block, ImageContent) for block in result.content)
+
+
+def _text(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def _at_rest(value: Any) -> list[str]:
+    """Fields of a result (and of the objects in its lists) sent with nothing to say."""
+    found = []
+    if isinstance(value, dict):
+        for key, field in value.items():
+            if field is None or (key in ("truncated", "clipped") and field is False) or (
+                    key in ("omitted_chars", "dropped") and field == 0):
+                found.append(key)
+            elif isinstance(field, list):
+                found += [f"{key}[].{k}" for item in field for k in _at_rest(item)
+                          if isinstance(item, dict) and "." not in k]
+    return found
+
+
+@pytest.fixture(scope="module")
+async def env(topology: Topology,
+              tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[DevtoolsEnv]:
+    async with devtools_gateway(topology, tmp_path_factory.mktemp("model-view"),
+                                hosts=("h1",)) as e:
+        yield e
+
+
+async def _calls(env: DevtoolsEnv) -> AsyncIterator[tuple[str, CallToolResult]]:
+    """Every tool once, on a news page in h1's browser (no ``_meta``: as a model's
+    client calls it)."""
+    client = env.client
+    news = env.site("h1").url("/fixture/news.html")
+
+    async def call(tool: str, args: dict[str, Any]) -> CallToolResult:
+        with anyio.fail_after(60):
+            result = await client.call_tool(tool, args)
+        assert not result.is_error, (tool, _text(result))
+        return result
+
+    yield "list_targets", await call("list_targets", {})
+    yield "ping", await call("ping", {"target": "h1"})
+    opened = await call("new_tab", {"target": "h1"})
+    yield "new_tab", opened
+    tab = int(json.loads(_text(opened))["tab"])
+    yield "navigate", await call("navigate", {"tab": tab, "url": news})
+    yield "list_tabs", await call("list_tabs", {"target": "h1"})
+    yield "browse", await call("browse", {"tab": tab, "url": news})
+    yield "browse_view", await call("browse_view", {"tab": tab})
+    yield "browse_act", await call("browse_act", {"tab": tab, "actions": [
+        {"do": "scroll", "to": "bottom"}]})
+    yield "evaluate", await call("evaluate", {"tab": tab, "expression": "document.title"})
+    yield "cdp_command", await call("cdp_command", {
+        "tab": tab, "method": "Runtime.evaluate", "params": {"expression": "6 * 7"}})
+    yield "screenshot", await call("screenshot", {"tab": tab})
+    await call("evaluate", {"tab": tab, "expression": "console.log('seen'); 1"})
+    yield "console_messages", await call("console_messages", {"tab": tab})
+    requests = await call("network_requests", {"tab": tab})
+    yield "network_requests", requests
+    first = json.loads(_text(requests))["requests"][0]["id"]
+    yield "network_request", await call("network_request", {"tab": tab, "id": first})
+    yield "emulate", await call("emulate", {"tab": tab, "timezone": "Asia/Tokyo"})
+    yield "performance_trace", await call("performance_trace", {"tab": tab, "duration_s": 0.5})
+    yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
+    await call("evaluate", {"tab": tab, "expression": "setTimeout(() => alert('hi'), 10); 1"})
+
+    async def dialog() -> CallToolResult | None:
+        result = await client.call_tool("handle_dialog", {"tab": tab, "accept": True})
+        return None if result.is_error else result
+
+    yield "handle_dialog", await eventually(dialog, timeout=10, what="the alert to open")
+    yield "close_tab", await call("close_tab", {"tab": tab})
+
+
+async def test_each_tool_reads_the_same_compact_form_in_every_kind_of_client(
+        env: DevtoolsEnv) -> None:
+    seen: dict[str, tuple[str, str]] = {}
+    links: dict[str, list[ResourceLink]] = {}
+    async for tool, result in _calls(env):
+        links[tool] = [b for b in result.content if isinstance(b, ResourceLink)]
+        (shown_sf, images_sf), (shown_tf, images_tf) = structured_first(result), text_first(
+            result)
+        seen[tool] = (shown_sf, shown_tf)
+        assert shown_sf and shown_sf == shown_tf, (tool, shown_sf[:300], shown_tf[:300])
+        assert images_sf == images_tf == (1 if tool == "screenshot" else 0), tool
+        if tool in TEXT_TOOLS:
+            assert result.structured_content is None, tool
+            header, *lines = shown_tf.split("\n")
+            assert HEADER.fullmatch(header), (tool, header)
+            if tool == "browse_act":
+                assert lines.pop(0) == "steps: scroll"
+            url, *rest = lines
+            assert url.startswith("url: http://") and "/fixture/news.html" in url, url
+            assert len(rest) > 10 and '\\"' not in shown_tf and "\\n" not in shown_tf, tool
+        else:
+            structured = result.structured_content
+            assert isinstance(structured, dict), tool
+            assert shown_tf == json.dumps(structured, separators=(",", ":"),
+                                          ensure_ascii=False), tool  # compact, the same
+            assert _at_rest(structured) == [], (tool, _at_rest(structured), shown_tf[:500])
+    assert set(seen) == {t.name for t in catalogue()}, "a tool this test does not call"
+    # Every file a result names comes linked beside its path, and reads back whole.
+    assert {tool for tool, found in links.items() if found} == {"heap_snapshot",
+                                                                "performance_trace"}
+    for tool in ("heap_snapshot", "performance_trace"):
+        [link] = links[tool]
+        path = Path(json.loads(seen[tool][1])["path"])
+        assert (link.uri, link.name, link.size) == (path.as_uri(), path.name,
+                                                    path.stat().st_size)
+        [read] = (await env.client.read_resource(link.uri)).contents
+        assert isinstance(read, BlobResourceContents) and read.mime_type == link.mime_type
+        assert base64.b64decode(read.blob) == path.read_bytes(), tool
+    view = seen["browse_view"][0]
+    assert len(view) < 16_000 and view.count("\n") > 20  # the news page, as lines

@@ -298,3 +298,24 @@ async def test_schemas_pass_the_inspectors_strict_rules() -> None:
            for p in _portability_problems(tool["output_schema"], f"{tool['name']}.outputSchema")]
     assert old == ["evaluate.outputSchema.properties.value: accepts anything",
                    "cdp_command.outputSchema.properties.result: accepts anything"]
+
+
+async def test_every_tool_says_every_hint_and_its_title() -> None:
+    """Issue 19: annotations on every tool, chosen on purpose — none left to MCP's
+    defaults (which assume destructive, open world); what reads is read-only."""
+    tools = {t["name"]: t for t in await _listed(tools="all")}
+    for name, tool in tools.items():
+        hints = tool["annotations"]
+        assert set(hints) == {"title", "read_only_hint", "destructive_hint", "idempotent_hint",
+                              "open_world_hint"}, name
+        assert tool["title"] == hints["title"] and hints["title"][0].isupper(), name
+        if hints["read_only_hint"]:
+            assert not hints["destructive_hint"] and hints["idempotent_hint"], name
+    reading = {n for n, t in tools.items() if t["annotations"]["read_only_hint"]}
+    assert reading == {"list_targets", "ping", "list_tabs", "browse_view", "screenshot",
+                       "console_messages", "network_requests", "network_request",
+                       "performance_trace", "heap_snapshot"}
+    assert {n for n, t in tools.items() if t["annotations"]["destructive_hint"]} == {
+        "close_tab", "browse_act", "evaluate", "handle_dialog", "cdp_command"}
+    assert {n for n, t in tools.items() if t["annotations"]["open_world_hint"]} == {
+        "new_tab", "navigate", "browse", "browse_act", "evaluate", "cdp_command"}

@@ -32,7 +32,7 @@ from gateway.page.trace_summary import TraceSummary
 from gateway.page.tracing import Recorder, Recording
 from gateway.page.waits import finished
 
-from .args import TabArg, TargetArg, TimeoutArg
+from .args import TabArg, TimeoutArg
 from .definition import OnTab, Tools
 from .saving import save_path
 
@@ -57,12 +57,20 @@ class TraceResult(BaseModel):
     bytes: int | None = absent()
     summary: TraceSummary | None = absent()
 
+    def written(self) -> list[str]:
+        """The trace file, when one was saved (``WritesFiles``)."""
+        return [self.path] if self.path else []
+
 
 class HeapSnapshot(HeapSummary):
     tab: int
     target: str
     path: str
     file_bytes: int
+
+    def written(self) -> list[str]:
+        """The snapshot file (``WritesFiles``)."""
+        return [self.path]
 
 
 async def _capture_path(ctx: Context[Any, Any], registry: Registry, save_to: str | None
@@ -97,7 +105,7 @@ async def _saved(path: Path | None, kind: str, suffix: str,
 def register(tools: Tools, registry: Registry) -> None:
     recorder = Recorder()
 
-    @tools.tab_tool(read_only=True)
+    @tools.tab_tool("Record a performance trace", read_only=True)
     async def performance_trace(
         on: OnTab,
         tab: TabArg,
@@ -107,7 +115,6 @@ def register(tools: Tools, registry: Registry) -> None:
         action: Literal["start", "stop"] | None = None,
         save_to: SaveTo = None,
         timeout_s: TimeoutArg = None,
-        target: TargetArg = None,
     ) -> TraceResult:
         """Trace duration_s (of a reload?), or start/stop around your steps; returns load
         timings, LCP, CLS, long tasks, main-thread time, the gzipped trace's path."""
@@ -156,14 +163,13 @@ def register(tools: Tools, registry: Registry) -> None:
         return TraceResult(tab=recording.tab.id, target=browser.name, path=str(saved),
                            bytes=size, summary=summary)
 
-    @tools.tab_tool(read_only=True)
+    @tools.tab_tool("Take a heap snapshot", read_only=True)
     async def heap_snapshot(
         on: OnTab,
         tab: TabArg,
         ctx: Context[Any, Any],
         save_to: SaveTo = None,
         timeout_s: TimeoutArg = None,
-        target: TargetArg = None,
     ) -> HeapSnapshot:
         """Take a heap snapshot; returns its path, the 10 constructors with the largest
         self size, detached DOM nodes."""

@@ -62,6 +62,9 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks import shell
 from benchmarks.launch import TARGET_SLACK_MS, cold_launch, until_tabs
+from benchmarks.model_phase import ROW_KEYS as MODEL_ROWS
+from benchmarks.model_phase import define_rows as define_model_rows
+from benchmarks.model_phase import model_phase
 from benchmarks.profiling_phase import CAPTURE_TIMEOUT_S as PROFILING_CALL_TIMEOUT_S
 from benchmarks.profiling_phase import ROW_KEYS as PROFILING_ROWS
 from benchmarks.profiling_phase import define_rows as define_profiling_rows
@@ -100,7 +103,7 @@ PAGES = REPO / "fixtures" / "pages"
 PAGE_HOST = "127.0.0.73"
 PHASES = ("sequential", "startup", "targets", "load", "flood", "screenshot", "logs", "view",
           "context", "launch", "scan", "share", "shell", "upload",
-          "profiling", "webdriver")
+          "profiling", "webdriver", "model")
 
 # Targets (from issue 2, "Speed").
 TARGET_OVERHEAD_MS = 0.5
@@ -578,6 +581,8 @@ class Bench:
         shell.define_rows(r.row)
         # Issue 14: a 10 MB upload over SSH beside scp.
         define_upload_rows(r.row)
+        # Issue 19: what reaches the model, per tool and kind of client, beside peers.
+        define_model_rows(r.row)
 
     # ------------------------------------------------------------------ top level
 
@@ -629,6 +634,7 @@ class Bench:
             ("upload", self.upload, UPLOAD_ROWS),
             ("profiling", self.profiling, PROFILING_ROWS),
             ("webdriver", self.webdriver, WEBDRIVER_ROWS),
+            ("model", self.model, MODEL_ROWS),
         ]
         if opts.profile is not None:
             phases.append(("profile", self.profile, ()))
@@ -1625,6 +1631,19 @@ class Bench:
         progress(f"webdriver: cold target {fmt(self.r.rows['wd_cold'].median, 'ms')}, "
                  f"chromedriver's own session {fmt(self.r.rows['wd_session'].median, 'ms')}")
 
+    async def model(self) -> None:
+        """Issue 19: what reaches the model per tool, beside peers (benchmarks/model_phase.py)."""
+        assert self.topo is not None
+        topo = self.topo
+        with tempfile.TemporaryDirectory(prefix="csgw-bench-model-") as workdir:
+            self.r.meta["model"] = await model_phase(
+                topo, self.r.rows,
+                gateway=lambda env, args: mcp_client(gateway_params(env, args)),
+                serve=page_server, connect=RawCdp(topo, topo.host("h1")).ssh_connect,
+                progress=progress, workdir=Path(workdir))
+        if self.r.meta["model"].get("browser"):
+            self.r.meta.setdefault("browser", self.r.meta["model"]["browser"])
+
     # ------------------------------------------------------------------- --profile
 
     async def profile(self) -> None:
@@ -1724,6 +1743,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{opts.calls} calls per sequential row; load average "
           f"{meta['loadavg_start'][0]:.2f} → {meta['loadavg_end'][0]:.2f}; "
           f"{meta['wall_s']} s.")
+    if "model" in meta:
+        print()
+        print(meta["model"]["table"])
     for warning in results.warnings:
         print(f"WARNING: {warning}")
     for error in results.errors:

@@ -1,0 +1,408 @@
+"""The ``model`` phase (issue 19): what reaches the model, per tool, per kind of client.
+
+Against h1's Chromium over SSH and the news page of the ``view`` phase (served on the
+loopback of h1's namespace), one gateway over stdio — the real MCP client — calls
+every tool it defines once (``--tools all``), and each result is read as a structured-first client
+(Claude Code, Codex: ``structuredContent`` as JSON when present, else the text) and
+as a text-first one (Cursor, VS Code: the text) reads it (``benchmarks/model_view.py``,
+the readers of ``tests/e2e/test_model_view.py``).  Also the tool definitions a model
+is given (name + description + inputSchema as JSON), for the default tool list and
+``--tools core``.
+
+Peers, the same way on the same browser and page: chrome-devtools-mcp 1.11.0
+(``take_snapshot``) and @playwright/mcp 0.0.83 (``browser_snapshot``), installed with
+npm into ``~/.cache/chrome-ssh-gateway-bench/npm`` and pointed at a local asyncssh
+forward to h1's DevTools port (DESIGN §7), their telemetry and update checks off.
+Skipped, with the reason printed, when npm is absent or the install fails.
+
+Tokens (o200k) are counted with ``gpt-tokenizer`` from the same npm cache, which
+counts offline; without it the phase says "tokens: no offline tokenizer".
+
+Every tool is called once (results are deterministic in size but for the page
+view, whose ref numbers count on across views: only the first view is a fair
+size), so the table has one sample per cell, no medians.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import asyncssh
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult
+
+from benchmarks.model_view import definition_json, structured_first, text_first
+from tests.topology import Topology
+
+__all__ = ["ROW_KEYS", "define_rows", "model_phase"]
+
+NPM_DIR = Path.home() / ".cache" / "chrome-ssh-gateway-bench" / "npm"
+PEERS = {"chrome-devtools-mcp": "chrome-devtools-mcp@1.11.0",
+         "playwright-mcp": "@playwright/mcp@0.0.83"}
+TOKENIZER = "gpt-tokenizer@4.0.0"
+NPM_TIMEOUT_S = 240.0
+CALL_TIMEOUT_S = 60.0
+TEXT_TOOLS = {"browse", "browse_view", "browse_act"}
+ROW_KEYS = ("model_view_sf", "model_view_tf", "model_defs_all", "model_defs_core",
+            "model_cdm_view", "model_cdm_defs", "model_pw_view", "model_pw_defs")
+
+Gateway = Callable[[dict[str, str], list[str]], AbstractAsyncContextManager[Client]]
+Serve = Callable[..., AbstractAsyncContextManager[str]]
+
+
+def define_rows(row: Callable[..., Any]) -> None:
+    row("model_view_sf", "what a structured-first client (Claude Code, Codex) shows the model "
+        "of `browse_view`, news page (`model` phase; per tool: the table below)",
+        unit="chars", show_p90=False)
+    row("model_view_tf", "↳ the same in a text-first client (Cursor, VS Code)", unit="chars",
+        show_p90=False)
+    row("model_defs_all", "tool definitions a model is given (name+description+inputSchema "
+        "JSON), default tool list", unit="chars", show_p90=False)
+    row("model_defs_core", "↳ the same, `--tools core`", unit="chars", show_p90=False)
+    row("model_cdm_view", "chrome-devtools-mcp 1.11.0 `take_snapshot` of the news page, "
+        "structured-first", unit="chars", show_p90=False, target="peer")
+    row("model_cdm_defs", "↳ its tool definitions", unit="chars", show_p90=False, target="peer")
+    row("model_pw_view", "@playwright/mcp 0.0.83 `browser_snapshot` of the news page, "
+        "structured-first", unit="chars", show_p90=False, target="peer")
+    row("model_pw_defs", "↳ its tool definitions", unit="chars", show_p90=False, target="peer")
+
+
+# ---------------------------------------------------------------------------------- npm
+
+
+def npm_install(progress: Callable[[str], None]) -> str | None:
+    """Install the peers and the tokenizer into NPM_DIR; None, or why not."""
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        return "npm/node absent"
+    wanted = [*PEERS.values(), TOKENIZER]
+    if all(_installed_version(spec) for spec in wanted):
+        return None
+    NPM_DIR.mkdir(parents=True, exist_ok=True)
+    progress(f"model: npm install {' '.join(wanted)} into {NPM_DIR}")
+    try:
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix",
+                               str(NPM_DIR), *wanted], capture_output=True, text=True,
+                              timeout=NPM_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"npm install failed: {exc}"
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        return f"npm install failed (offline?): {' / '.join(tail)}"
+    return None
+
+
+def _installed_version(spec: str) -> bool:
+    name, _, version = spec.rpartition("@")
+    package = NPM_DIR / "node_modules" / name / "package.json"
+    try:
+        return bool(json.loads(package.read_text()).get("version") == version)
+    except (OSError, ValueError):
+        return False
+
+
+def _bin(name: str) -> Path:
+    return NPM_DIR / "node_modules" / ".bin" / name
+
+
+class Tokens:
+    """o200k token counts by gpt-tokenizer (offline), through one node process per batch."""
+
+    SCRIPT = ("const {countTokens}=require('gpt-tokenizer/cjs/encoding/o200k_base');"
+              "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write("
+              "JSON.stringify(JSON.parse(s).map(t=>countTokens(t)))))")
+
+    def __init__(self) -> None:
+        self.why_not = ""
+        if shutil.which("node") is None or not _installed_version(TOKENIZER):
+            self.why_not = "no offline tokenizer"
+
+    def count(self, texts: list[str]) -> list[int | None]:
+        if self.why_not or not texts:
+            return [None] * len(texts)
+        try:
+            done = subprocess.run(["node", "-e", self.SCRIPT], input=json.dumps(texts),
+                                  capture_output=True, text=True, timeout=120,
+                                  cwd=str(NPM_DIR), check=True)
+            counts = json.loads(done.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError) as exc:
+            self.why_not = f"no offline tokenizer ({exc})"
+            return [None] * len(texts)
+        return [int(c) for c in counts]
+
+
+# ----------------------------------------------------------------------- the gateway
+
+
+async def _gateway_calls(gw: Client, news: str) -> AsyncIterator[tuple[str, CallToolResult]]:
+    """Every tool once on the news page, as test_model_view calls them (no ``_meta``)."""
+
+    async def call(tool: str, args: dict[str, Any]) -> CallToolResult:
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            result = await gw.call_tool(tool, args)
+        if result.is_error:
+            raise RuntimeError(f"{tool}: {structured_first(result)[0][:300]}")
+        return result
+
+    listed = await call("list_targets", {})
+    yield "list_targets", listed
+    targets = (listed.structured_content or {}).get("targets") or [{}]
+    target = targets[0].get("name") or "h1"
+    yield "ping", await call("ping", {"target": target})
+    opened = await call("new_tab", {"target": target})
+    yield "new_tab", opened
+    tab = int((opened.structured_content or {})["tab"])
+    try:
+        yield "navigate", await call("navigate", {"tab": tab, "url": news})
+        yield "list_tabs", await call("list_tabs", {"target": target})
+        yield "browse", await call("browse", {"tab": tab, "url": news})
+        yield "browse_view", await call("browse_view", {"tab": tab})
+        yield "browse_act", await call("browse_act", {"tab": tab, "actions": [
+            {"do": "scroll", "to": "bottom"}]})
+        yield "evaluate", await call("evaluate", {"tab": tab, "expression": "document.title"})
+        yield "cdp_command", await call("cdp_command", {
+            "tab": tab, "method": "Runtime.evaluate", "params": {"expression": "6 * 7"}})
+        yield "screenshot", await call("screenshot", {"tab": tab})
+        await call("evaluate", {"tab": tab, "expression": "console.log('seen'); 1"})
+        yield "console_messages", await call("console_messages", {"tab": tab})
+        requests = await call("network_requests", {"tab": tab})
+        yield "network_requests", requests
+        first = (requests.structured_content or {})["requests"][0]["id"]
+        yield "network_request", await call("network_request", {"tab": tab, "id": first})
+        yield "emulate", await call("emulate", {"tab": tab, "timezone": "Asia/Tokyo"})
+        yield "performance_trace", await call("performance_trace",
+                                              {"tab": tab, "duration_s": 0.5})
+        yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
+        await call("evaluate", {"tab": tab,
+                                "expression": "setTimeout(() => alert('hi'), 10); 1"})
+        deadline = time.monotonic() + 10
+        while True:
+            result = await gw.call_tool("handle_dialog", {"tab": tab, "accept": True})
+            if not result.is_error or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.1)
+        if result.is_error:
+            raise RuntimeError(f"handle_dialog: {structured_first(result)[0][:300]}")
+        yield "handle_dialog", result
+    except BaseException:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10), \
+                contextlib.suppress(Exception):
+            await gw.call_tool("close_tab", {"tab": tab})
+        raise
+    yield "close_tab", await call("close_tab", {"tab": tab})
+
+
+def _leaves(exc: BaseException) -> str:
+    """The leaf exceptions of a (possibly nested) exception group, one line."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_leaves(inner) for inner in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"[:400]
+
+
+def _definitions(tools: list[Any]) -> str:
+    return "[" + ",".join(definition_json(t) for t in tools) + "]"
+
+
+# ---------------------------------------------------------------------------- peers
+
+
+@asynccontextmanager
+async def _forward(topo: Topology, connect: Callable[[], Awaitable[asyncssh.SSHClientConnection]]
+                   ) -> AsyncIterator[int]:
+    """A local TCP port on 127.0.0.1 forwarded over SSH to h1's DevTools port."""
+    host = topo.host("h1")
+    remote_port = int(host.devtools_active_port_file.read_text().split("\n")[0])
+    conn = await connect()
+    try:
+        listener = await conn.forward_local_port("127.0.0.1", 0, "127.0.0.1", remote_port)
+        try:
+            yield listener.get_port()
+        finally:
+            listener.close()
+    finally:
+        conn.close()
+        with contextlib.suppress(Exception), anyio.move_on_after(2):
+            await conn.wait_closed()
+
+
+def _page_ids(port: int) -> set[str]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as reply:
+        return {t["id"] for t in json.load(reply) if t.get("type") == "page"}
+
+
+def _browser_version(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=5) as reply:
+        return str(json.load(reply).get("Browser", ""))
+
+
+def _close_pages(port: int, ids: set[str]) -> None:
+    for target_id in ids:
+        with contextlib.suppress(Exception), urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/json/close/{target_id}", timeout=5):
+            pass
+
+
+def _peer_params(name: str, port: int, home: Path) -> StdioServerParameters:
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "LANG": "C.UTF-8", "CI": "1", "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1",
+           "CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS": "1",
+           "CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY": "1"}
+    if name == "chrome-devtools-mcp":
+        args = ["--browserUrl", f"http://127.0.0.1:{port}", "--no-usage-statistics",
+                "--no-performance-crux"]
+    else:
+        args = ["--cdp-endpoint", f"http://127.0.0.1:{port}"]
+    return StdioServerParameters(command=str(_bin(name)), args=args, env=env, cwd=str(home))
+
+
+async def _peer(name: str, port: int, home: Path, news: str) -> dict[str, Any]:
+    """A peer's tool definitions and its snapshot of the news page."""
+    before = await anyio.to_thread.run_sync(_page_ids, port)
+    try:
+        async with Client(_peer_params(name, port, home),
+                          read_timeout_seconds=CALL_TIMEOUT_S) as client:
+            with anyio.fail_after(CALL_TIMEOUT_S):
+                tools = (await client.list_tools()).tools
+            if name == "chrome-devtools-mcp":
+                steps = [("new_page", {"url": news}), ("take_snapshot", {})]
+            else:
+                steps = [("browser_tabs", {"action": "new"}),
+                         ("browser_navigate", {"url": news}), ("browser_snapshot", {})]
+            result: CallToolResult | None = None
+            for tool, args in steps:
+                if tool == "take_snapshot" and result is not None:
+                    # 1.11 routes by page: "## Pages\n1: …\n2: <url> [selected]"
+                    selected = re.search(r"^(\d+): .*\[selected\]$", text_first(result)[0],
+                                         re.MULTILINE)
+                    if selected is not None:
+                        args = {"pageId": int(selected.group(1))}
+                with anyio.fail_after(CALL_TIMEOUT_S):
+                    result = await client.call_tool(tool, args)
+                if result.is_error:
+                    raise RuntimeError(f"{name} {tool}: {structured_first(result)[0][:300]}")
+            assert result is not None
+    finally:
+        with anyio.CancelScope(shield=True):
+            opened = await anyio.to_thread.run_sync(_page_ids, port) - before
+            await anyio.to_thread.run_sync(_close_pages, port, opened)
+    return {"tools": tools, "snapshot": result, "snapshot_tool": steps[-1][0]}
+
+
+# -------------------------------------------------------------------------- the phase
+
+
+async def model_phase(topo: Topology, rows: dict[str, Any], *, gateway: Gateway,
+                      serve: Serve, connect: Callable[[], Awaitable[asyncssh.SSHClientConnection]],
+                      progress: Callable[[str], None], workdir: Path) -> dict[str, Any]:
+    """Fill the model rows; returns the per-tool table (Markdown) and the raw figures."""
+    host = topo.host("h1")
+    env = {**topo.client_env(), "SSH_PROXY_TO": host.name}
+    shown: dict[str, dict[str, Any]] = {}    # tool → sf / tf / images
+    defs: dict[str, dict[str, Any]] = {}     # server (tool set) → json, tools
+    peers_note = ""
+    browser = ""
+    why_not = await anyio.to_thread.run_sync(npm_install, progress)
+    async with serve(host) as base:
+        news = base + "news.html"
+        for label, args in (("gateway (default list)", []),
+                            ("gateway --tools core", ["--tools", "core"]),
+                            ("gateway --tools all", ["--tools", "all"])):
+            async with gateway(env, args) as gw:
+                with anyio.fail_after(CALL_TIMEOUT_S):
+                    tools = (await gw.list_tools()).tools
+                defs[label] = {"json": _definitions(tools), "tools": len(tools)}
+                if label != "gateway --tools all":  # every tool is called on this one
+                    continue
+                async for tool, result in _gateway_calls(gw, news):
+                    (sf, images), (tf, _) = structured_first(result), text_first(result)
+                    shown[tool] = {"sf": sf, "tf": tf, "images": images}
+                for tool in tools:
+                    shown.setdefault(tool.name, {"sf": None, "tf": None, "images": 0})
+        if why_not is None:
+            with anyio.fail_after(4 * CALL_TIMEOUT_S):
+                async with _forward(topo, connect) as port:
+                    browser = await anyio.to_thread.run_sync(_browser_version, port)
+                    for name in PEERS:
+                        try:
+                            seen = await _peer(name, port, workdir, news)
+                        except Exception as exc:  # one peer failing leaves the other
+                            peers_note += f"{name}: not measured ({_leaves(exc)}); "
+                            continue
+                        defs[name] = {"json": _definitions(seen["tools"]),
+                                      "tools": len(seen["tools"])}
+                        sf, images = structured_first(seen["snapshot"])
+                        tf, _ = text_first(seen["snapshot"])
+                        shown[f"{name} {seen['snapshot_tool']}"] = {"sf": sf, "tf": tf,
+                                                                    "images": images}
+        else:
+            peers_note = f"peers: not measured ({why_not})"
+    return {**_report(rows, shown, defs, peers_note), "browser": browser}
+
+
+def _report(rows: dict[str, Any], shown: dict[str, dict[str, Any]],
+            defs: dict[str, dict[str, Any]], peers_note: str) -> dict[str, Any]:
+    tokens = Tokens()
+    texts = [t for s in shown.values() for t in (s["sf"], s["tf"]) if t is not None]
+    texts += [d["json"] for d in defs.values()]
+    counted = dict(zip(texts, tokens.count(texts), strict=True))
+
+    def cell(text: str | None, tokens_too: bool = True) -> str:
+        if text is None:
+            return "not called"
+        n = counted.get(text)
+        return f"{len(text):,}" + (f" ({n:,} tok)" if tokens_too and n is not None else "")
+
+    lines = ["| tool result (news page, h1 over SSH) | structured-first (Claude Code, "
+             "Codex): chars (o200k tokens) | text-first (Cursor, VS Code) | images |",
+             "|---|---:|---:|---:|"]
+    for tool, s in shown.items():
+        lines.append(f"| `{tool}` | {cell(s['sf'])} | {cell(s['tf'])} | {s['images']} |")
+    lines += ["", "| tool definitions (name + description + inputSchema, JSON) | tools | "
+              "chars (o200k tokens) |", "|---|---:|---:|"]
+    for server, d in defs.items():
+        lines.append(f"| {server} | {d['tools']} | {cell(d['json'])} |")
+    notes = [f"tokens: {tokens.why_not}" if tokens.why_not else
+             "tokens: o200k_base by gpt-tokenizer (npm, offline)"]
+    if peers_note:
+        notes.append(peers_note.rstrip("; "))
+    notes.append("one call per tool (no repeats, so no medians); page view = the tab's first.")
+    table = "\n".join(lines) + "\n\n" + "\n".join(notes)
+
+    def put(key: str, text: str | None) -> None:
+        if text is not None:
+            rows[key].samples = [float(len(text))]
+            n = counted.get(text)
+            if n is not None:
+                rows[key].note = f"{n} o200k tokens"
+                rows[key].target = (f"{rows[key].target}; {n:,} tok").lstrip("; ")
+
+    view = shown.get("browse_view", {})
+    put("model_view_sf", view.get("sf"))
+    put("model_view_tf", view.get("tf"))
+    put("model_defs_all", defs.get("gateway (default list)", {}).get("json"))
+    put("model_defs_core", defs.get("gateway --tools core", {}).get("json"))
+    for key, name, snap in (("cdm", "chrome-devtools-mcp", "take_snapshot"),
+                            ("pw", "playwright-mcp", "browser_snapshot")):
+        put(f"model_{key}_view", shown.get(f"{name} {snap}", {}).get("sf"))
+        put(f"model_{key}_defs", defs.get(name, {}).get("json"))
+    figures = {tool: {"sf_chars": len(s["sf"]) if s["sf"] is not None else None,
+                      "tf_chars": len(s["tf"]) if s["tf"] is not None else None,
+                      "sf_tokens": counted.get(s["sf"]), "tf_tokens": counted.get(s["tf"]),
+                      "images": s["images"]} for tool, s in shown.items()}
+    figures["definitions"] = {server: {"tools": d["tools"], "chars": len(d["json"]),
+                                       "tokens": counted.get(d["json"])}
+                              for server, d in defs.items()}
+    return {"table": table, "figures": figures, "peers": peers_note or "measured",
+            "tokens": tokens.why_not or "o200k (gpt-tokenizer)"}

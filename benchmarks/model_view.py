@@ -1,6 +1,6 @@
 """How an MCP client hands a tool result to the model (DESIGN §8; issue 19).
 
-The same readers as ``tests/e2e/test_model_view.py``: Claude Code and Codex
+The readers ``tests/e2e/test_model_view.py`` checks every tool with: Claude Code and Codex
 ("structured-first") show the model a result's ``structuredContent`` as one JSON
 text when it has one (the text content dropped), else the text; text-first clients
 (Cursor, VS Code) show the text content.  Images are counted beside the text.

@@ -5,7 +5,8 @@ model a result's ``structuredContent`` alone, as one JSON text, when it has one 
 text content dropped, images kept); text-first clients (Cursor, VS Code's chat as
 configured by most) hand it the text content. ``structured_first`` and
 ``text_first`` below read a result as each does, through the real MCP client over
-stdio, and every tool the gateway defines is called once:
+stdio (the readers ``benchmarks/model_view.py`` measures with), and every tool the
+gateway defines is called once:
 
 - a page view (``browse``, ``browse_view``, ``browse_act``) reaches the model as the
   same plain lines in both — no structured content to be escaped into one JSON line;
@@ -28,11 +29,10 @@ import pytest
 from mcp.types import (
     BlobResourceContents,
     CallToolResult,
-    ImageContent,
     ResourceLink,
-    TextContent,
 )
 
+from benchmarks.model_view import structured_first, text_first
 from gateway.tools.sets import catalogue
 from tests.e2e.helpers import eventually
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway
@@ -44,23 +44,8 @@ TEXT_TOOLS = {"browse", "browse_view", "browse_act"}
 HEADER = re.compile(r"tab \d+ on h1 \(\d+ refs\)")
 
 
-def structured_first(result: CallToolResult) -> tuple[str, int]:
-    """What Claude Code or Codex shows the model: the structured content as JSON when
-    there is any, else the text; and how many images beside it."""
-    images = sum(isinstance(block, ImageContent) for block in result.content)
-    if result.structured_content is not None:
-        return json.dumps(result.structured_content, separators=(",", ":"),
-                          ensure_ascii=False), images
-    return _text(result), images
-
-
-def text_first(result: CallToolResult) -> tuple[str, int]:
-    """What a text-first client shows the model: the text content, and the images."""
-    return _text(result), sum(isinstance(block, ImageContent) for block in result.content)
-
-
 def _text(result: CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+    return text_first(result)[0]
 
 
 def _at_rest(value: Any) -> list[str]:

@@ -155,7 +155,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ``log_level``, ``read_only`` and the subcommand's own options; a wrong command line
     exits 2 with argparse's message."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if (args.command == "call" and args.arguments == "{}" and len(extra) == 1
+            and not extra[0].startswith("-")):
+        # ``call TOOL --json '{…}'``: argparse gives both positionals out when it
+        # meets TOOL, so the arguments after an option arrive as an extra.
+        args.arguments, extra = extra[0], []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "doctor":
         # Given before the subcommand: the top-level parser took it. doctor offers no
         # tools, so the flag would silently mean nothing.

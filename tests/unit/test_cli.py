@@ -91,6 +91,16 @@ def test_call_defaults_its_arguments_to_an_empty_object() -> None:
     assert (args.tool, args.arguments) == ("list_targets", "{}")
 
 
+@pytest.mark.parametrize("argv", [
+    ["call", "browse_view", '{"tab": 3}', "--json"],
+    ["call", "browse_view", "--json", '{"tab": 3}'],
+    ["call", "--json", "browse_view", '{"tab": 3}'],
+])
+def test_call_takes_its_options_before_or_after_the_arguments(argv: list[str]) -> None:
+    args = parse_args(argv)
+    assert (args.tool, args.arguments, args.json) == ("browse_view", '{"tab": 3}', True)
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--no-such-option"], "unrecognized arguments: --no-such-option"),
     (["serve", "--no-such-option"], "unrecognized arguments: --no-such-option"),
@@ -107,6 +117,8 @@ def test_call_defaults_its_arguments_to_an_empty_object() -> None:
     (["doctor", "--target"], "argument --target: expected one argument"),
     (["--json", "doctor"], "unrecognized arguments: --json"),
     (["serve", "--json"], "unrecognized arguments: --json"),
+    (["call", "list_tabs", "--json", "{}", "{}"], "unrecognized arguments: {}"),
+    (["call", "list_tabs", "--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_a_wrong_command_line_is_a_clear_error_with_exit_2(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

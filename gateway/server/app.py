@@ -128,7 +128,7 @@ class GatewayServer(MCPServer):
                             context: Context[Any, Any] | None = None) -> Any:
         """A file a tool result linked (``served_files.py``); else the SDK's resources."""
         if self.boundary is not None and self.boundary.files.serves(str(uri)):
-            return self.boundary.files.read(str(uri))
+            return await self.boundary.files.read(str(uri))
         return await super().read_resource(uri, context)
 
 

@@ -30,11 +30,11 @@ from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from gateway.errors import GatewayError
-from gateway.output.links import file_link
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import compact_description, compact_input, compact_output
 from gateway.server.served_files import ServedFiles
 from gateway.tools.definition import Hints, ReadsAsText, WritesFiles
+from gateway.tools.links import file_link
 from gateway.tools.sets import Selection
 
 __all__ = ["MAX_ERROR_CHARS", "Boundary", "as_call_result", "client_session",

@@ -77,7 +77,7 @@ class Hints:
 @runtime_checkable
 class WritesFiles(Protocol):
     """A result that names files the call wrote: the server links each one
-    (``gateway.output.links``) beside the result."""
+    (``gateway.tools.links``) beside the result."""
 
     def written(self) -> list[str]: ...
 

@@ -13,12 +13,12 @@ from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import write_private
 from gateway.output.images import image_size
-from gateway.output.links import file_link
 from gateway.page.actions import element_box
 from gateway.page.js import script
 
 from .args import TabArg, TimeoutArg
 from .definition import OnTab, Tools
+from .links import file_link
 from .saving import save_path
 
 if TYPE_CHECKING:

@@ -3,17 +3,21 @@ and bounded; and ``as_call_result`` links each file a result names."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, ResourceLink
 from pydantic import BaseModel
 
-from gateway.output.links import file_link
 from gateway.server import served_files
 from gateway.server.boundary import as_call_result
 from gateway.server.served_files import ServedFiles
+from gateway.tools.links import file_link
+
+pytestmark = pytest.mark.anyio
 
 
 class Saved(BaseModel):
@@ -23,7 +27,7 @@ class Saved(BaseModel):
         return [self.path]
 
 
-def test_a_result_naming_a_file_links_it_and_the_file_reads_back(tmp_path: Path) -> None:
+async def test_a_result_naming_a_file_links_it_and_the_file_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "trace 1.json.gz"
     path.write_bytes(b"\x1f\x8b data")
     result = as_call_result(Saved(path=str(path)))
@@ -34,14 +38,25 @@ def test_a_result_naming_a_file_links_it_and_the_file_reads_back(tmp_path: Path)
     files = ServedFiles()
     files.note(result)
     assert files.serves(path.as_uri()) and not files.serves((tmp_path / "other").as_uri())
-    [read] = files.read(path.as_uri())
+    [read] = await files.read(path.as_uri())
     assert (read.content, read.mime_type) == (b"\x1f\x8b data", "application/gzip")
+    assert files.serves(path.as_uri().replace("/tmp", "//localhost/tmp").replace(
+        "file:////", "file://"))  # the same path, however the client spells its URI
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not the gateway's")
     path.unlink()
-    with pytest.raises(ResourceError, match="can no longer be read"):
-        files.read(path.as_uri())
+    with pytest.raises(ResourceError, match="no longer the file the gateway wrote"):
+        await files.read(path.as_uri())
+    path.symlink_to(secret)  # a link to another file planted where the file was
+    with pytest.raises(ResourceError, match="no longer the file the gateway wrote"):
+        await files.read(path.as_uri())
+    path.unlink()
+    os.mkfifo(path)  # nor can a FIFO hang the read
+    with anyio.fail_after(5), pytest.raises(ResourceError, match="no longer the file"):
+        await files.read(path.as_uri())
 
 
-def test_only_the_newest_files_are_kept_and_big_ones_are_refused(
+async def test_only_the_newest_files_are_kept_and_big_ones_are_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(served_files, "MAX_FILES", 2)
     monkeypatch.setattr(served_files, "MAX_READ_BYTES", 4)
@@ -52,4 +67,4 @@ def test_only_the_newest_files_are_kept_and_big_ones_are_refused(
         files.note(CallToolResult(content=[file_link(path)]))
     assert [files.serves(p.as_uri()) for p in paths] == [False, True, True]
     with pytest.raises(ResourceError, match="5 bytes, more than the 4"):
-        files.read(paths[2].as_uri())
+        await files.read(paths[2].as_uri())

@@ -144,8 +144,9 @@ def open_private(path: Path, *, exclusive: bool = False) -> BinaryIO:
 
 
 def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` as a 0600 file, never following a final symlink."""
-    with open_private(path) as f:
+    """Write ``data`` to a new 0600 file at ``path`` (never replacing one, never through a
+    final symlink)."""
+    with open_private(path, exclusive=True) as f:
         f.write(data)
 
 

@@ -168,14 +168,15 @@ async def _disable(browser: Browser, cdp: CdpConnection, tab: Tab, session: str,
 
 
 async def summarize_file(path: Path) -> HeapSummary:
-    """The summary of the snapshot saved at ``path``, read in a worker thread."""
+    """The summary of the snapshot saved at ``path``, read in a worker thread (left to
+    finish on its own when the call is cancelled: seconds of parsing for a big one)."""
 
     def read() -> HeapSummary:
         with open(path, encoding="utf-8", errors="replace") as f:
             return summarize_snapshot(f)
 
     try:
-        return await anyio.to_thread.run_sync(read)
+        return await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
     except HeapFormatError as exc:
         raise CaptureFailed(f"the saved heap snapshot {path} cannot be read ({exc}); "
                             "take a new one") from None

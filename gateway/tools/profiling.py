@@ -14,7 +14,6 @@ started (the trace ended in Chrome, the snapshot no longer read) and leaves no f
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -52,7 +51,7 @@ for a 50 MB heap on the busy test machine, more than a command's usual 30 s."""
 class TraceResult(BaseModel):
     tab: int
     target: str
-    recording: bool = False
+    recording: bool = absent(False)  # true only for action="start"
     path: str | None = absent()
     bytes: int | None = absent()
     summary: TraceSummary | None = absent()
@@ -72,16 +71,6 @@ class HeapSnapshot(HeapSummary):
         """The snapshot file (``WritesFiles``)."""
         return [self.path]
 
-
-async def _capture_path(ctx: Context[Any, Any], registry: Registry, save_to: str | None
-                        ) -> Path | None:
-    """The checked ``save_to``, refused at once if a file is there already: a capture
-    never replaces one (a trace that then failed would have truncated and removed it)."""
-    path = await save_path(ctx, registry, save_to)
-    if path is not None and os.path.lexists(path):
-        raise InvalidArgument(f"save_to {str(path)[:200]!r} exists already; traces and heap "
-                              "snapshots never replace a file — name a new one")
-    return path
 
 
 async def _saved(path: Path | None, kind: str, suffix: str,
@@ -123,7 +112,7 @@ def register(tools: Tools, registry: Registry) -> None:
         if reload and registry.config.read_only:
             raise NotAllowed("reload is refused in read-only mode (--read-only): it reloads "
                              "the page; trace without it, or reload the page yourself first")
-        path = await _capture_path(ctx, registry, save_to)  # refused before recording
+        path = await save_path(ctx, registry, save_to)  # refused before recording
         if action == "stop":
             recording = recorder.running(browser)
             if recording is None or not recording.manual:
@@ -180,9 +169,13 @@ def register(tools: Tools, registry: Registry) -> None:
             return await take_heap_snapshot(browser, page, file, budget,
                                             browser.config.max_capture_mb << 20)
 
-        path, size = await _saved(await _capture_path(ctx, registry, save_to), "heap",
+        path, size = await _saved(await save_path(ctx, registry, save_to), "heap",
                                   ".heapsnapshot", write)
-        summary = await summarize_file(path)
+        try:
+            summary = await summarize_file(path)
+        except anyio.get_cancelled_exc_class():
+            path.unlink(missing_ok=True)  # cancelled while summing up: no file either
+            raise
         return HeapSnapshot(tab=page.id, target=browser.name, path=str(path), file_bytes=size,
                             **summary.model_dump())
 

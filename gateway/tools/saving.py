@@ -3,6 +3,7 @@ browser work (a refused path should fail at once, not after a capture), and the 
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import structlog
 
+from gateway.errors import InvalidArgument
 from gateway.output.files import default_allowed_dirs, resolve_save_path
 
 if TYPE_CHECKING:
@@ -46,14 +48,22 @@ async def _client_roots(ctx: Context[Any, Any]) -> list[Path]:
 
 async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str | None
                     ) -> Path | None:
-    """The real path to write to for ``save_to`` (None when not given), or ``InvalidArgument``.
+    """The real path to write to for ``save_to`` (None when not given), or ``InvalidArgument``
+    — also, at once, when a file is there already: the gateway never replaces a file.
+    Tools that write are offered as read-only (clients run them without asking), and
+    the bytes may be a website's (a response body): they must not be able to overwrite
+    a project's file.
 
-    ``write_private`` re-checks at write time (no symlink, regular file), so a path
-    swapped between this check and the write is still refused."""
+    ``write_private`` re-checks at write time (no symlink, regular file, still new), so a
+    path swapped between this check and the write is still refused."""
     if requested is None:
         return None
-    return resolve_save_path(requested, await allowed_dirs(ctx),
+    path = resolve_save_path(requested, await allowed_dirs(ctx),
                              allow_any=registry.config.allow_any_path)
+    if os.path.lexists(path):
+        raise InvalidArgument(f"save_to {str(path)[:200]!r} exists already; the gateway "
+                              "never replaces a file — name a new one")
+    return path
 
 
 async def allowed_dirs(ctx: Context[Any, Any]) -> list[Path]:

@@ -207,15 +207,18 @@ async def test_save_to_in_the_temp_dir(env: DevtoolsEnv, tall: int, tmp_path: Pa
     assert info["bytes"] == path.stat().st_size
 
 
-async def test_save_to_overwrites_own_file_keeping_it_private(
+async def test_save_to_never_replaces_a_file(
     env: DevtoolsEnv, tall: int, tmp_path: Path
 ) -> None:
+    """screenshot is offered as read-only (clients run it without asking): it must not be
+    able to overwrite a file, a project's or its own earlier one."""
     path = tmp_path / "again.jpeg"
     path.write_bytes(b"old")
     os.chmod(path, 0o644)
-    _, data, _ = await shot(env.client, tall, format="jpeg", save_to=str(path))
-    assert path.read_bytes() == data
-    assert file_mode(path) == 0o600
+    error = await call_err(env.client, "screenshot", {"tab": tall, "format": "jpeg",
+                                                      "save_to": str(path)}, timeout=ERROR_BOUND)
+    assert "exists already; the gateway never replaces a file — name a new one" in error
+    assert path.read_bytes() == b"old" and file_mode(path) == 0o644
 
 
 @pytest.mark.parametrize("where", ["/etc", "/root"])

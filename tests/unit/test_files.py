@@ -214,12 +214,13 @@ def test_write_private_creates_0600(allowed: Path) -> None:
 
 
 @pytest.mark.usefixtures("umask_zero")
-def test_write_private_replaces_and_tightens_an_existing_file(allowed: Path) -> None:
+def test_write_private_never_replaces_a_file(allowed: Path) -> None:
     target = allowed / "old.bin"
     target.write_bytes(b"a much longer old content")
     target.chmod(0o666)
-    write_private(target, b"new")
-    assert target.read_bytes() == b"new" and mode(target) == 0o600
+    with pytest.raises(InvalidArgument, match="exists already"):
+        write_private(target, b"new")
+    assert target.read_bytes() == b"a much longer old content" and mode(target) == 0o666
 
 
 def test_write_private_does_not_follow_a_symlink(allowed: Path, outside: Path) -> None:
@@ -228,7 +229,7 @@ def test_write_private_does_not_follow_a_symlink(allowed: Path, outside: Path) -
     victim.chmod(0o644)
     link = allowed / "planted.png"
     link.symlink_to(victim)
-    with pytest.raises(InvalidArgument, match="cannot write"):
+    with pytest.raises(InvalidArgument, match="exists already"):
         write_private(link, b"overwritten")
     assert victim.read_bytes() == b"precious" and mode(victim) == 0o644
     assert link.is_symlink()
@@ -238,7 +239,7 @@ def test_write_private_does_not_create_through_a_dangling_symlink(allowed: Path,
                                                                   outside: Path) -> None:
     link = allowed / "planted.png"
     link.symlink_to(outside / "created.txt")
-    with pytest.raises(InvalidArgument, match="cannot write"):
+    with pytest.raises(InvalidArgument, match="exists already"):
         write_private(link, b"x")
     assert not (outside / "created.txt").exists()
 
@@ -246,7 +247,7 @@ def test_write_private_does_not_create_through_a_dangling_symlink(allowed: Path,
 def test_write_private_errors_are_invalid_argument(allowed: Path) -> None:
     with pytest.raises(InvalidArgument, match="cannot write"):
         write_private(allowed / "missing-dir" / "x", b"x")
-    with pytest.raises(InvalidArgument, match="cannot write"):
+    with pytest.raises(InvalidArgument, match="exists already"):
         write_private(allowed, b"x")
 
 

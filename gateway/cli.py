@@ -55,9 +55,10 @@ def _add_options(parser: argparse.ArgumentParser, *, top: bool, serving: bool) -
                             help="offer only tools that change nothing in the browsers "
                                  "(also $CHROME_SSH_GATEWAY_READ_ONLY=1; serve and call)")
         parser.add_argument("--tools", metavar="SPEC", default=unset,
-                            help="tools to offer: all (default), core, categories or tool "
-                                 "names, comma-separated, -name removes (e.g. core,+network "
-                                 "or all,-cdp; also $CHROME_SSH_GATEWAY_TOOLS)")
+                            help="tools to offer: default (all but emulation), all, core, "
+                                 "categories or tool names, comma-separated, -name removes "
+                                 "(e.g. core,+network or +emulation; also "
+                                 "$CHROME_SSH_GATEWAY_TOOLS)")
 
 
 def _parser() -> argparse.ArgumentParser:

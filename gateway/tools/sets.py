@@ -5,9 +5,9 @@ can offer fewer. A spec is a comma list read left to right: ``default`` (the
 default: every tool but the categories in ``OFF_BY_DEFAULT``), ``all``, ``core``
 (the few tools that drive a page: ``CORE``), a category (a tool family:
 ``network``, ``cdp``, …, the module that defines it) or a tool name; a ``-`` in front
-removes, a ``+`` or nothing adds. A spec that starts with a removal starts from
-``default`` (``-cdp`` is ``default,-cdp``). ``--read-only`` then leaves out what
-changes something.
+removes, a ``+`` or nothing adds. A spec that starts with ``-`` or ``+`` starts from
+``default`` (``-cdp`` is ``default,-cdp``, ``+emulation`` every tool). ``--read-only``
+then leaves out what changes something.
 
 Pure: the catalogue (name → category, read-only) is read off the definitions by
 ``catalogue()``, without a server.
@@ -101,7 +101,7 @@ def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
     for name in names:
         groups.setdefault(name, [name])
     items = [item.strip() for item in spec.split(",")]
-    chosen: list[str] = list(groups["default"]) if items[0].startswith("-") else []
+    chosen: list[str] = list(groups["default"]) if items[0][:1] in "+-" else []
     for item in items:
         word = item.lstrip("+-").strip()
         if word not in groups:
@@ -143,6 +143,7 @@ def not_offered_note(tools: list[ToolInfo], selection: Selection, *,
             left_out.setdefault(tool.category, []).append(tool.name)
     if not left_out:
         return ""
-    named = "; ".join(f"{', '.join(names)} (--tools default,+{category})"
+    named = "; ".join(f"{', '.join(names)} (--tools +{category})"
                       for category, names in left_out.items())
-    return f"Off by default, offered when the gateway is started with: {named}.\n"
+    return (f"Off by default: {named}; the user adds it where the gateway starts (that "
+            "flag, or CHROME_SSH_GATEWAY_TOOLS=+CATEGORY in its environment).\n")

@@ -35,6 +35,7 @@ def test_catalogue_is_every_tool_with_its_family() -> None:
     ("-cdp", set(DEFAULT) - {"cdp_command"}),
     ("default", set(DEFAULT)),
     ("default,+emulation", set(NAMES)),
+    ("+emulation", set(NAMES)),
     ("core,-evaluate,+screenshot", set(CORE) - {"evaluate"} | {"screenshot"}),
     ("browse, browse_act", {"browse", "browse_act"}),
 ])
@@ -85,7 +86,7 @@ def test_the_default_leaves_out_what_is_off_by_default_and_the_instructions_say_
     assert OFF_BY_DEFAULT and set(DEFAULT) < set(NAMES)
     left_out = [t.name for t in TOOLS if t.category in OFF_BY_DEFAULT]
     note = not_offered_note(TOOLS, select("default", TOOLS))
-    assert all(name in note for name in left_out) and "--tools default,+" in note
+    assert all(name in note for name in left_out) and "CHROME_SSH_GATEWAY_TOOLS=+" in note
     assert not_offered_note(TOOLS, select("all", TOOLS)) == ""
     read_only_left_out = [t.name for t in TOOLS if t.category in OFF_BY_DEFAULT
                           and not t.read_only]  # not offered read-only, whatever the flag
@@ -101,5 +102,5 @@ async def test_a_default_gateway_tells_the_agent_what_it_leaves_out() -> None:
         instructions = client.instructions or ""
         result = await client.call_tool("emulate", {"tab": 1})
     assert listed == set(DEFAULT) and "emulate" not in listed
-    assert "emulate (--tools default,+emulation)" in instructions
+    assert "emulate (--tools +emulation)" in instructions
     assert result.is_error and "+emulate" in result.content[0].text  # type: ignore[union-attr]

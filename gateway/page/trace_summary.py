@@ -89,7 +89,7 @@ class TraceSummary(BaseModel):
     long_tasks: LongTasks
     main_thread_ms: dict[str, float]
     trace_ms: float
-    truncated: bool = False
+    truncated: bool = absent(False)
 
 
 @dataclass

@@ -48,17 +48,22 @@ def _text(result: CallToolResult) -> str:
     return text_first(result)[0]
 
 
-def _at_rest(value: Any) -> list[str]:
-    """Fields of a result (and of the objects in its lists) sent with nothing to say."""
+def _at_rest(value: Any, where: str = "") -> list[str]:
+    """Fields of a result, at any depth, sent with nothing to say (a ``null``, a flag that
+    is false, a count of 0). A raw CDP answer or a page's own JSON is not ours to trim."""
     found = []
     if isinstance(value, dict):
         for key, field in value.items():
-            if field is None or (key in ("truncated", "clipped") and field is False) or (
+            if field is None or (key in ("truncated", "clipped", "recording")
+                                 and field is False) or (
                     key in ("omitted_chars", "dropped") and field == 0):
-                found.append(key)
-            elif isinstance(field, list):
-                found += [f"{key}[].{k}" for item in field for k in _at_rest(item)
-                          if isinstance(item, dict) and "." not in k]
+                found.append(f"{where}{key}")
+            elif key not in ("result", "value", "request_headers", "response_headers",
+                             "timing"):
+                found += _at_rest(field, f"{where}{key}.")
+    elif isinstance(value, list):
+        for item in value:
+            found += _at_rest(item, f"{where}[].")
     return found
 
 

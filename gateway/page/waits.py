@@ -44,6 +44,7 @@ class Elapsed:
         self.timeout_s, self.what = timeout_s, what
         self.start = anyio.current_time()
         self.reported = False
+        progress.new_phase()  # after an upload's bytes in the same batch, say
 
     async def tick(self) -> None:
         elapsed = anyio.current_time() - self.start

@@ -56,3 +56,20 @@ async def test_a_failing_or_hung_sender_does_not_hold_the_work() -> None:
         await progress.report(1, final=True)
     with anyio.fail_after(progress.SEND_TIMEOUT_S + 2), progress.reporting(hung):
         await progress.report(1, final=True)
+
+
+async def test_a_new_phase_counts_on_from_the_last_value_sent() -> None:
+    """A batch's upload (bytes) then a wait (seconds): the wait is heard, and progress
+    still grows, as the protocol wants."""
+    sent: list[tuple[float, float | None]] = []
+
+    async def send(done: float, total: float | None, message: str | None) -> None:
+        sent.append((done, total))
+
+    with progress.reporting(send):
+        await progress.report(1000, 1000, final=True)
+        await progress.report(1.5, 10)  # seconds after bytes, same phase: not above 1000
+        progress.new_phase()
+        await progress.report(1.5, 10, final=True)
+        await progress.report(2.5, 2.5, final=True)
+    assert sent == [(1000, 1000), (1001.5, 1010), (1002.5, 1002.5)]

@@ -61,7 +61,11 @@ def unknown_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, An
     for name in unknown[:5]:
         close = difflib.get_close_matches(str(name), known, n=1)
         shown = repr(str(name)[:60])
-        parts.append(f"{shown} (did you mean {close[0]!r}?)" if close else shown)
+        if name == "target" and "tab" in known:  # taken before issue 19; habits stay
+            shown += " (a tab id names its target: leave target out)"
+        elif close:
+            shown += f" (did you mean {close[0]!r}?)"
+        parts.append(shown)
     return (f"unknown argument{'s' if len(unknown) > 1 else ''} for {tool}: "
             f"{', '.join(parts)}; it takes {', '.join(known) or 'no arguments'}")
 

@@ -261,7 +261,8 @@ async def test_a_tool_whose_tab_is_required_takes_no_target(gw: Client, tool: st
         error = await call_err(gw, tool, {"tab": tab, "target": "a", "expression": "1"}
                                if tool == "evaluate" else {"tab": tab, "target": "a"},
                                timeout=ERROR_BOUND)
-        assert error.startswith(f"unknown argument for {tool}: 'target'"), error
+        assert error.startswith(f"unknown argument for {tool}: 'target' (a tab id names its "
+                                "target: leave target out)"), error
         assert (await call_ok(gw, "evaluate", {"tab": tab, "expression": "location.href"})
                 )["value"] == url
     finally:

@@ -104,3 +104,17 @@ async def test_a_default_gateway_tells_the_agent_what_it_leaves_out() -> None:
     assert listed == set(DEFAULT) and "emulate" not in listed
     assert "emulate (--tools +emulation)" in instructions
     assert result.is_error and "+emulate" in result.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_target_beside_a_tab_hears_why_it_is_not_taken() -> None:
+    """Tools whose tab is required took ``target`` before issue 19: a call that still
+    passes one hears that the tab names it, before anything happens."""
+    config = load_config({"CDP_URL": "127.0.0.1:9"})
+    async with Client(build_server(Registry(config), CallLog.open(None))) as client:
+        result = await client.call_tool("close_tab", {"tab": 1, "target": "default"})
+        typo = await client.call_tool("close_tab", {"tab": 1, "tba": 2})
+    assert result.is_error and result.content[0].text == (  # type: ignore[union-attr]
+        "unknown argument for close_tab: 'target' (a tab id names its target: leave target "
+        "out); it takes tab")
+    assert "'tba' (did you mean 'tab'?)" in typo.content[0].text  # type: ignore[union-attr]

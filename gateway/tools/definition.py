@@ -61,8 +61,10 @@ class Hints:
     (Codex refuses any other under ``approval_policy = "never"``); VS Code asks the
     user to confirm what an ``open_world`` tool returns. So ``open_world`` marks the
     tools that make the browser reach past the page it is on (load a URL, click,
-    run a script, a raw CDP command) — not those that read what is already loaded,
-    which would make every page view wait for a person. ``destructive``: something
+    run a script, answer a dialog, a raw CDP command) — not those that only read what
+    is already loaded, which would make every re-read of a page wait for a person
+    (what a page says is untrusted either way; the first view of a page comes from
+    ``browse``, which is open-world). ``destructive``: something
     may be lost for good (a tab closed; whatever a click, a script, a dialog's OK
     or a CDP command does on a site). ``idempotent``: the same call again changes
     nothing more. ``title``: how a client names the tool to a person."""
@@ -135,8 +137,8 @@ class Tools:
         ``lock=False`` is for tools that must work while another call holds the tab
         (close_tab, handle_dialog) or only read the gateway's own records.
         """
-        register = self._registrar.tool(Hints(title, read_only, destructive, idempotent,
-                                              open_world))
+        register = self.tool(title, read_only=read_only, destructive=destructive,
+                             idempotent=idempotent, open_world=open_world)
 
         def define(body: Body[R]) -> Callable[..., Awaitable[R]]:
             @functools.wraps(body)

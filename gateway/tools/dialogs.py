@@ -29,7 +29,7 @@ class DialogResult(BaseModel):
 
 def register(tools: Tools, registry: Registry) -> None:
     # No tab lock: a call blocked behind the dialog may hold it.
-    @tools.tab_tool("Answer a page's dialog", destructive=True, lock=False)
+    @tools.tab_tool("Answer a page's dialog", destructive=True, open_world=True, lock=False)
     async def handle_dialog(
         on: OnTab,
         tab: TabArg,

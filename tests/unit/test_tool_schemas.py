@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from mcp import Client
 
+from benchmarks.model_view import definition_json
 from gateway.browsers.registry import Registry
 from gateway.config import load_config
 from gateway.server.app import INSTRUCTIONS, build_server
@@ -86,9 +88,9 @@ def _size(tools: list[dict[str, Any]]) -> int:
 
 def _seen_by_model(tools: list[dict[str, Any]]) -> int:
     """Characters of what a client hands a model of ``tools``: each one's name,
-    description and input schema, as JSON."""
-    return sum(len(json.dumps({"name": t["name"], "description": t["description"],
-                               "inputSchema": t["input_schema"]})) for t in tools)
+    description and input schema, as JSON (``benchmarks.model_view``, which the
+    README's figures come from)."""
+    return sum(len(definition_json(SimpleNamespace(**t))) for t in tools)
 
 
 async def test_tools_list_keeps_its_budget() -> None:
@@ -318,4 +320,6 @@ async def test_every_tool_says_every_hint_and_its_title() -> None:
     assert {n for n, t in tools.items() if t["annotations"]["destructive_hint"]} == {
         "close_tab", "browse_act", "evaluate", "handle_dialog", "cdp_command"}
     assert {n for n, t in tools.items() if t["annotations"]["open_world_hint"]} == {
-        "new_tab", "navigate", "browse", "browse_act", "evaluate", "cdp_command"}
+        "new_tab", "navigate", "browse", "browse_act", "evaluate", "cdp_command",
+        "handle_dialog"}
+

@@ -518,3 +518,22 @@ def test_huge_names_are_cut_in_control_lines() -> None:
     assert len(lines) >= 4
     for line in lines:
         assert len(line) <= 300 and line.endswith('…"'), line[:120]
+
+
+def test_a_page_view_reads_as_lines_and_a_failed_step_says_why() -> None:
+    """What a model reads of browse_act: the header, one line of steps naming the one
+    that failed and why, then the view (``ActResult.as_text``)."""
+    from gateway.page.action_models import StepResult
+    from gateway.tools.view import ActResult
+
+    result = ActResult(tab=3, target="devvm", url="https://example.com/", refs=2,
+                       view="url: https://example.com/\ntitle: Example\n\nbutton#7 \"Go\"",
+                       steps=[StepResult(do="scroll", ok=True),
+                              StepResult(do="click", ok=False, error="ref #9 is gone")])
+    assert result.as_text().split("\n") == [
+        "tab 3 on devvm (2 refs)", "steps: scroll; click failed: ref #9 is gone",
+        "url: https://example.com/", "title: Example", "", 'button#7 "Go"']
+    cut = ActResult(tab=3, target="devvm", url="u", refs=0, view="v", steps=[],
+                    truncated=True)
+    assert cut.as_text().startswith("tab 3 on devvm (0 refs) (view truncated: raise "
+                                    "max_chars)\n")

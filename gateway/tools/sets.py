@@ -120,13 +120,13 @@ def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
     offered = frozenset(n for n in chosen if n in read_only_names or not read_only)
     withheld = {}
     for tool in tools:
-        if tool.name not in chosen:
+        if read_only and not tool.read_only:  # no --tools would offer it: say so first
+            withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs read-only "
+                                   "(--read-only); restart it without that to use it")
+        elif tool.name not in chosen:
             withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs with "
                                    f"--tools {spec!r}; add it with --tools '{spec},+{tool.name}'"
                                    f" (or +{tool.category})")
-        elif tool.name not in offered:
-            withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs read-only "
-                                   "(--read-only); restart it without that to use it")
     return Selection(offered, withheld)
 
 

@@ -186,7 +186,8 @@ async def test_read_only_offers_only_tools_that_change_nothing(
 
 
 async def test_without_read_only_every_tool_is_offered(gw: Client) -> None:
-    assert await _tool_names(gw) == READ_ONLY_TOOLS | CHANGING_TOOLS
+    """Every tool but those off by default (``emulate``: ``--tools +emulation``)."""
+    assert await _tool_names(gw) == READ_ONLY_TOOLS | CHANGING_TOOLS - {"emulate"}
 
 
 CORE_TOOLS = {"list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_tab"}

@@ -270,7 +270,9 @@ async def test_every_browser_here_is_shared_and_followed(
             assert not (shared_dir(topology.host("h2")) / f"{victim_name}.sock").exists()
             err = await call_err(client, "evaluate", {"tab": opened["tab"],
                                                       "expression": "1"})
-            assert victim_name in err and "ended" in err
+            # The renderer dies with its browser: the tab may have been heard crashing
+            # before its share was: either is what happened.
+            assert (victim_name in err and "ended" in err) or "crashed (killed)" in err, err
             assert f"stopped sharing {victim_name} (its browser exited)" in sharer.stdout
     finally:
         for browser in extra:

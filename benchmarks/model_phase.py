@@ -31,7 +31,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -43,7 +42,13 @@ import asyncssh
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
-from benchmarks.model_view import definition_json, structured_first, text_first
+from benchmarks.model_view import (
+    CALL_TIMEOUT_S,
+    definition_json,
+    every_tool_once,
+    structured_first,
+    text_first,
+)
 from tests.topology import Topology
 
 __all__ = ["ROW_KEYS", "define_rows", "model_phase"]
@@ -53,7 +58,6 @@ PEERS = {"chrome-devtools-mcp": "chrome-devtools-mcp@1.11.0",
          "playwright-mcp": "@playwright/mcp@0.0.83"}
 TOKENIZER = "gpt-tokenizer@4.0.0"
 NPM_TIMEOUT_S = 240.0
-CALL_TIMEOUT_S = 60.0
 TEXT_TOOLS = {"browse", "browse_view", "browse_act"}
 ROW_KEYS = ("model_view_sf", "model_view_tf", "model_defs_all", "model_defs_core",
             "model_cdm_view", "model_cdm_defs", "model_pw_view", "model_pw_defs")
@@ -144,64 +148,6 @@ class Tokens:
 
 
 # ----------------------------------------------------------------------- the gateway
-
-
-async def _gateway_calls(gw: Client, news: str) -> AsyncIterator[tuple[str, CallToolResult]]:
-    """Every tool once on the news page, as test_model_view calls them (no ``_meta``)."""
-
-    async def call(tool: str, args: dict[str, Any]) -> CallToolResult:
-        with anyio.fail_after(CALL_TIMEOUT_S):
-            result = await gw.call_tool(tool, args)
-        if result.is_error:
-            raise RuntimeError(f"{tool}: {structured_first(result)[0][:300]}")
-        return result
-
-    listed = await call("list_targets", {})
-    yield "list_targets", listed
-    targets = (listed.structured_content or {}).get("targets") or [{}]
-    target = targets[0].get("name") or "h1"
-    yield "ping", await call("ping", {"target": target})
-    opened = await call("new_tab", {"target": target})
-    yield "new_tab", opened
-    tab = int((opened.structured_content or {})["tab"])
-    try:
-        yield "navigate", await call("navigate", {"tab": tab, "url": news})
-        yield "list_tabs", await call("list_tabs", {"target": target})
-        yield "browse", await call("browse", {"tab": tab, "url": news})
-        yield "browse_view", await call("browse_view", {"tab": tab})
-        yield "browse_act", await call("browse_act", {"tab": tab, "actions": [
-            {"do": "scroll", "to": "bottom"}]})
-        yield "evaluate", await call("evaluate", {"tab": tab, "expression": "document.title"})
-        yield "cdp_command", await call("cdp_command", {
-            "tab": tab, "method": "Runtime.evaluate", "params": {"expression": "6 * 7"}})
-        yield "screenshot", await call("screenshot", {"tab": tab})
-        await call("evaluate", {"tab": tab, "expression": "console.log('seen'); 1"})
-        yield "console_messages", await call("console_messages", {"tab": tab})
-        requests = await call("network_requests", {"tab": tab})
-        yield "network_requests", requests
-        first = (requests.structured_content or {})["requests"][0]["id"]
-        yield "network_request", await call("network_request", {"tab": tab, "id": first})
-        yield "emulate", await call("emulate", {"tab": tab, "timezone": "Asia/Tokyo"})
-        yield "performance_trace", await call("performance_trace",
-                                              {"tab": tab, "duration_s": 0.5})
-        yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
-        await call("evaluate", {"tab": tab,
-                                "expression": "setTimeout(() => alert('hi'), 10); 1"})
-        deadline = time.monotonic() + 10
-        while True:
-            result = await gw.call_tool("handle_dialog", {"tab": tab, "accept": True})
-            if not result.is_error or time.monotonic() > deadline:
-                break
-            await anyio.sleep(0.1)
-        if result.is_error:
-            raise RuntimeError(f"handle_dialog: {structured_first(result)[0][:300]}")
-        yield "handle_dialog", result
-    except BaseException:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(10), \
-                contextlib.suppress(Exception):
-            await gw.call_tool("close_tab", {"tab": tab})
-        raise
-    yield "close_tab", await call("close_tab", {"tab": tab})
 
 
 def _leaves(exc: BaseException) -> str:
@@ -325,7 +271,7 @@ async def model_phase(topo: Topology, rows: dict[str, Any], *, gateway: Gateway,
                 defs[label] = {"json": _definitions(tools), "tools": len(tools)}
                 if label != "gateway --tools all":  # every tool is called on this one
                     continue
-                async for tool, result in _gateway_calls(gw, news):
+                async for tool, result in every_tool_once(gw, news):
                     (sf, images), (tf, _) = structured_first(result), text_first(result)
                     shown[tool] = {"sf": sf, "tf": tf, "images": images}
                 for tool in tools:

@@ -8,12 +8,19 @@ text when it has one (the text content dropped), else the text; text-first clien
 
 from __future__ import annotations
 
+import contextlib
 import json
+import time
+from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
+from mcp import Client
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-__all__ = ["definition_json", "structured_first", "text_first"]
+__all__ = ["CALL_TIMEOUT_S", "definition_json", "every_tool_once", "structured_first", "text_first"]
+
+CALL_TIMEOUT_S = 60.0
 
 
 def structured_first(result: CallToolResult) -> tuple[str, int]:
@@ -38,3 +45,63 @@ def definition_json(tool: Any) -> str:
     """One tool's definition as a model is given it: name, description, input schema."""
     return json.dumps({"name": tool.name, "description": tool.description or "",
                        "inputSchema": tool.input_schema}, ensure_ascii=False)
+
+
+async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, CallToolResult]]:
+    """Every tool the gateway defines, called once on the page at ``news`` as a model's
+    client calls it (no ``_meta``), each with its result: what the per-tool test checks
+    and the benchmark measures. A failed call raises ``RuntimeError`` with its text."""
+
+    async def call(tool: str, args: dict[str, Any]) -> CallToolResult:
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            result = await gw.call_tool(tool, args)
+        if result.is_error:
+            raise RuntimeError(f"{tool}: {structured_first(result)[0][:300]}")
+        return result
+
+    listed = await call("list_targets", {})
+    yield "list_targets", listed
+    targets = (listed.structured_content or {}).get("targets") or [{}]
+    target = targets[0].get("name") or "h1"
+    yield "ping", await call("ping", {"target": target})
+    opened = await call("new_tab", {"target": target})
+    yield "new_tab", opened
+    tab = int((opened.structured_content or {})["tab"])
+    try:
+        yield "navigate", await call("navigate", {"tab": tab, "url": news})
+        yield "list_tabs", await call("list_tabs", {"target": target})
+        yield "browse", await call("browse", {"tab": tab, "url": news})
+        yield "browse_view", await call("browse_view", {"tab": tab})
+        yield "browse_act", await call("browse_act", {"tab": tab, "actions": [
+            {"do": "scroll", "to": "bottom"}]})
+        yield "evaluate", await call("evaluate", {"tab": tab, "expression": "document.title"})
+        yield "cdp_command", await call("cdp_command", {
+            "tab": tab, "method": "Runtime.evaluate", "params": {"expression": "6 * 7"}})
+        yield "screenshot", await call("screenshot", {"tab": tab})
+        await call("evaluate", {"tab": tab, "expression": "console.log('seen'); 1"})
+        yield "console_messages", await call("console_messages", {"tab": tab})
+        requests = await call("network_requests", {"tab": tab})
+        yield "network_requests", requests
+        first = (requests.structured_content or {})["requests"][0]["id"]
+        yield "network_request", await call("network_request", {"tab": tab, "id": first})
+        yield "emulate", await call("emulate", {"tab": tab, "timezone": "Asia/Tokyo"})
+        yield "performance_trace", await call("performance_trace",
+                                              {"tab": tab, "duration_s": 0.5})
+        yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
+        await call("evaluate", {"tab": tab,
+                                "expression": "setTimeout(() => alert('hi'), 10); 1"})
+        deadline = time.monotonic() + 10
+        while True:
+            result = await gw.call_tool("handle_dialog", {"tab": tab, "accept": True})
+            if not result.is_error or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.1)
+        if result.is_error:
+            raise RuntimeError(f"handle_dialog: {structured_first(result)[0][:300]}")
+        yield "handle_dialog", result
+    except BaseException:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10), \
+                contextlib.suppress(Exception):
+            await gw.call_tool("close_tab", {"tab": tab})
+        raise
+    yield "close_tab", await call("close_tab", {"tab": tab})

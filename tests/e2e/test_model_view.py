@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from mcp.types import (
     BlobResourceContents,
@@ -32,9 +31,8 @@ from mcp.types import (
     ResourceLink,
 )
 
-from benchmarks.model_view import structured_first, text_first
+from benchmarks.model_view import every_tool_once, structured_first, text_first
 from gateway.tools.sets import catalogue
-from tests.e2e.helpers import eventually
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway
 from tests.topology import Topology
 
@@ -75,57 +73,12 @@ async def env(topology: Topology,
         yield e
 
 
-async def _calls(env: DevtoolsEnv) -> AsyncIterator[tuple[str, CallToolResult]]:
-    """Every tool once, on a news page in h1's browser (no ``_meta``: as a model's
-    client calls it)."""
-    client = env.client
-    news = env.site("h1").url("/fixture/news.html")
-
-    async def call(tool: str, args: dict[str, Any]) -> CallToolResult:
-        with anyio.fail_after(60):
-            result = await client.call_tool(tool, args)
-        assert not result.is_error, (tool, _text(result))
-        return result
-
-    yield "list_targets", await call("list_targets", {})
-    yield "ping", await call("ping", {"target": "h1"})
-    opened = await call("new_tab", {"target": "h1"})
-    yield "new_tab", opened
-    tab = int(json.loads(_text(opened))["tab"])
-    yield "navigate", await call("navigate", {"tab": tab, "url": news})
-    yield "list_tabs", await call("list_tabs", {"target": "h1"})
-    yield "browse", await call("browse", {"tab": tab, "url": news})
-    yield "browse_view", await call("browse_view", {"tab": tab})
-    yield "browse_act", await call("browse_act", {"tab": tab, "actions": [
-        {"do": "scroll", "to": "bottom"}]})
-    yield "evaluate", await call("evaluate", {"tab": tab, "expression": "document.title"})
-    yield "cdp_command", await call("cdp_command", {
-        "tab": tab, "method": "Runtime.evaluate", "params": {"expression": "6 * 7"}})
-    yield "screenshot", await call("screenshot", {"tab": tab})
-    await call("evaluate", {"tab": tab, "expression": "console.log('seen'); 1"})
-    yield "console_messages", await call("console_messages", {"tab": tab})
-    requests = await call("network_requests", {"tab": tab})
-    yield "network_requests", requests
-    first = json.loads(_text(requests))["requests"][0]["id"]
-    yield "network_request", await call("network_request", {"tab": tab, "id": first})
-    yield "emulate", await call("emulate", {"tab": tab, "timezone": "Asia/Tokyo"})
-    yield "performance_trace", await call("performance_trace", {"tab": tab, "duration_s": 0.5})
-    yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
-    await call("evaluate", {"tab": tab, "expression": "setTimeout(() => alert('hi'), 10); 1"})
-
-    async def dialog() -> CallToolResult | None:
-        result = await client.call_tool("handle_dialog", {"tab": tab, "accept": True})
-        return None if result.is_error else result
-
-    yield "handle_dialog", await eventually(dialog, timeout=10, what="the alert to open")
-    yield "close_tab", await call("close_tab", {"tab": tab})
-
-
 async def test_each_tool_reads_the_same_compact_form_in_every_kind_of_client(
         env: DevtoolsEnv) -> None:
     seen: dict[str, tuple[str, str]] = {}
     links: dict[str, list[ResourceLink]] = {}
-    async for tool, result in _calls(env):
+    news = env.site("h1").url("/fixture/news.html")
+    async for tool, result in every_tool_once(env.client, news):
         links[tool] = [b for b in result.content if isinstance(b, ResourceLink)]
         (shown_sf, images_sf), (shown_tf, images_tf) = structured_first(result), text_first(
             result)

@@ -27,7 +27,7 @@ from gateway.server.call_log import CallLog
 from gateway.server.schemas import RESULTS_NOTE, shared_arguments_note
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
-from gateway.tools.sets import Selection, catalogue, not_offered_note, select
+from gateway.tools.sets import Selection, catalogue, select
 
 __all__ = ["GatewayServer", "build_server", "offered_tools"]
 
@@ -176,8 +176,7 @@ def build_server(registry: Registry, call_log: CallLog,
     ``selection`` (default: what its config says)."""
     read_only = registry.config.read_only
     selection = selection or offered_tools(registry.config)
-    instructions = (INSTRUCTIONS + not_offered_note(catalogue(), selection, read_only=read_only)
-                    + (READ_ONLY_NOTE if read_only else ""))
+    instructions = INSTRUCTIONS + selection.note + (READ_ONLY_NOTE if read_only else "")
     server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
                            instructions=instructions)
     server.boundary = Boundary(server, call_log, selection=selection)

@@ -26,7 +26,7 @@ from gateway.errors import ConfigError
 from .definition import Hints
 
 __all__ = ["CORE", "OFF_BY_DEFAULT", "Selection", "ToolInfo", "catalogue", "category_of",
-           "not_offered_note", "select"]
+           "select"]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
@@ -53,10 +53,12 @@ class ToolInfo:
 
 @dataclass(frozen=True)
 class Selection:
-    """The tools to offer, and for each one left out the sentence a call to it gets."""
+    """The tools to offer, for each one left out the sentence a call to it gets, and the
+    line for the server's instructions naming what is off by default (``_off_note``)."""
 
     offered: frozenset[str]
     withheld: Mapping[str, str] = field(default_factory=dict)
+    note: str = ""
 
 
 def category_of(fn: Callable[..., Any]) -> str:
@@ -127,18 +129,16 @@ def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
             withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs with "
                                    f"--tools {spec!r}; add it with --tools '{spec},+{tool.name}'"
                                    f" (or +{tool.category})")
-    return Selection(offered, withheld)
+    return Selection(offered, withheld, _off_note(tools, offered, read_only))
 
 
-def not_offered_note(tools: list[ToolInfo], selection: Selection, *,
-                     read_only: bool = False) -> str:
-    """A line for the server's instructions naming the tools of ``OFF_BY_DEFAULT`` this
-    gateway leaves out (and could offer: ``read_only`` offers no tool that changes
-    anything), so an agent that needs one can tell its user how to get it; empty
-    when there are none."""
+def _off_note(tools: list[ToolInfo], offered: frozenset[str], read_only: bool) -> str:
+    """The tools of ``OFF_BY_DEFAULT`` this gateway leaves out (and could offer:
+    ``read_only`` offers no tool that changes anything), so an agent that needs one can
+    tell its user how to get it; empty when there are none."""
     left_out: dict[str, list[str]] = {}
     for tool in tools:
-        if (tool.category in OFF_BY_DEFAULT and tool.name not in selection.offered
+        if (tool.category in OFF_BY_DEFAULT and tool.name not in offered
                 and (tool.read_only or not read_only)):
             left_out.setdefault(tool.category, []).append(tool.name)
     if not left_out:

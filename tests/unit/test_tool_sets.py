@@ -11,7 +11,7 @@ from gateway.config import load_config
 from gateway.errors import ConfigError
 from gateway.server.app import build_server
 from gateway.server.call_log import CallLog
-from gateway.tools.sets import CORE, OFF_BY_DEFAULT, catalogue, not_offered_note, select
+from gateway.tools.sets import CORE, OFF_BY_DEFAULT, catalogue, select
 
 TOOLS = catalogue()
 NAMES = [t.name for t in TOOLS]
@@ -87,12 +87,12 @@ async def test_a_withheld_tool_answers_which_flag_offers_it() -> None:
 def test_the_default_leaves_out_what_is_off_by_default_and_the_instructions_say_so() -> None:
     assert OFF_BY_DEFAULT and set(DEFAULT) < set(NAMES)
     left_out = [t.name for t in TOOLS if t.category in OFF_BY_DEFAULT]
-    note = not_offered_note(TOOLS, select("default", TOOLS))
+    note = select("default", TOOLS).note
     assert all(name in note for name in left_out) and "CHROME_SSH_GATEWAY_TOOLS=+" in note
-    assert not_offered_note(TOOLS, select("all", TOOLS)) == ""
+    assert select("all", TOOLS).note == ""
     read_only_left_out = [t.name for t in TOOLS if t.category in OFF_BY_DEFAULT
                           and not t.read_only]  # not offered read-only, whatever the flag
-    note = not_offered_note(TOOLS, select("default", TOOLS, read_only=True), read_only=True)
+    note = select("default", TOOLS, read_only=True).note
     assert not any(name in note for name in read_only_left_out)
 
 

@@ -24,11 +24,14 @@ from gateway.hosts.shell import quote_path
 __all__ = [
     "BINARY_CANDIDATES",
     "CHROME_FLAGS",
+    "HELD",
+    "QUITTING",
+    "STOP",
+    "TEMPORARY_PREFIX",
     "LaunchPlan",
     "ScriptResult",
     "launch_command",
     "parse_script",
-    "stop_command",
 ]
 
 # In this order, after $CHROME_PATH; names are looked up on the host's PATH.
@@ -52,6 +55,12 @@ CHROME_FLAGS: tuple[str, ...] = (
 _HEADLESS_FLAGS = ("--headless", "--disable-gpu")
 _MARK = "@csgw"
 LOG_NAME = "chrome-ssh-gateway.log"  # the browser's output, in its profile
+TEMPORARY_PREFIX = "csgw-chrome-"
+HOLDER_NAME = "csgw-holder"  # in a temporary profile: the pid of the script holding it
+HELD = f"{_MARK} held"       # the last line of a held launch, its browser ready
+STOP = "stop"                # what the gateway says to a held launch to stop it…
+QUITTING = "quitting"        # …or when the browser was asked to quit already
+STOP_GRACE_S = 5.0
 STDERR_LINES = 20
 # A temporary profile's parent: TMPDIR unless that is too long. Chrome keeps its
 # SingletonSocket under TMPDIR (set to <profile>/tmp), and a Unix socket path must
@@ -115,10 +124,23 @@ def _alive(pid: str) -> str:
     return f"ps -o stat= -p {pid} 2>/dev/null | grep -qv '^Z'"
 
 
-def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True) -> str:
+def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True,
+                   held: bool = False) -> str:
     """The script that finds the binary, checks the profile and (``start``) starts the
-    browser and waits up to ``timeout_s`` for its ``DevToolsActivePort``."""
-    parts = [_find_binary()]
+    browser and waits up to ``timeout_s`` for its ``DevToolsActivePort``.
+
+    ``held`` (a browser that must not outlive the gateway, and always a temporary
+    profile's): the script stays, reading its stdin, once the browser is ready
+    (``HELD`` is the last line it prints). Its stdin is a pipe from the gateway — or,
+    over SSH, the session's channel — so it ends when the gateway lets go, exits or
+    dies (SIGKILL included: the kernel closes the pipe, sshd the channel); then it
+    stops the browser (``_stop``) and removes a temporary profile. It ignores the
+    signals a terminal or a killed process group would send it, so that only that end
+    stops it; the browser gets them back. A temporary launch first sweeps away the
+    temporary profiles whose holder is gone (a machine that lost power, a killed
+    process group)."""
+    held = held or plan.profile is None
+    parts = ["trap '' INT HUP TERM PIPE; " if held and start else "", _find_binary()]
     if plan.profile is not None:
         parts.append(f"P={quote_path(plan.profile)}; ")
         parts.append(_check_lock())
@@ -126,8 +148,9 @@ def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True) ->
         return "".join(parts) + "true"
     if plan.profile is None:
         parts.append(f't=${{TMPDIR:-/tmp}}; t=${{t%/}}; [ ${{#t}} -le {_MAX_TMP_CHARS} ] '
-                     '&& [ -d "$t" ] || t=/tmp; '
-                     'P=$(mktemp -d "$t/csgw-chrome-XXXXXXXX") && mkdir -m 700 "$P/tmp" || '
+                     '&& [ -d "$t" ] || t=/tmp; ' + _sweep_temporary_profiles() +
+                     f'P=$(mktemp -d "$t/{TEMPORARY_PREFIX}XXXXXXXX") && mkdir -m 700 "$P/tmp" '
+                     f'&& echo $$ > "$P/{HOLDER_NAME}" || '
                      f"{{ echo '{_MARK} error could not create a temporary profile'; exit 0; }}; "
                      'export TMPDIR="$P/tmp"; ')
     else:
@@ -138,43 +161,75 @@ def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True) ->
     env = ""
     if not plan.headless:
         display = plan.display or ":0"
-        env = f"{'DISPLAY' if ':' in display else 'WAYLAND_DISPLAY'}={shlex.quote(display)} "
+        env = (f"export {'DISPLAY' if ':' in display else 'WAYLAND_DISPLAY'}="
+               f"{shlex.quote(display)}; ")
     rounds = max(1, int(timeout_s / _POLL_S))
+    remove = plan.profile is None
     parts.append(
         f"printf '{_MARK} profile %s\\n' \"$P\"; "
         'rm -f "$P/DevToolsActivePort"; '
         'NS=; [ "$(id -u)" = 0 ] && NS=--no-sandbox; '  # Chrome refuses root with its sandbox
         'S=nohup; command -v setsid >/dev/null 2>&1 && S=setsid; '
-        f'{env}$S "$B" {" ".join(shlex.quote(f) for f in flags)} $NS "--user-data-dir=$P" '
-        f'about:blank </dev/null >"$P/{LOG_NAME}" 2>&1 & '
-        f"pid=$!; printf '{_MARK} pid %s\\n' $pid; i=0; "
+        f'({"trap - INT HUP TERM PIPE; " if held else ""}{env}'
+        f'exec $S "$B" {" ".join(shlex.quote(f) for f in flags)} $NS "--user-data-dir=$P" '
+        f'about:blank) </dev/null >"$P/{LOG_NAME}" 2>&1 & '
+        f"pid=$!; printf '{_MARK} pid %s\\n' $pid; i=0; o=slow; "
         f'while [ $i -lt {rounds} ]; do '
-        f"if [ -s \"$P/DevToolsActivePort\" ]; then echo '{_MARK} ready'; exit 0; fi; "
-        f"{_alive('$pid')} || {{ echo '{_MARK} exited'; break; }}; "
+        'if [ -s "$P/DevToolsActivePort" ]; then o=ready; break; fi; '
+        f"{_alive('$pid')} || {{ o=exited; break; }}; "
         f'sleep {_POLL_S}; i=$((i+1)); done; '
-        f"[ $i -lt {rounds} ] || echo '{_MARK} slow'; "
-        f"echo '{_MARK} stderr'; tail -n {STDERR_LINES} \"$P/{LOG_NAME}\" 2>/dev/null; true")
-    return "".join(parts)
+        f"echo \"{_MARK} $o\"; "
+        f"echo '{_MARK} stderr'; tail -n {STDERR_LINES} \"$P/{LOG_NAME}\" 2>/dev/null; ")
+    if held:
+        # Not ready: stopped at once (a slow one may still start). Ready: held until
+        # the gateway says how to stop it ("quitting": it was asked to quit already)
+        # or its end of stdin closes; nothing is printed after HELD (no reader).
+        pid = '"$pid"'
+        stop = _stop(pid, '"$P"', remove_profile=remove)
+        parts.append(f'if [ "$o" = ready ]; then echo \'{HELD}\'; exec >/dev/null 2>&1; '
+                     'how=; read -r how; else how=; fi; '
+                     f'if [ "$how" = {QUITTING} ]; then {_wait_gone(pid)}fi; {stop}')
+    return "".join(parts) + "true"
 
 
-def stop_command(pid: int, profile: str, *, remove_profile: bool, quitting: bool = False,
-                 grace_s: float = 5.0) -> str:
-    """Stop the browser ``pid`` — only if it still is the one running on ``profile`` (a
-    reused pid is left alone): TERM to the browser alone, as ``kill`` would (it shuts
-    its helpers down and writes its cookies first — a TERM to its network process at
-    the same time loses them), then KILL to its process group for whatever is left
-    after ``grace_s``; ``remove_profile`` then deletes the (temporary) profile. A browser
-    already ``quitting`` (asked over CDP) first gets ``grace_s`` to finish on its own."""
-    p = quote_path(profile)
+def _wait_gone(pid: str, grace_s: float = STOP_GRACE_S) -> str:
+    """Wait up to ``grace_s`` for ``pid`` to end."""
     rounds = max(1, int(grace_s / 0.05))
-    wait = (f"i=0; while [ $i -lt {rounds} ] && {_alive(str(pid))}; do sleep 0.05; "
+    return (f"i=0; while [ $i -lt {rounds} ] && {_alive(pid)}; do sleep 0.05; "
             "i=$((i+1)); done; ")
-    script = (f'case "$(ps -ww -o args= -p {pid} 2>/dev/null)" in *--user-data-dir={p}*) '
-              + (wait if quitting else "") + f"kill -TERM {pid} 2>/dev/null; " + wait +
+
+
+def _stop(pid: str, profile: str, *, remove_profile: bool) -> str:
+    """Stop the browser ``pid`` (shell words) — only if it still is the one running on
+    ``profile`` (a reused pid is left alone): TERM to the browser alone, as ``kill``
+    would (it shuts its helpers down and writes its cookies first — a TERM to its
+    network process at the same time loses them), then KILL to its process group for
+    whatever is left after ``STOP_GRACE_S``; ``remove_profile`` then deletes the
+    (temporary) profile."""
+    script = (f'case "$(ps -ww -o args= -p {pid} 2>/dev/null)" in *--user-data-dir={profile}*) '
+              f"kill -TERM {pid} 2>/dev/null; " + _wait_gone(pid) +
               f"kill -KILL -- -{pid} 2>/dev/null || kill -KILL {pid} 2>/dev/null ;; esac; ")
     if remove_profile:
-        script += f"rm -rf -- {p}; "
-    return script + "true"
+        script += f"rm -rf -- {profile}; "
+    return script
+
+
+def _sweep_temporary_profiles() -> str:
+    """Remove the temporary profiles under ``$t`` (this user's) whose holder no longer
+    runs, and any browser still on them. One without a holder file (a gateway before
+    holders, or one being made this instant) goes only when nothing runs on it and it
+    is over a minute old."""
+    return (f'for d in "$t"/{TEMPORARY_PREFIX}*; do '
+            '[ -d "$d" ] && [ -O "$d" ] || continue; '
+            f'h=$(cat "$d/{HOLDER_NAME}" 2>/dev/null); '
+            'u=$(ps -eww -o pid=,args= 2>/dev/null | '
+            'awk -v d="--user-data-dir=$d" \'index($0, d) { print $1 }\'); '
+            'if [ -n "$h" ]; then '
+            f'case "$(ps -ww -o args= -p "$h" 2>/dev/null)" in *{_MARK}*) continue ;; esac; '
+            '[ -z "$u" ] || kill -KILL $u 2>/dev/null; '
+            'else [ -z "$u" ] && [ -n "$(find "$d" -maxdepth 0 -mmin +1 2>/dev/null)" ] '
+            '|| continue; fi; '
+            'rm -rf -- "$d"; done; ')
 
 
 def parse_script(output: str, tried: Sequence[str] = ()) -> ScriptResult:

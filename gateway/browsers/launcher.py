@@ -1,20 +1,22 @@
 """Starting a Chrome on a target's host when none is found (``launch = true``).
 
-Any host: the same shell script (``launch_script``) runs through ``Host.run`` on
-this machine or over SSH, so the embedded ``local`` default and a dev VM three
-hops away launch the same way. The browser is detached from the session that
-started it: it outlives an SSH drop, and the next connect attaches to it again
-(``Launch`` in ``discovery`` looks in its profile first) instead of starting a
-second one.
+Any host: the same shell script (``launch_script``) runs on this machine or over
+SSH, so the embedded ``local`` default and a dev VM three hops away launch the
+same way.
 
-Two kinds of profile:
+* ``keep_running`` (the default for a configured target): the browser is
+  detached from the session that started it (``Host.run``): it outlives an SSH
+  drop and the gateway, and the next connect attaches to it again (``Launch`` in
+  ``discovery`` looks in its profile first) instead of starting a second one.
+* otherwise the script stays and holds it (``Host.hold``): the browser is stopped
+  when the gateway lets go, exits or dies however it dies, or when its SSH
+  connection goes (then the next connect starts another).
 
-* persistent (the default for a configured target): ``launch_profile``, else
-  ``~/.cache/chrome-ssh-gateway/<target>`` on the host, so logins made there
-  survive gateway restarts; with ``keep_running`` (the default) the browser is
-  left running when the gateway exits;
-* temporary (the embedded local default): a fresh 0700 directory per start,
-  removed with the browser when the gateway exits.
+Two kinds of profile: persistent (the default for a configured target):
+``launch_profile``, else ``~/.cache/chrome-ssh-gateway/<target>`` on the host, so
+logins made there survive restarts; temporary (the embedded local default, always
+held): a fresh 0700 directory per start, removed with the browser — and by the
+next temporary launch on that host if its holder was killed too.
 
 Only a browser this process started is ever stopped — by its pid, and only
 while that pid still runs on the profile it was started on. A browser it
@@ -29,15 +31,18 @@ import time
 import structlog
 
 from gateway.browsers.launch_script import (
+    HELD,
+    QUITTING,
+    STOP,
     LaunchPlan,
     ScriptResult,
     launch_command,
     parse_script,
-    stop_command,
 )
 from gateway.config import TargetConfig
 from gateway.errors import DiscoveryError, HostError
 from gateway.hosts.base import Host
+from gateway.hosts.held import Held
 
 __all__ = ["MAX_STARTS_PER_MINUTE", "ChromeLauncher", "launch_failure"]
 
@@ -98,6 +103,7 @@ class ChromeLauncher:
         self.attached = False   # the current browser is the launched one
         self._served = False    # some browser was served from the profile already
         self._starts: list[float] = []
+        self._held: Held | None = None  # the launch script holding it (not keep_running)
 
     @property
     def stops_on_exit(self) -> bool:
@@ -130,8 +136,12 @@ class ChromeLauncher:
         await self.aclose()  # a temporary profile of a browser that died goes first
         self._starts.append(now)
         try:
-            output = await self._host.run(launch_command(self.plan, timeout_s),
-                                          timeout_s + 5)
+            if self._keep_running:
+                output = await self._host.run(launch_command(self.plan, timeout_s),
+                                              timeout_s + 5)
+            else:
+                output, self._held = await self._host.hold(
+                    launch_command(self.plan, timeout_s, held=True), HELD, timeout_s + 5)
         except HostError as exc:
             raise DiscoveryError(self._target, f"launching Chrome on {self._host.label} "
                                  f"failed: {exc.reason}") from None
@@ -140,9 +150,7 @@ class ChromeLauncher:
             self.profile = result.profile
         self.pid = result.pid
         failure = launch_failure(result, self._host.label, self.plan, timeout_s)
-        if failure is not None:
-            if result.outcome == "slow":
-                await self.aclose()
+        if failure is not None:  # a held one was stopped by its script; a kept one runs on
             raise DiscoveryError(self._target, "; ".join(failure))
         if self._served:
             self.restarts += 1
@@ -157,17 +165,10 @@ class ChromeLauncher:
         """Stop the browser this process started, unless it is to keep running; a
         temporary profile goes with it. ``quitting``: it was asked to quit already."""
         pid, self.pid = self.pid, None
-        temporary = self.plan.profile is None
-        if pid is None or self._keep_running or self.profile is None:
-            return
-        profile = self.profile
-        if temporary:
+        held, self._held = self._held, None
+        if self.plan.profile is None:
             self.profile = None
-        try:
-            await self._host.run(stop_command(pid, profile, remove_profile=temporary,
-                                              quitting=quitting), STOP_TIMEOUT_S * 2)
-        except HostError as exc:
-            log.warning("could not stop the launched browser", target=self._target,
-                        pid=pid, host=self._host.label, error=exc.reason)
-        else:
-            log.info("stopped the launched browser", target=self._target, pid=pid)
+        if held is None:
+            return
+        await held.release(QUITTING if quitting else STOP, STOP_TIMEOUT_S * 2)
+        log.info("stopped the launched browser", target=self._target, pid=pid)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from gateway.hosts.held import Held
 from gateway.hosts.http import HttpResponse
 from gateway.output.files import Readable
 
@@ -76,6 +77,12 @@ class Host(Protocol):
 
     async def run(self, command: str, timeout_s: float) -> str:
         """Run a shell command on the host; its standard output (exit status ignored)."""
+
+    async def hold(self, command: str, until: str, timeout_s: float) -> tuple[str, Held | None]:
+        """Run a shell command with its stdin held open (``gateway.hosts.held``): what
+        it printed before the line ``until`` and the hold, or all it printed and None
+        when it ended first. The command sees the end of its input when released, when
+        the gateway exits or dies, or when the SSH connection goes."""
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         """Each readable file among ``paths``, keyed by the path as asked (one round

@@ -15,6 +15,7 @@ import anyio
 
 from gateway.errors import HostError, NothingListens
 from gateway.hosts.base import FileText, HostKind, Route, Staged
+from gateway.hosts.held import Held, hold_here
 from gateway.hosts.http import HttpResponse, request_over
 from gateway.output.files import Readable, open_readable
 
@@ -41,6 +42,9 @@ class LocalHost:
         except OSError as exc:
             raise HostError(f"could not run a local command ({exc})") from None
         return done.stdout.decode("utf-8", "replace")
+
+    async def hold(self, command: str, until: str, timeout_s: float) -> tuple[str, Held | None]:
+        return await hold_here(command, until, timeout_s)
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         found = {}

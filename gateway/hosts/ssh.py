@@ -43,6 +43,7 @@ from gateway import progress
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import HostError, HostKeyRejected, NothingListens, StagingFailed
 from gateway.hosts.base import FileText, HostKind, Route, Staged
+from gateway.hosts.held import Held, hold_over_ssh
 from gateway.hosts.http import HttpResponse, request_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
@@ -208,6 +209,9 @@ class SshHost:
             raise HostError(f"could not run a command over SSH ({exc})") from None
         out = result.stdout
         return out.decode("utf-8", "replace") if isinstance(out, bytes) else ""
+
+    async def hold(self, command: str, until: str, timeout_s: float) -> tuple[str, Held | None]:
+        return await hold_over_ssh(await self.connection(), command, until, timeout_s)
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         marker = f"#csgw-file-{secrets.token_hex(8)}"

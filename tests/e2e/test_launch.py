@@ -26,6 +26,8 @@ from tests.e2e.helpers import (
     call_ok,
     data_url,
     eventually,
+    gateway_pid,
+    marked_env,
     open_gateway,
     wait_for_targets,
     write_targets,
@@ -153,6 +155,22 @@ async def test_keep_running_false_stops_it_and_the_profile_keeps_a_login(
         assert values == {"session": cookie["value"]}
     await eventually(lambda: _async(_browser_pid(profile) is None), timeout=15,
                      what="the second browser to stop with the gateway")
+
+
+async def test_keep_running_false_ties_the_browser_to_the_gateway_and_its_ssh_connection(
+        no_browser: tuple[Topology, RemoteHost, Path], tmp_path: Path) -> None:
+    """A gateway killed outright cannot stop anything; its SSH connection going does."""
+    topology, _, profile = no_browser
+    config = _config(tmp_path, profile, keep_running=False)
+    env, marker = marked_env(topology.client_env())
+    with contextlib.suppress(Exception):  # the client's end of a gateway killed under it
+        async with open_gateway(env, ["--config", str(config)]) as gw:
+            await call_ok(gw, "list_tabs", {"target": "vm"}, timeout=60)
+            assert _browser_pid(profile) is not None
+            os.kill(gateway_pid(marker), signal.SIGKILL)
+    await eventually(lambda: _async(not _on_profile(profile)), timeout=5,
+                     what="the browser of a killed gateway to stop")
+    assert profile.is_dir()  # a persistent profile stays
 
 
 async def _async(value: bool) -> bool:

@@ -4,16 +4,21 @@ and the texts of what they report (see gateway/browsers/launch_script.py)."""
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 from gateway.browsers.launch_script import (
     BINARY_CANDIDATES,
+    HELD,
+    QUITTING,
     LaunchPlan,
     ScriptResult,
     launch_command,
     parse_script,
-    stop_command,
 )
 from gateway.browsers.launcher import launch_failure
 
@@ -86,29 +91,106 @@ def test_a_browser_that_exits_at_once_reports_its_output(tmp_path: Path) -> None
     assert fix.startswith("the display :7 cannot be opened there")
 
 
-def test_start_waits_for_devtools_active_port_and_stop_ends_only_that_browser(
-        tmp_path: Path) -> None:
+_STAND_IN = ('for a; do case $a in --user-data-dir=*) d=${a#*=};; esac; done; '
+             'printf "1234\\n/devtools/browser/x" > "$d/DevToolsActivePort"; sleep 60')
+
+
+def _held(script: str, **env: str) -> tuple[subprocess.Popen[bytes], ScriptResult]:
+    """Run a held launch as the gateway does: stdin a pipe, read up to ``HELD``."""
+    process = subprocess.Popen(["/bin/sh", "-c", script], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, env={"PATH": "/usr/bin:/bin", **env})
+    assert process.stdout is not None
+    lines = []
+    while (line := process.stdout.readline().decode()) not in ("", HELD + "\n"):
+        lines.append(line)
+    assert line == HELD + "\n", lines
+    return process, parse_script("".join(lines))
+
+
+def _gone(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return not stat.exists() or stat.read_text().rpartition(")")[2].split()[0] == "Z"
+
+
+def _wait_gone(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _gone(pid)
+
+
+def test_a_temporary_browser_is_held_and_ends_with_the_holders_input(tmp_path: Path) -> None:
     # A stand-in that does what Chrome does first: writes DevToolsActivePort, then serves.
-    binary = _fake_chrome(tmp_path, 'for a; do case $a in --user-data-dir=*) d=${a#*=};; esac; '
-                                    'done; printf "1234\\n/devtools/browser/x" > "$d/'
-                                    'DevToolsActivePort"; sleep 60')
+    binary = _fake_chrome(tmp_path, _STAND_IN)
     plan = LaunchPlan(None, chrome_args=("--lang=en-US",))
-    result = parse_script(_sh(launch_command(plan, 5), CHROME_PATH=str(binary),
-                              TMPDIR=str(tmp_path)))
+    holder, result = _held(launch_command(plan, 5), CHROME_PATH=str(binary),
+                           TMPDIR=str(tmp_path))
     assert result.outcome == "ready", result
     assert result.pid is not None and result.profile is not None
     # pytest's TMPDIR is too long for Chrome's socket path under it: /tmp instead.
     assert len(str(tmp_path)) > 38 and Path(result.profile).parent == Path("/tmp")
     cmdline = Path(f"/proc/{result.pid}/cmdline").read_bytes().split(b"\0")
     assert b"--lang=en-US" in cmdline and b"--headless" in cmdline
-    # The pid with another profile is not ours: left alone.
-    _sh(stop_command(result.pid, str(tmp_path / "other"), remove_profile=False))
-    assert Path(f"/proc/{result.pid}").exists()
-    _sh(stop_command(result.pid, result.profile, remove_profile=True))
-    state = Path(f"/proc/{result.pid}/stat").read_text().rpartition(")")[2].split()[0] \
-        if Path(f"/proc/{result.pid}").exists() else "gone"
-    assert state in ("Z", "gone")
+    assert (Path(result.profile) / "csgw-holder").read_text().strip() == str(holder.pid)
+    # The holder ignores what a terminal or a killed process group sends; the browser
+    # does not (it is stopped with TERM).
+    holder.send_signal(signal.SIGTERM)
+    holder.send_signal(signal.SIGHUP)
+    time.sleep(0.2)
+    assert holder.poll() is None and not _gone(result.pid)
+    ignored = int(next(line.split()[1] for line in
+                       Path(f"/proc/{result.pid}/status").read_text().splitlines()
+                       if line.startswith("SigIgn:")), 16)
+    assert not ignored & (1 << (signal.SIGTERM - 1))
+    # The end of its input (the gateway gone, however) ends the browser and its profile.
+    assert holder.stdin is not None
+    holder.stdin.close()
+    assert holder.wait(10) == 0
+    assert _wait_gone(result.pid)
     assert not Path(result.profile).exists()
+
+
+def test_a_held_browser_asked_to_quit_gets_time_to_finish(tmp_path: Path) -> None:
+    binary = _fake_chrome(tmp_path, _STAND_IN.replace("sleep 60",
+                                                      "trap 'sleep 1; exit 0' TERM; "
+                                                      "sleep 60 & wait"))
+    profile = tmp_path / "profile"
+    holder, result = _held(launch_command(LaunchPlan(str(profile)), 5, held=True),
+                           CHROME_PATH=str(binary))
+    assert result.outcome == "ready" and result.pid is not None
+    assert holder.stdin is not None
+    holder.stdin.write(f"{QUITTING}\n".encode())
+    holder.stdin.close()
+    started = time.monotonic()
+    assert holder.wait(15) == 0 and _wait_gone(result.pid)
+    assert time.monotonic() - started >= 4  # the quitting grace, then TERM
+    assert profile.is_dir()  # a persistent profile stays
+
+
+def test_a_temporary_launch_sweeps_profiles_whose_holder_is_gone() -> None:
+    binary_dir = Path(tempfile.mkdtemp(prefix="csgw-t-", dir="/tmp"))
+    binary = _fake_chrome(binary_dir, _STAND_IN)
+    stale = Path(tempfile.mkdtemp(prefix="csgw-chrome-", dir=binary_dir))
+    (stale / "csgw-holder").write_text("99999999\n")
+    orphan = subprocess.Popen(["/bin/sh", "-c", "sleep 60", "sh", f"--user-data-dir={stale}"])
+    kept = Path(tempfile.mkdtemp(prefix="csgw-chrome-", dir=binary_dir))
+    living = subprocess.Popen(["/bin/sh", "-c", "sleep 60 # @csgw"])
+    (kept / "csgw-holder").write_text(f"{living.pid}\n")
+    fresh = Path(tempfile.mkdtemp(prefix="csgw-chrome-", dir=binary_dir))  # no holder yet
+    try:
+        holder, result = _held(launch_command(LaunchPlan(None), 5), CHROME_PATH=str(binary),
+                               TMPDIR=str(binary_dir))
+        assert result.outcome == "ready" and Path(result.profile or "").parent == binary_dir
+        assert not stale.exists() and orphan.wait(5) == -signal.SIGKILL
+        assert kept.is_dir() and fresh.is_dir()
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(10)
+    finally:
+        for process in (orphan, living):
+            process.kill()
+            process.wait()
+        shutil.rmtree(binary_dir)
 
 
 def test_parse_ignores_lines_that_are_not_facts_and_keeps_stderr_last() -> None:

@@ -1,0 +1,136 @@
+"""Commands left running on a host for exactly as long as the gateway holds them.
+
+A browser the gateway launched to be stopped on exit must not outlive it, however
+it ends — a SIGKILL, an OOM kill, a Ctrl-C during start-up — and no code of the
+gateway runs then. What does happen is that the kernel closes the gateway's pipes,
+and sshd closes the channels of a connection whose client is gone. So the launch
+script stays on the host reading its stdin (``launch_command(held=True)``), and this
+module keeps the writing end: the script stops the browser when it reads a word or
+the end of its input, whichever comes first. Over SSH the same holds for the
+session's channel, so such a browser is tied to its SSH connection too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import TYPE_CHECKING, Protocol
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from gateway.errors import HostError
+
+if TYPE_CHECKING:  # imported by its only caller, ``SshHost``: a local gateway never needs it
+    import asyncssh
+
+__all__ = ["Held", "hold_here", "hold_over_ssh"]
+
+_MAX_LINE = 64 * 1024
+
+
+class Held(Protocol):
+    """A command that runs until released (or until the gateway is gone)."""
+
+    async def release(self, word: str, timeout_s: float) -> None:
+        """Write ``word`` on its stdin, close it and wait up to ``timeout_s`` for the
+        command to end; never raises (the far end may be gone already)."""
+
+
+class _HeldHere:
+    def __init__(self, process: Process) -> None:
+        self._process = process
+
+    async def release(self, word: str, timeout_s: float) -> None:
+        stdin = self._process.stdin
+        with anyio.move_on_after(timeout_s, shield=True):
+            try:
+                if stdin is not None:
+                    await stdin.send(word.encode() + b"\n")
+                    await stdin.aclose()
+            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # it ended already
+            await self._process.wait()
+
+
+class _HeldOverSsh:
+    def __init__(self, process: asyncssh.SSHClientProcess[bytes]) -> None:
+        self._process = process
+
+    async def release(self, word: str, timeout_s: float) -> None:
+        import asyncssh
+
+        with anyio.move_on_after(timeout_s, shield=True):
+            try:
+                self._process.stdin.write(word.encode() + b"\n")
+                self._process.stdin.write_eof()
+                await self._process.wait_closed()
+            except (OSError, asyncssh.Error):
+                pass  # the channel (or the connection) is gone: so is the command
+        self._process.close()
+
+
+async def hold_here(command: str, until: str, timeout_s: float) -> tuple[str, Held | None]:
+    """Run ``command`` in this machine's ``/bin/sh`` with its stdin held; what it
+    printed before the line ``until`` and the hold — or all it printed and None when
+    it ended first. ``HostError`` when it cannot start or says nothing in time."""
+    try:
+        process = await anyio.open_process(["/bin/sh", "-c", command],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL)
+    except OSError as exc:
+        raise HostError(f"could not run a local command ({exc})") from None
+    assert process.stdout is not None
+    lines = BufferedByteReceiveStream(process.stdout)
+    printed: list[str] = []
+    try:
+        with anyio.fail_after(timeout_s):
+            while True:
+                try:
+                    line = (await lines.receive_until(b"\n", _MAX_LINE)).decode("utf-8",
+                                                                                "replace")
+                except (anyio.IncompleteRead, anyio.EndOfStream):
+                    await process.wait()
+                    return "".join(printed), None
+                if line == until:
+                    return "".join(printed), _HeldHere(process)
+                printed.append(line + "\n")
+    except BaseException as exc:
+        if process.stdin is not None:  # it ends on its own once it reads the end
+            with anyio.CancelScope(shield=True):
+                await process.stdin.aclose()
+        if isinstance(exc, TimeoutError):
+            raise HostError(f"a local command timed out after {timeout_s:g} s") from None
+        if isinstance(exc, anyio.DelimiterNotFound):
+            raise HostError("a local command printed a line over 64 kB") from None
+        raise
+
+
+async def hold_over_ssh(conn: asyncssh.SSHClientConnection, command: str, until: str,
+                        timeout_s: float) -> tuple[str, Held | None]:
+    """``hold_here`` over the SSH connection ``conn``: the command's stdin is its
+    session's channel, which sshd closes when the connection goes."""
+    import asyncssh
+
+    printed: list[str] = []
+    process: asyncssh.SSHClientProcess[bytes] | None = None
+    try:
+        with anyio.fail_after(timeout_s):
+            process = await conn.create_process(command, encoding=None)
+            while True:
+                raw = await process.stdout.readline()
+                if not raw:
+                    process.close()
+                    return "".join(printed), None
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                if line == until:
+                    return "".join(printed), _HeldOverSsh(process)
+                printed.append(line + "\n")
+    except BaseException as exc:
+        if process is not None:  # the channel's end is the command's end of input
+            process.close()
+        if isinstance(exc, TimeoutError):
+            raise HostError(f"a command over SSH timed out after {timeout_s:g} s") from None
+        if isinstance(exc, (OSError, asyncssh.Error)):
+            raise HostError(f"could not run a command over SSH ({exc})") from None
+        raise

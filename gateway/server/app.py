@@ -7,15 +7,32 @@ Tool modules contain only what their tools do; they know nothing of MCP servers
 
 from __future__ import annotations
 
+import base64
 import difflib
 import time
-from collections.abc import Mapping
 from typing import Any
 
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.stdio import stdio_server
-from pydantic import AnyUrl, ValidationError
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    BlobResourceContents,
+    CallToolRequestParams,
+    CallToolResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    TextContent,
+    Tool,
+)
+from pydantic import ValidationError
 
 from gateway import __version__
 from gateway.browsers.registry import Registry
@@ -24,7 +41,12 @@ from gateway.progress import reporting
 from gateway.server.boundary import Boundary, client_session, structured_wanted
 from gateway.server.call_client import STRUCTURED_META
 from gateway.server.call_log import CallLog
-from gateway.server.schemas import RESULTS_NOTE, shared_arguments_note
+from gateway.server.schemas import (
+    RESULTS_NOTE,
+    compact_input,
+    compact_output,
+    shared_arguments_note,
+)
 from gateway.server.stdio import AnsweringReadStream
 from gateway.tools import register_all
 from gateway.tools.sets import Selection, catalogue, select
@@ -87,72 +109,112 @@ def _short(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
 
 
-class GatewayServer(MCPServer):
-    """The SDK's server, plus: arguments a tool does not take are refused, schema
-    failures read as one line per argument, each call's progress goes to its client
-    (``gateway.progress``), a call-log line for every call refused
-    before any tool runs (unknown tool, bad arguments), and an error reply to requests
-    its stdio reader cannot parse (see ``stdio.py``)."""
+class GatewayServer(Server[Any]):
+    """The MCP server, on the SDK's public surface only: its low-level ``Server`` (the
+    protocol, stdio and HTTP) in front of an ``MCPServer`` used as the tool table
+    (``add_tool`` registration, argument validation, result conversion).
 
-    boundary: Boundary | None = None
+    Over what the SDK does it adds: schemas published compactly (``schemas.py``);
+    arguments a tool does not take refused; schema failures read as one line per
+    argument; each call's progress sent to its client (``gateway.progress``); a
+    call-log line for every call refused before any tool runs; files results linked
+    served (``served_files.py``); and an error reply to requests its stdio reader
+    cannot parse (``stdio.py``)."""
+
+    def __init__(self, tools: MCPServer, boundary: Boundary) -> None:
+        super().__init__(tools.name, version=tools.version, instructions=tools.instructions,
+                         on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool,
+                         on_list_resources=self._on_list_resources,
+                         on_list_resource_templates=self._on_list_resource_templates,
+                         on_read_resource=self._on_read_resource)
+        self.middleware.extend(tools.middleware)
+        self.tools = tools
+        self.boundary = boundary
+        self._published: dict[str, Tool] | None = None
+
+    async def list_tools(self) -> list[Tool]:
+        """The tools as published: the SDK's definitions with compact schemas (made
+        once: the tools never change once the server is built)."""
+        if self._published is None:
+            self._published = {
+                tool.name: tool.model_copy(update={
+                    "input_schema": compact_input(tool.input_schema),
+                    "output_schema": (compact_output(tool.output_schema)
+                                      if tool.output_schema is not None else None)})
+                for tool in await self.tools.list_tools()}
+        return list(self._published.values())
 
     async def run_stdio_async(self) -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await self._lowlevel_server.run(AnsweringReadStream(read_stream, write_stream),
-                                            write_stream,
-                                            self._lowlevel_server.create_initialization_options())
+            await self.run(AnsweringReadStream(read_stream, write_stream), write_stream,
+                           self.create_initialization_options())
 
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> Any:
+    async def _on_list_tools(self, ctx: ServerRequestContext[Any],
+                             params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=await self.list_tools())
+
+    async def _on_call_tool(self, ctx: ServerRequestContext[Any],
+                            params: CallToolRequestParams) -> CallToolResult:
         start = time.perf_counter()
-        client_session.set(_session_of(context))
-        structured_wanted.set(_meta_of(context).get(STRUCTURED_META) is True)
-        tool = self._tool_manager.get_tool(name)
-        refusal = unknown_arguments(name, tool.parameters, arguments) if tool else None
+        name, arguments = params.name, params.arguments or {}
+        context: Context[Any, Any] = Context(request_context=ctx, mcp_server=self.tools,
+                                             input_params=params)
+        client_session.set(_session_of(ctx))
+        structured_wanted.set((ctx.meta or {}).get(STRUCTURED_META) is True)
+        await self.list_tools()
+        tool = (self._published or {}).get(name)
+        refusal = unknown_arguments(name, tool.input_schema, arguments) if tool else None
         try:
             if refusal is not None:
                 raise ToolError(refusal)
-            if context is None:
-                return await super().call_tool(name, arguments, context)
             with reporting(context.report_progress):
-                return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
+                result = await self.tools.call_tool(name, arguments, context)
+        except ToolError as exc:  # the SDK's own failures, and the boundary's
             if isinstance(exc.__cause__, ValidationError):
                 refusal = describe_invalid(name, exc.__cause__)
             elif tool is None:
-                refusal = (self.boundary and self.boundary.withheld(name)) or str(exc)
-            if refusal is None:
-                raise  # the tool ran and failed: its wrapper has logged the call
-            if self.boundary is not None:
-                self.boundary.record_refused(name, arguments, start, refusal)
-            raise ToolError(refusal) from None
+                refusal = self.boundary.withheld(name) or str(exc)
+            if refusal is None:  # the tool ran and failed: its wrapper logged the call
+                return _error_result(str(exc))
+            self.boundary.record_refused(name, arguments, start, refusal)
+            return _error_result(refusal)
+        assert isinstance(result, CallToolResult), result  # no tool asks for input
+        return result
 
-    async def read_resource(self, uri: AnyUrl | str,
-                            context: Context[Any, Any] | None = None) -> Any:
-        """A file a tool result linked (``served_files.py``); else the SDK's resources."""
-        if self.boundary is not None and self.boundary.files.serves(str(uri)):
-            return await self.boundary.files.read(str(uri))
-        return await super().read_resource(uri, context)
+    async def _on_list_resources(self, ctx: ServerRequestContext[Any],
+                                 params: PaginatedRequestParams | None) -> ListResourcesResult:
+        return ListResourcesResult(resources=[])  # only the files results link, by link
+
+    async def _on_list_resource_templates(
+            self, ctx: ServerRequestContext[Any],
+            params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
+        return ListResourceTemplatesResult(resource_templates=[])
+
+    async def _on_read_resource(self, ctx: ServerRequestContext[Any],
+                                params: ReadResourceRequestParams) -> ReadResourceResult:
+        """A file a tool result linked (``served_files.py``); nothing else."""
+        uri = str(params.uri)
+        data = {"uri": uri}
+        if not self.boundary.files.serves(uri):
+            raise MCPError(code=INVALID_PARAMS, data=data,
+                           message=f"{uri} is not a file this gateway linked in a result")
+        try:
+            content, mime_type = await self.boundary.files.read(uri)
+        except ResourceError as exc:
+            raise MCPError(code=INVALID_PARAMS, message=str(exc), data=data) from None
+        return ReadResourceResult(contents=[BlobResourceContents(
+            uri=uri, blob=base64.b64encode(content).decode(), mime_type=mime_type)])
 
 
-def _meta_of(context: Context[Any, Any] | None) -> Mapping[str, Any]:
-    """The ``_meta`` of the request a call came in (empty for an in-process call)."""
-    try:
-        meta = context.request_context.meta if context is not None else None
-    except ValueError:  # no request context: an in-process call
-        return {}
-    return meta or {}
+def _error_result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=text)], is_error=True)
 
 
-def _session_of(context: Context[Any, Any] | None) -> str | None:
+def _session_of(ctx: ServerRequestContext[Any]) -> str | None:
     """Which HTTP client made a call: its ``mcp-session-id`` (protocol versions with
     sessions), else the connection it came on (``2026-07-28`` requests carry no session);
     None in process and on stdio, where there is only one client."""
-    try:
-        request = context.request_context.request if context is not None else None
-    except ValueError:  # no request context: an in-process call
-        return None
+    request = ctx.request
     headers = getattr(request, "headers", None)
     if headers is None:
         return None
@@ -171,14 +233,14 @@ def offered_tools(config: GatewayConfig) -> Selection:
 
 
 def build_server(registry: Registry, call_log: CallLog,
-                 selection: Selection | None = None) -> MCPServer:
+                 selection: Selection | None = None) -> GatewayServer:
     """An MCP server whose tools act on ``registry`` (already running), offering
     ``selection`` (default: what its config says)."""
     read_only = registry.config.read_only
     selection = selection or offered_tools(registry.config)
     instructions = INSTRUCTIONS + selection.note + (READ_ONLY_NOTE if read_only else "")
-    server = GatewayServer(name="chrome-ssh-gateway", version=__version__,
-                           instructions=instructions)
-    server.boundary = Boundary(server, call_log, selection=selection)
-    register_all(server.boundary, registry)
-    return server
+    tools = MCPServer(name="chrome-ssh-gateway", version=__version__,
+                      instructions=instructions)
+    boundary = Boundary(tools, call_log, selection=selection)
+    register_all(boundary, registry)
+    return GatewayServer(tools, boundary)

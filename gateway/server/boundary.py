@@ -31,7 +31,7 @@ from pydantic import BaseModel
 
 from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
-from gateway.server.schemas import compact_description, compact_input, compact_output
+from gateway.server.schemas import compact_description
 from gateway.server.served_files import ServedFiles
 from gateway.tools.definition import Hints, ReadsAsText, WritesFiles
 from gateway.tools.links import file_link
@@ -134,18 +134,6 @@ def _annotations(hints: Hints) -> ToolAnnotations:
                            open_world_hint=hints.open_world)
 
 
-def _publish_compact(server: MCPServer, name: str) -> None:
-    """Publish ``name``'s schemas compactly (``schemas.py``); the SDK keeps validating
-    with the pydantic models they were generated from."""
-    tool = server._tool_manager.get_tool(name)
-    assert tool is not None, name
-    tool.parameters = compact_input(tool.parameters)
-    metadata = tool.fn_metadata
-    if metadata.output_schema is not None:
-        metadata.output_schema = compact_output(metadata.output_schema)
-    tool.__dict__.pop("output_schema", None)  # the SDK caches it on first read
-
-
 class Boundary:
     """Registers tool functions on the MCP server behind the common call boundary."""
 
@@ -206,7 +194,6 @@ class Boundary:
                 annotations=_annotations(hints),
                 structured_output=False if _reads_as_text(fn) else None,
             )
-            _publish_compact(self._server, name)
             return fn
 
         return register

@@ -1,7 +1,7 @@
 """Tool schemas sized for a model's context: the same constraints, a fraction of the text.
 
 Every tool definition sits in the agent's context on every turn, so what pydantic
-generates is rewritten once, when a tool is registered. The rules are generic (no
+generates is rewritten once, when the tools are first listed. The rules are generic (no
 table per tool): a tool added tomorrow is compacted the same way.
 
 Arguments keep every constraint (names, types, bounds, enums, required, defaults);

@@ -20,7 +20,6 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import anyio
-from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, ResourceLink
 
@@ -67,8 +66,9 @@ class ServedFiles:
         path = _path_of(uri)
         return path is not None and path in self._files
 
-    async def read(self, uri: str) -> list[ReadResourceContents]:
-        """The file behind ``uri`` as one blob, or ``ResourceError`` saying why not."""
+    async def read(self, uri: str) -> tuple[bytes, str]:
+        """The file behind ``uri`` and its MIME type, or ``ResourceError`` saying why
+        not."""
         path = _path_of(uri)
         assert path is not None
         file = self._files[path]
@@ -82,7 +82,7 @@ class ServedFiles:
             raise ResourceError(f"{path} is no longer the file the gateway wrote (removed, "
                                 "replaced or changed since); call the tool again for a new "
                                 "one") from None
-        return [ReadResourceContents(content=data, mime_type=mime_type_of(path))]
+        return data, mime_type_of(path)
 
 
 def _read(file: Readable) -> bytes:

@@ -30,8 +30,7 @@ from gateway.server.call_log import CallLog
 from gateway.server.reload import reload_on_hangup
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import MCPServer
-
+    from gateway.server.app import GatewayServer
     from gateway.tools.sets import Selection
 
 __all__ = ["running_server", "serve_stdio"]
@@ -42,7 +41,7 @@ DEFAULT_TOOLS = GatewayConfig.model_fields["tools"].default  # names no unknown 
 
 @asynccontextmanager
 async def running_server(config: GatewayConfig
-                         ) -> AsyncIterator[tuple[MCPServer, Registry]]:
+                         ) -> AsyncIterator[tuple[GatewayServer, Registry]]:
     """Registry started, call log open, server built; all closed again on exit. A bad
     ``--tools`` fails first, before any browser is contacted: a spec of one's own is
     read (the tools imported) before the registry starts; only the default, which

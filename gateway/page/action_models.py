@@ -7,9 +7,9 @@ fields and constraints are what the agent reads), the runner is
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from gateway.output.absent import absent
 
@@ -18,6 +18,14 @@ __all__ = ["Action", "Check", "Click", "Drag", "Hover", "Press", "Ref", "Scroll"
 
 Ref = Annotated[int, Field(ge=1)]
 """A ref (``#N``) from the tab's current view; ``browse_act`` says so once."""
+
+
+def _exactly_one(action: BaseModel, fields: tuple[str, ...], rule: str) -> None:
+    """The rule an action states when not exactly one of ``fields`` is given: checked
+    when the batch is read, so a bad step refuses the whole batch before its first step
+    runs (pydantic says which step)."""
+    if sum(getattr(action, name) is not None for name in fields) != 1:
+        raise ValueError(rule)
 
 
 class Click(BaseModel):
@@ -46,6 +54,11 @@ class Select(BaseModel):
     value: str | None = None
     label: str | None = None
 
+    @model_validator(mode="after")
+    def _one_choice(self) -> Self:
+        _exactly_one(self, ("value", "label"), "select needs exactly one of value or label")
+        return self
+
 
 class Check(BaseModel):
     do: Literal["check", "uncheck"]
@@ -63,6 +76,11 @@ class Scroll(BaseModel):
     to: Literal["top", "bottom"] | None = None
     by: Annotated[int | None, Field(ge=-100_000, le=100_000)] = None  # pixels, as scrollBy
 
+    @model_validator(mode="after")
+    def _one_way(self) -> Self:
+        _exactly_one(self, ("ref", "to", "by"), "scroll needs exactly one of ref, to or by")
+        return self
+
 
 class WaitFor(BaseModel):
     do: Literal["wait_for"]
@@ -71,6 +89,12 @@ class WaitFor(BaseModel):
     ref_gone: Ref | None = None
     url: str | None = None
     timeout: Annotated[float, Field(gt=0, le=120)] = 10.0
+
+    @model_validator(mode="after")
+    def _one_condition(self) -> Self:
+        _exactly_one(self, ("text", "text_gone", "ref_gone", "url"),
+                     "wait_for needs exactly one of text, text_gone, ref_gone or url")
+        return self
 
 
 class Upload(BaseModel):
@@ -86,6 +110,11 @@ class Drag(BaseModel):
     to: Ref | None = None
     by: Annotated[list[int] | None, Field(description="[dx, dy] px, not with to.",
                                           min_length=2, max_length=2)] = None
+
+    @model_validator(mode="after")
+    def _one_end(self) -> Self:
+        _exactly_one(self, ("to", "by"), "drag needs exactly one of to (a ref) or by ([dx, dy])")
+        return self
 
 
 Action = Annotated[Click | Type | Press | Select | Check | Hover | Scroll | WaitFor | Upload

@@ -30,8 +30,6 @@ _DRAGGABLE_JS = script("draggable.js")
 
 
 async def drag(page: Page, action: Drag) -> None:
-    if (action.to is None) == (action.by is None):
-        raise ActionFailed("drag needs exactly one of to (a ref) or by ([dx, dy])")
     _, source = page.ref(action.ref)
     x0, y0 = await page.point(action.ref)
     if action.to is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import eventually
+from tests.e2e.helpers import call_err, eventually
 from tests.e2e.pages import (
     DevtoolsEnv,
     act,
@@ -309,9 +309,12 @@ async def test_scroll_by_to_and_ref(env: DevtoolsEnv, tabs: list[int]) -> None:
         return [scrollY > 2000, r.top >= 0 && r.bottom <= innerHeight]; })()""")
     assert in_view == [True, True]
 
-    # Exactly one of ref / to / by.
-    result = await act(env.client, tab, {"do": "scroll", "to": "top", "by": 10})
-    assert "exactly one" in failed(result, 1)
+    # Exactly one of ref / to / by: the batch is refused before its first step.
+    error = await call_err(env.client, "browse_act", {"tab": tab, "actions": [
+        {"do": "scroll", "to": "top"}, {"do": "scroll", "to": "top", "by": 10}]})
+    assert ("invalid arguments for browse_act: actions.1.scroll: Value error, scroll "
+            "needs exactly one of ref, to or by") in error, error
+    assert await js(env.client, tab, "scrollY > 2000") is True  # not scrolled to the top
 
 
 # ------------------------------------------------------------------------------- wait_for

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.helpers import call_err
 from tests.e2e.pages import DevtoolsEnv, act, browse, close_tabs, devtools_gateway, js, ref_of
 from tests.topology import Topology
 
@@ -81,12 +82,15 @@ async def test_a_pointer_event_card_drops_onto_another_ref(
 
 async def test_drag_arguments_are_checked(env: DevtoolsEnv, page: tuple[int, str]) -> None:
     tab, view = page
+    field = ref_of(view, "Name")
     for extra in ({}, {"to": ref_of(view, "Bin"), "by": [5, 5]}):
-        result = await act(env.client, tab, {"do": "drag", "ref": ref_of(view, "Card"), **extra})
-        steps = result["steps"]
-        assert len(steps) == 1 and steps[0]["ok"] is False, steps
-        assert "exactly one of to (a ref) or by ([dx, dy])" in steps[0]["error"], steps
-        view = result["view"]
+        # The whole batch is refused before its first step: nothing is typed.
+        error = await call_err(env.client, "browse_act", {"tab": tab, "actions": [
+            {"do": "type", "ref": field, "text": "typed"},
+            {"do": "drag", "ref": ref_of(view, "Card"), **extra}]})
+        assert error.startswith("invalid arguments for browse_act: actions.1.drag: "), error
+        assert "drag needs exactly one of to (a ref) or by ([dx, dy])" in error, error
+        assert await js(env.client, tab, "document.getElementById('name').value") == ""
     result = await act(env.client, tab, {"do": "drag", "ref": ref_of(view, "Card"),
                                          "by": [0, -5000]})
     assert "off screen" in result["steps"][0]["error"], result["steps"]

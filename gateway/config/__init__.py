@@ -8,69 +8,17 @@ Modules, by what they answer:
 - ``sources`` — env variables, the file and which wins (``load_config``);
 - ``policy`` / ``urls`` — what a target's settings allow an agent to do.
 
-Import the public names from here: ``from gateway.config import TargetConfig``.
+Import the public names from here: ``from gateway.config import TargetConfig``; they
+are the ``__all__`` of ``addresses``, ``model`` and ``sources`` (said once, there).
 """
 
-from gateway.config.addresses import (
-    CdpAddress,
-    SshDestination,
-    host_port,
-    parse_cdp_address,
-    parse_ssh_destination,
-)
-from gateway.config.model import (
-    HOST_KEY_POLICIES,
-    MAX_SECONDS,
-    OPT_IN_SCHEMES,
-    TARGET_KEYS,
-    TARGET_NAME_RE,
-    GatewayConfig,
-    HostKeyPolicy,
-    ReconnectPolicy,
-    TargetConfig,
-    TargetSettings,
-)
-from gateway.config.sources import (
-    ENV_BROWSERS,
-    ENV_CALL_LOG,
-    ENV_CDP_URL,
-    ENV_CONFIG,
-    ENV_LAUNCH,
-    ENV_READ_ONLY,
-    ENV_SSH_PROXY_PORT,
-    ENV_SSH_PROXY_TO,
-    ENV_TOOLS,
-    default_call_log_path,
-    load_config,
-)
+from gateway.config import addresses, model, sources
+from gateway.config.addresses import *  # noqa: F403
+from gateway.config.model import *  # noqa: F403
+from gateway.config.sources import *  # noqa: F403
 from gateway.errors import ConfigError
 
-__all__ = [
-    "ENV_BROWSERS",
-    "ENV_CALL_LOG",
-    "ENV_CDP_URL",
-    "ENV_CONFIG",
-    "ENV_LAUNCH",
-    "ENV_READ_ONLY",
-    "ENV_SSH_PROXY_PORT",
-    "ENV_SSH_PROXY_TO",
-    "ENV_TOOLS",
-    "HOST_KEY_POLICIES",
-    "MAX_SECONDS",
-    "OPT_IN_SCHEMES",
-    "TARGET_KEYS",
-    "TARGET_NAME_RE",
-    "CdpAddress",
-    "ConfigError",
-    "GatewayConfig",
-    "HostKeyPolicy",
-    "ReconnectPolicy",
-    "SshDestination",
-    "TargetConfig",
-    "TargetSettings",
-    "default_call_log_path",
-    "host_port",
-    "load_config",
-    "parse_cdp_address",
-    "parse_ssh_destination",
-]
+__all__ = ["ConfigError"]
+__all__ += addresses.__all__
+__all__ += model.__all__
+__all__ += sources.__all__

@@ -4,7 +4,7 @@
 ``call TOOL 'JSON'`` runs one tool through a background gateway for the same
 configuration (``daemon``, started on first use), so a sequence of shell
 commands keeps its tab ids, refs and SSH connections; it prints the result on
-stdout (images to files, see ``server.call_output``) and exits non-zero when the
+stdout (images to files, see ``client.output``) and exits non-zero when the
 tool returned an error. ``--no-daemon`` runs the tool in process instead. The
 ``call`` path imports neither the MCP SDK nor the serving code: it must stay fast.
 
@@ -186,8 +186,8 @@ async def _call_here(config: GatewayConfig, tool: str, arguments: dict[str, Any]
                      as_json: bool) -> int:
     from mcp import Client
 
-    from gateway.server.call_client import STRUCTURED_META
-    from gateway.server.call_output import print_result
+    from gateway.client.output import print_result
+    from gateway.server import STRUCTURED_META
     from gateway.server.start import running_server
 
     async with running_server(config) as (server, gateway), Client(server) as client:
@@ -214,10 +214,10 @@ def _daemon_argv(args: argparse.Namespace) -> list[str]:
 
 
 def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
-    from gateway.server.call_client import call_tool
-    from gateway.server.call_output import print_result
-    from gateway.server.daemon_control import ensure_running
-    from gateway.server.runtime_dir import daemon_paths
+    from gateway.client.call import call_tool
+    from gateway.client.output import print_result
+    from gateway.daemon.control import ensure_running
+    from gateway.daemon.runtime_dir import daemon_paths
 
     paths = daemon_paths(args.config, args.read_only, os.environ, args.tools)
     # About to start a daemon (a second's work anyway): a bad configuration is reported
@@ -238,14 +238,14 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
 
 
 def _daemon(args: argparse.Namespace) -> int:
-    from gateway.server.daemon_control import start, state_of, stop
-    from gateway.server.runtime_dir import daemon_paths
+    from gateway.daemon.control import start, state_of, stop
+    from gateway.daemon.runtime_dir import daemon_paths
 
     paths = daemon_paths(args.config, args.read_only, os.environ, args.tools)
     if args.action == "run":
         import anyio
 
-        from gateway.server.daemon import run_daemon
+        from gateway.daemon.serve import run_daemon
 
         load = _loader(args)
         follow = args.config or os.environ.get("CHROME_SSH_GATEWAY_CONFIG") or None

@@ -38,8 +38,8 @@ from gateway import __version__
 from gateway.browsers.registry import Registry
 from gateway.config import GatewayConfig
 from gateway.progress import reporting
+from gateway.server import STRUCTURED_META
 from gateway.server.boundary import Boundary, client_session, structured_wanted
-from gateway.server.call_client import STRUCTURED_META
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import (
     RESULTS_NOTE,

@@ -31,8 +31,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from gateway.server.call_client import STRUCTURED_META
-from gateway.server.runtime_dir import pid_alive
+from gateway.daemon.runtime_dir import pid_alive
+from gateway.server import STRUCTURED_META
 from tests.topology import RemoteHost
 
 __all__ = [

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.server.runtime_dir import pid_alive
+from gateway.daemon.runtime_dir import pid_alive
 from tests.e2e.helpers import data_url, stop_daemons
 from tests.topology import Topology
 

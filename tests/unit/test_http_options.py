@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from gateway.client.output import print_result
 from gateway.errors import ConfigError
 from gateway.server.auth import read_token_file
-from gateway.server.call_output import print_result
 from gateway.server.http import HttpAddress, parse_http_address, resolve_token
 
 
@@ -98,8 +98,8 @@ def test_the_shell_side_of_call_stays_light() -> None:
     import subprocess
     import sys
 
-    probe = ("import sys, gateway.cli, gateway.server.call_client, gateway.server.call_output, "
-             "gateway.server.daemon_control, gateway.server.runtime_dir; "
+    probe = ("import sys, gateway.cli, gateway.client.call, gateway.client.output, "
+             "gateway.daemon.control, gateway.daemon.runtime_dir; "
              "print(sorted({m.split('.')[0] for m in sys.modules} & "
              "{'mcp', 'pydantic', 'anyio', 'structlog', 'asyncssh', 'websockets', 'uvicorn', "
              "'starlette', 'httpx2'}) + sorted(m for m in sys.modules if m.startswith("

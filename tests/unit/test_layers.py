@@ -21,7 +21,8 @@ LAYERS = {
     "page": 4,
     "tools": 5, "doctor": 5, "share": 5,
     "server": 6,
-    "cli": 7, "__main__": 8, "__init__": 0,
+    "daemon": 7, "client": 7,
+    "cli": 8, "__main__": 9, "__init__": 0,
 }
 MAX_LINES = 400
 

@@ -1,4 +1,4 @@
-"""The daemon's runtime directory, pid file and configuration key (``server.runtime_dir``)."""
+"""The daemon's runtime directory, pid file and configuration key (``daemon.runtime_dir``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.errors import DaemonError
-from gateway.server.runtime_dir import (
+from gateway.daemon.runtime_dir import (
     config_key,
     pid_alive,
     private_dir,
@@ -19,6 +18,7 @@ from gateway.server.runtime_dir import (
     runtime_dir,
     write_pid_file,
 )
+from gateway.errors import DaemonError
 
 
 def test_runtime_dir_prefers_xdg_runtime_dir() -> None:
@@ -109,8 +109,8 @@ def test_config_key_follows_the_configuration_only() -> None:
 
 
 def test_a_pid_reused_by_another_process_is_not_the_daemon(tmp_path: Path) -> None:
-    from gateway.server.daemon_control import state_of, stop
-    from gateway.server.runtime_dir import DaemonPaths
+    from gateway.daemon.control import state_of, stop
+    from gateway.daemon.runtime_dir import DaemonPaths
 
     paths = DaemonPaths(tmp_path, "k")
     # This very process has the pid, but it started at another time than the record says.
@@ -124,8 +124,8 @@ def test_a_pid_reused_by_another_process_is_not_the_daemon(tmp_path: Path) -> No
 
 
 def test_the_recorded_daemon_is_running(tmp_path: Path) -> None:
-    from gateway.server.daemon_control import state_of
-    from gateway.server.runtime_dir import DaemonPaths
+    from gateway.daemon.control import state_of
+    from gateway.daemon.runtime_dir import DaemonPaths
 
     paths = DaemonPaths(tmp_path, "k")
     write_pid_file(paths.pid_file, {"pid": os.getpid(), "version": "0.1.0",

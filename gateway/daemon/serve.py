@@ -4,7 +4,7 @@ A shell runs one command at a time; an agent session needs the same tab ids,
 view refs and warm SSH connections across them. The daemon is an ordinary HTTP
 gateway (``http.py``) on ``<runtime dir>/<config key>.sock`` that writes a pid
 file naming itself and its version, and stops after ``idle_timeout`` seconds
-without calls. Started by ``call`` (``daemon_control.py``) on first use.
+without calls. Started by ``call`` (``control.py``) on first use.
 """
 
 from __future__ import annotations
@@ -17,18 +17,17 @@ import structlog
 
 from gateway import __version__
 from gateway.config import GatewayConfig
-from gateway.errors import DaemonError
-from gateway.server.http import HttpAddress, bind, serve_http
-from gateway.server.idle import Idle
-from gateway.server.runtime_dir import (
+from gateway.daemon.runtime_dir import (
     DaemonPaths,
-    pid_alive,
+    live_record,
     private_dir,
     process_start,
-    read_pid_file,
     remove_pid_file,
     write_pid_file,
 )
+from gateway.errors import DaemonError
+from gateway.server.http import HttpAddress, bind, serve_http
+from gateway.server.idle import Idle
 
 __all__ = ["run_daemon"]
 
@@ -42,11 +41,10 @@ def _claim(paths: DaemonPaths) -> None:
     for _ in range(2):
         if write_pid_file(paths.pid_file, record):
             return
-        other = read_pid_file(paths.pid_file)
-        if other is not None and pid_alive(other["pid"]):
+        other = live_record(paths.pid_file)
+        if other is not None:
             raise DaemonError(f"a gateway daemon is already running (pid {other['pid']})")
         log.info("stale pid file removed", path=str(paths.pid_file))
-        remove_pid_file(paths.pid_file, other["pid"] if other else -1)
     raise DaemonError(f"could not write the pid file {paths.pid_file}")
 
 

@@ -140,6 +140,20 @@ def read_pid_file(path: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and isinstance(record.get("pid"), int) else None
 
 
+def live_record(path: Path) -> dict[str, Any] | None:
+    """The record in the pid file ``path`` while its daemon runs — the same process,
+    by its start time, not another that got its pid later; None otherwise (and a
+    stale file is removed)."""
+    record = read_pid_file(path)
+    if record is None:
+        return None
+    pid, ticks = record["pid"], record.get("start_ticks")
+    if pid_alive(pid) and (ticks is None or process_start(pid) in (ticks, None)):
+        return record
+    remove_pid_file(path, pid)
+    return None
+
+
 def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` runs (signal 0 checks without sending anything). A zombie
     does not: a killed daemon whose parent never reaps it (a container's init) must

@@ -18,13 +18,11 @@ from typing import Any
 
 from gateway import __version__
 from gateway.errors import DaemonError
+from gateway.server import STRUCTURED_META
 
 __all__ = ["STRUCTURED_META", "call_tool"]
 
 PROTOCOL_VERSION = "2025-06-18"
-STRUCTURED_META = "chrome-ssh-gateway/structured"
-"""A ``tools/call`` ``_meta`` key: ``true`` asks for the structured result of a tool that
-answers a model in text (a page view) as well, for ``--json`` (``server.boundary``)."""
 CALL_TIMEOUT_S = 600.0
 """Longest a tool call may take here; the gateway bounds every call far below this."""
 INITIALIZE_TIMEOUT_S = 90.0

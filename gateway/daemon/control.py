@@ -20,15 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gateway import __version__
-from gateway.errors import DaemonError
-from gateway.server.runtime_dir import (
+from gateway.daemon.runtime_dir import (
     DaemonPaths,
+    live_record,
     pid_alive,
     private_dir,
-    process_start,
     read_pid_file,
     remove_pid_file,
 )
+from gateway.errors import DaemonError
 
 __all__ = ["DaemonState", "answers", "ensure_running", "start", "state_of", "stop"]
 
@@ -59,10 +59,8 @@ def state_of(paths: DaemonPaths) -> DaemonState:
     if record is None:
         return DaemonState(None, None, running=False, stale=False)
     pid, version = record["pid"], str(record.get("version"))
-    ticks = record.get("start_ticks")
-    if pid_alive(pid) and (ticks is None or process_start(pid) in (ticks, None)):
+    if live_record(paths.pid_file) is not None:
         return DaemonState(pid, version, running=True, stale=False)
-    remove_pid_file(paths.pid_file, pid)
     if not answers(paths.socket):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(paths.socket)

@@ -31,7 +31,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,21 @@ import structlog
 
 from gateway import progress
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
-from gateway.errors import HostError, HostKeyRejected, NothingListens, StagingFailed
+from gateway.errors import (
+    ExceptionMap,
+    HostError,
+    HostKeyRejected,
+    NothingListens,
+    StagingFailed,
+    map_exceptions,
+)
 from gateway.hosts.base import FileText, HostKind, Route, Staged
-from gateway.hosts.http import HttpResponse, request_over
+from gateway.hosts.http import ByteStream, ChannelStream, HttpResponse, request
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
 from gateway.output.files import Readable, read_checked
 
-__all__ = ["SshHost", "cipher_preference"]
+__all__ = ["SshHost", "cipher_preference", "ssh_errors"]
 
 log = structlog.get_logger("gateway.ssh")
 
@@ -72,6 +79,22 @@ def cipher_preference(configured: Sequence[bytes]) -> list[str] | None:
     order = [*[alg for alg in _AES_GCM if alg in configured],
              *[alg for alg in configured if alg not in _AES_GCM]]
     return [alg.decode("ascii") for alg in order]
+
+
+def ssh_errors(failed: Callable[[str], str], timed_out: str, *,
+               error: Callable[[str], HostError] = HostError, first: ExceptionMap | None = None,
+               also: tuple[type[Exception], ...] = ()) -> ExceptionMap:
+    """asyncssh's failures, and the socket's under it, as ``error`` (a ``HostError``): the
+    one table of this module, each operation saying what ``failed`` (given the reason)
+    and what ``timed_out``; ``first``: failures an operation tells apart; ``also``: more
+    exception types it can meet (a connect's ``ValueError``: an unusable ssh config)."""
+    return {**(first or {}), TimeoutError: lambda _: error(timed_out),
+            (OSError, asyncssh.Error, *also): lambda exc: error(failed(_reason(exc)))}
+
+
+def _reason(exc: Exception) -> str:
+    """asyncssh's own reason, else the OS's words, else at least the exception's name."""
+    return getattr(exc, "reason", "") or str(exc) or type(exc).__name__
 
 
 class SshHost:
@@ -153,7 +176,16 @@ class SshHost:
     async def _open(self) -> asyncssh.SSHClientConnection:
         dest = self.destination
         progress = self.progress = ConnectProgress()
-        try:
+        refused: ExceptionMap = {
+            asyncssh.HostKeyNotVerifiable: lambda exc: HostKeyRejected(
+                progress.host_key.message() if progress.host_key else str(exc)),
+            asyncssh.PermissionDenied: lambda _: HostError(
+                f"SSH login to {dest} refused (no accepted key). Check that your key is in "
+                "ssh-agent or named by IdentityFile, and in the remote authorized_keys")}
+        with map_exceptions(ssh_errors(
+                lambda why: f"SSH connect to {dest} failed: {why}",
+                f"SSH connect to {dest} timed out after {self._policy.connect_timeout_s:g} s",
+                first=refused, also=(ValueError,))):
             options = progress.options = await self.connect_options()
             client = HostKeyCheck(dest.host, self.known_hosts_files, self.host_key_policy,
                                   record_new_keys=self.record_new_keys, progress=progress,
@@ -165,19 +197,6 @@ class SshHost:
             with anyio.fail_after(self._policy.connect_timeout_s + 1):
                 conn = await asyncssh.connect(dest.host, options=options, known_hosts=trusted,
                                               client_factory=lambda: client)
-        except asyncssh.HostKeyNotVerifiable as exc:
-            verdict = progress.host_key
-            raise HostKeyRejected(verdict.message() if verdict else str(exc)) from None
-        except asyncssh.PermissionDenied:
-            raise HostError(f"SSH login to {dest} refused (no accepted key). Check "
-                            "that your key is in ssh-agent or named by IdentityFile, and in "
-                            "the remote authorized_keys") from None
-        except TimeoutError:
-            raise HostError(f"SSH connect to {dest} timed out after "
-                            f"{self._policy.connect_timeout_s:g} s") from None
-        except (OSError, asyncssh.Error, ValueError) as exc:
-            text = getattr(exc, "reason", "") or str(exc) or type(exc).__name__
-            raise HostError(f"SSH connect to {dest} failed: {text}") from None
         self._client = client
         log.info("ssh connected", host=str(dest), peer=conn.get_extra_info("peername"),
                  cipher=conn.get_extra_info("send_cipher"))
@@ -196,16 +215,13 @@ class SshHost:
 
     async def run(self, command: str, timeout_s: float) -> str:
         conn = await self.connection()
-        try:
+        with map_exceptions(ssh_errors(lambda why: f"could not run a command over SSH ({why})",
+                                       f"a command over SSH timed out after {timeout_s:g} s")):
             with anyio.fail_after(timeout_s):
                 async with self._sessions:
                     # Bytes, decoded here: asyncssh's own strict decoding closes the whole
                     # connection on one byte that is not UTF-8 (a file name, a manifest).
                     result = await conn.run(command, check=False, encoding=None)
-        except TimeoutError:
-            raise HostError(f"a command over SSH timed out after {timeout_s:g} s") from None
-        except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"could not run a command over SSH ({exc})") from None
         out = result.stdout
         return out.decode("utf-8", "replace") if isinstance(out, bytes) else ""
 
@@ -219,7 +235,15 @@ class SshHost:
         conn = await self.connection()
         directory = f"/tmp/csgw-upload-{secrets.token_hex(16)}"
         left: str | None = None  # the directory, while it is there and not all copied
-        try:
+
+        def failed(reason: str) -> HostError:
+            return HostError(reason) if left is None else StagingFailed(reason, left)
+
+        with map_exceptions(ssh_errors(
+                lambda why: f"could not copy the files to {self.label} over SFTP ({why}); its "
+                            "sshd must offer the sftp subsystem and /tmp must be writable",
+                f"copying the files to {self.label} timed out after {timeout_s:g} s; raise "
+                "timeout_s for large files", error=failed)):
             with anyio.fail_after(timeout_s):
                 async with self._sessions, conn.start_sftp_client() as sftp:
                     # mkdir fails on anything already there: nobody else's directory or link.
@@ -237,33 +261,19 @@ class SshHost:
                                 await sftp.rmtree(directory)
                                 left = None
                         raise
-        except TimeoutError:
-            reason = (f"copying the files to {self.label} timed out after {timeout_s:g} s; "
-                      "raise timeout_s for large files")
-        except (OSError, asyncssh.Error) as exc:
-            reason = (f"could not copy the files to {self.label} over SFTP "
-                      f"({getattr(exc, 'reason', '') or exc}); its sshd must offer the "
-                      "sftp subsystem and /tmp must be writable")
-        raise HostError(reason) if left is None else StagingFailed(reason, left)
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None,
                            socket: str | None = None) -> HttpResponse:
         conn = await self.connection()
-        try:
-            with anyio.fail_after(timeout_s):
-                if socket is not None:  # direct-streamlocal: a share's socket there
-                    reader, writer = await conn.open_unix_connection(socket, encoding=None)
-                else:
-                    reader, writer = await conn.open_connection(host, port, encoding=None)
-                return await request_over(reader, writer, host, port, path,
-                                          method=method, body=body)
-        except TimeoutError:
-            raise HostError(f"no HTTP answer within {timeout_s:g} s") from None
-        except asyncssh.ChannelOpenError as exc:
-            raise NothingListens(f"nothing listens there ({exc.reason})") from None
-        except (OSError, asyncssh.Error, ValueError) as exc:
-            raise HostError(str(exc) or type(exc).__name__) from None
+
+        async def connect() -> ByteStream:
+            if socket is not None:  # direct-streamlocal: a share's socket there
+                return ChannelStream(*await conn.open_unix_connection(socket, encoding=None))
+            return ChannelStream(*await conn.open_connection(host, port, encoding=None))
+
+        return await request(connect, host, port, path, timeout_s, _CHANNEL_ERRORS,
+                             method=method, body=body)
 
     async def route(self, host: str, port: int, *, socket: str | None = None) -> Route:
         conn = await self.connection()
@@ -281,13 +291,11 @@ class SshHost:
             known[1].close()
         if os.path.lexists(path):
             os.unlink(path)  # asyncssh leaves the socket file behind when a listener closes
-        try:
+        with map_exceptions({(OSError, asyncssh.Error): lambda exc: HostError(
+                f"could not forward to {socket or f'{host}:{port}'} on {self.label}: {exc}")}):
             listener = (await conn.forward_local_path_to_port(path, host, port)
                         if socket is None else
                         await conn.forward_local_path(path, socket))
-        except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"could not forward to {socket or f'{host}:{port}'} on "
-                            f"{self.label}: {exc}") from None
         self._routes[key] = (conn, listener)
         return Route(host, port, path)
 
@@ -350,6 +358,13 @@ class SshHost:
             conn.close()
             with anyio.move_on_after(2, shield=True):
                 await conn.wait_closed()
+
+
+_CHANNEL_ERRORS: ExceptionMap = {
+    asyncssh.ChannelOpenError: lambda exc: NothingListens(f"nothing listens there ({exc.reason})"),
+    (OSError, asyncssh.Error): lambda exc: HostError(_reason(exc))}
+"""An HTTP request's channel: sshd refusing it means nothing listens at the address
+(``request`` says what a timeout means)."""
 
 
 def _route_key(host: str, port: int, socket: str | None) -> tuple[str, int]:

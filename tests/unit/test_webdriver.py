@@ -27,9 +27,9 @@ from gateway.config import TargetConfig
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
 from gateway.doctor.report import Recorder, StopCheck, TargetReport
 from gateway.doctor.webdriver_steps import WebDriverSteps
-from gateway.errors import ConfigError, DiscoveryError
+from gateway.errors import ConfigError, DiscoveryError, HostError
 from gateway.hosts.base import Host
-from gateway.hosts.http import HttpResponse, request_over
+from gateway.hosts.http import ChannelStream, HttpResponse, request_over
 from tests.unit.test_discovery import Stream
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "webdriver"
@@ -121,7 +121,7 @@ def test_post_over_a_stream_sends_the_json_body_and_reads_the_error() -> None:
     body = b'{"capabilities":{"alwaysMatch":{"browserName":"nosuchbrowser"}}}'
 
     async def main() -> HttpResponse:
-        return await request_over(stream, stream, "127.0.0.1", 9515, "/session",
+        return await request_over(ChannelStream(stream, stream), "127.0.0.1", 9515, "/session",
                                   method="POST", body=body)
 
     response = anyio.run(main)
@@ -290,9 +290,9 @@ def test_a_garbage_answer_gives_a_short_reason(raw: bytes) -> None:
     target's error in list_targets, the call result and the log."""
     async def main() -> None:
         stream = Stream(raw, piece=65536)
-        await request_over(stream, stream, "127.0.0.1", 9515, "/status")
+        await request_over(ChannelStream(stream, stream), "127.0.0.1", 9515, "/status")
 
-    with pytest.raises(ValueError, match="not an HTTP response") as caught:
+    with pytest.raises(HostError, match="not an HTTP response") as caught:
         anyio.run(main)
     assert len(str(caught.value)) < 300, len(str(caught.value))
 

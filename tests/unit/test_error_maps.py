@@ -188,7 +188,7 @@ def operations(host: SshHost) -> dict[str, Callable[[], Any]]:
 @pytest.mark.parametrize("kind", ASYNCSSH + OS, ids=named)
 def test_an_ssh_operation_meeting_a_library_error_fails_with_a_host_error(
         kind: type[BaseException], monkeypatch: pytest.MonkeyPatch) -> None:
-    host = SshHost(parse_ssh_destination("u@h", source="t", key="ssh"), "strict",
+    host = SshHost(parse_ssh_destination("u@h"), "strict",
                    ReconnectPolicy())
     exc = instance(kind)
 

@@ -2,9 +2,10 @@
 
 Library exceptions (asyncssh, websockets, OSError, json) are translated into
 these once, at the boundary where they happen (``ssh.py``, ``cdp.py``,
-``discovery.py``). Everything above that layer speaks only ``GatewayError``,
-and the tool layer turns any ``GatewayError`` into an MCP tool error whose text
-is ``str(error)``: what happened, then what to do next.
+``discovery.py``), by ``map_exceptions`` and one table per library there.
+Everything above that layer speaks only ``GatewayError``, and the tool layer turns
+any ``GatewayError`` into an MCP tool error whose text is ``str(error)``: what
+happened, then what to do next.
 
 ::
 
@@ -40,6 +41,10 @@ is ``str(error)``: what happened, then what to do next.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
 __all__ = [
     "ActionFailed",
     "BrowserClosed",
@@ -50,6 +55,7 @@ __all__ = [
     "DaemonError",
     "DialogOpen",
     "DiscoveryError",
+    "ExceptionMap",
     "GatewayError",
     "HostError",
     "HostKeyError",
@@ -69,6 +75,7 @@ __all__ = [
     "TargetRemoved",
     "TargetUnavailable",
     "TunnelError",
+    "map_exceptions",
 ]
 
 
@@ -284,3 +291,27 @@ class ShareRefused(GatewayError):
     """``share``: DEST cannot take this share — the name is live there, the shares
     directory or the socket sshd made is not private, sshd refuses Unix sockets — and
     trying again would not help, so ``share`` exits with this."""
+
+
+ExceptionMap = Mapping[type[Exception] | tuple[type[Exception], ...],
+                       Callable[[Any], GatewayError]]
+"""A library's exception types → what makes the gateway's error of one (its text says
+what to do next). The first entry that matches wins: a subclass goes before its base
+(``TimeoutError`` before ``OSError``)."""
+
+
+@contextlib.contextmanager
+def map_exceptions(table: ExceptionMap) -> Iterator[None]:
+    """Raise the gateway's error for a library exception of the block, as ``table`` says.
+
+    Anything ``table`` does not name passes through as itself — a ``GatewayError``, a
+    bug, the caller's cancellation (not an ``Exception``) — so a table lists exactly the
+    library's failures an operation can meet, and a test can check each of them.
+    """
+    try:
+        yield
+    except Exception as exc:
+        for kind, error in table.items():
+            if isinstance(exc, kind):
+                raise error(exc) from None
+        raise

@@ -1,9 +1,12 @@
-"""One browser-level CDP websocket: request ids → futures, events → listeners.
+"""One browser-level CDP websocket: request ids → replies awaited, events → listeners.
 
 A target holds exactly one ``CdpConnection``. Tabs do not get websockets of
 their own: they are flattened sessions (``Target.attachToTarget`` with
 ``flatten: true``) multiplexed on this one socket by ``sessionId``, so a tab
 call costs one websocket frame each way and nothing else.
+
+A command's reply is a ``OneShot`` the reader sets: waiting for it is bounded by
+the command's timeout and never mistakes the caller's cancellation for anything else.
 
 The reader loop runs inside the caller's task group (``run()``), so a crash in
 it is seen by whoever supervises the target — there is no stray task. When the
@@ -20,7 +23,6 @@ the wrong shape whose id is a command in flight fails that command at once with
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -34,18 +36,22 @@ import anyio
 import structlog
 from pydantic_core import from_json
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
+from gateway.concurrency import OneShot
 from gateway.errors import (
     BrowserClosed,
     CdpError,
     CdpTimeout,
     DiscoveryError,
+    ExceptionMap,
     GatewayError,
     MalformedReply,
+    map_exceptions,
 )
 
-__all__ = ["CdpConnection", "EventListener", "open_websocket", "parse_message"]
+__all__ = ["CdpConnection", "EventListener", "open_websocket", "parse_message",
+           "websocket_errors"]
 
 log = structlog.get_logger("gateway.cdp")
 
@@ -109,32 +115,41 @@ async def open_websocket(
     extra: dict[str, Any] = {"additional_headers": list(headers)} if headers else {}
     if url.startswith("wss://"):
         extra["ssl"] = _tls_context(ca_file, target)
-    try:
-        with anyio.fail_after(timeout_s):
-            if unix_path is not None:
-                return await unix_connect(
-                    unix_path, url, compression=None, max_size=MAX_MESSAGE_BYTES,
-                    ping_interval=None, open_timeout=None, **extra,
-                )
-            return await connect(
-                url, compression=None, max_size=MAX_MESSAGE_BYTES,
-                ping_interval=None, open_timeout=None, proxy=None, **extra,
+    with map_exceptions(websocket_errors(target, shown, timeout_s, secret=url != shown)), \
+            anyio.fail_after(timeout_s):
+        if unix_path is not None:
+            return await unix_connect(
+                unix_path, url, compression=None, max_size=MAX_MESSAGE_BYTES,
+                ping_interval=None, open_timeout=None, **extra,
             )
-    except TimeoutError:
-        raise DiscoveryError(target, f"DevTools websocket {shown} did not open within "
-                             f"{timeout_s:g} s") from None
-    except InvalidStatus as exc:
-        status = exc.response.status_code
-        hint = (" — the credentials (token or headers) were refused; check them"
-                if status in (401, 403) else "")
-        raise DiscoveryError(target, f"DevTools websocket {shown} refused: HTTP "
-                             f"{status}{hint}") from None
-    except (OSError, InvalidHandshake, InvalidURI, ConnectionClosed) as exc:
+        return await connect(
+            url, compression=None, max_size=MAX_MESSAGE_BYTES,
+            ping_interval=None, open_timeout=None, proxy=None, **extra,
+        )
+
+
+def websocket_errors(target: str, shown: str, timeout_s: float, *, secret: bool) -> ExceptionMap:
+    """websockets' failures to open (and the socket's under them) as ``DiscoveryError``:
+    the one table of this module. With a ``secret`` in the URL, the library's text (which
+    may quote it) gives way to the exception's name."""
+
+    def refused(exc: Exception) -> DiscoveryError:
         reason = str(exc) or type(exc).__name__
-        if url != shown:  # the library's text may quote the URL, secrets and all
+        if secret:
             reason = type(exc).__name__ + (f" ({exc.strerror})"
                                            if isinstance(exc, OSError) and exc.strerror else "")
-        raise DiscoveryError(target, f"DevTools websocket {shown} refused: {reason}") from None
+        return DiscoveryError(target, f"DevTools websocket {shown} refused: {reason}")
+
+    def status(exc: InvalidStatus) -> DiscoveryError:
+        code = exc.response.status_code
+        hint = (" — the credentials (token or headers) were refused; check them"
+                if code in (401, 403) else "")
+        return DiscoveryError(target, f"DevTools websocket {shown} refused: HTTP {code}{hint}")
+
+    return {TimeoutError: lambda _: DiscoveryError(
+                target, f"DevTools websocket {shown} did not open within {timeout_s:g} s"),
+            InvalidStatus: status,
+            (OSError, WebSocketException): refused}
 
 
 def _tls_context(ca_file: str | None, target: str) -> ssl.SSLContext:
@@ -142,15 +157,15 @@ def _tls_context(ca_file: str | None, target: str) -> ssl.SSLContext:
     this machine, ``~/`` its home); a file that cannot serve is the target's failure."""
     path = os.path.expanduser(ca_file) if ca_file else None
     named = f"ca_file {ca_file}" + (f" ({path})" if path != ca_file else "")
-    try:
+    with map_exceptions({
+        ssl.SSLError: lambda exc: DiscoveryError(
+            target, f"{named} holds no PEM certificate ({exc.reason}); give the PEM file of "
+            "the CA that signed the endpoint's certificate"),
+        OSError: lambda exc: DiscoveryError(
+            target, f"{named} cannot be read ({exc.strerror}); fix ca_file or drop it to "
+            "use the system trust store"),
+    }):
         return ssl.create_default_context(cafile=path)
-    except ssl.SSLError as exc:
-        raise DiscoveryError(target, f"{named} holds no PEM certificate ({exc.reason}); "
-                             "give the PEM file of the CA that signed the endpoint's "
-                             "certificate") from None
-    except OSError as exc:
-        raise DiscoveryError(target, f"{named} cannot be read ({exc.strerror}); fix "
-                             "ca_file or drop it to use the system trust store") from None
 
 
 class CdpConnection:
@@ -160,7 +175,7 @@ class CdpConnection:
         self._ws = ws
         self._name = name
         self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[asyncio.Future[dict[str, Any]], str, str | None]] = {}
+        self._pending: dict[int, tuple[OneShot[dict[str, Any]], str, str | None]] = {}
         self._listeners: dict[str | None, list[EventListener]] = {}
         self._closed_reason: str | None = None
         self._dropped: dict[str, int] = {}
@@ -206,17 +221,16 @@ class CdpConnection:
             raise BrowserClosed(f"browser connection of {self._name!r} is closed "
                                 f"({self._closed_reason}); retry — the gateway reconnects")
         call_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = (future, method, session_id)
+        reply: OneShot[dict[str, Any]] = OneShot()
+        self._pending[call_id] = (reply, method, session_id)
         message: dict[str, Any] = {"id": call_id, "method": method, "params": params or {}}
         if session_id is not None:
             message["sessionId"] = session_id
         try:
             await self._ws.send(json.dumps(message))
-            async with asyncio.timeout(timeout_s):
-                return await future
-        except TimeoutError:
-            raise CdpTimeout(method, timeout_s, timeout_hint) from None
+            if not await reply.wait(timeout_s):
+                raise CdpTimeout(method, timeout_s, timeout_hint)
+            return reply.result()
         except ConnectionClosed as exc:
             raise BrowserClosed(f"browser connection of {self._name!r} closed while "
                                 f"sending {method} ({exc})") from None
@@ -302,27 +316,27 @@ class CdpConnection:
         entry = self._pending.get(call_id)
         if entry is None:  # a notify() answer, or one that already timed out
             return
-        future, method, _ = entry
-        if future.done():
+        reply, method, _ = entry
+        if reply.done:
             return
         error = message.get("error")
         if error is None:
             result = message.get("result", {})
             if type(result) is dict:
-                future.set_result(result)
+                reply.set(result)
                 return
             detail = f"its result is {_json_type(result)}, not an object"
         elif type(error) is dict:
             code, text = error.get("code", 0), error.get("message", "")
             if type(code) is int and type(text) is str:
-                future.set_exception(CdpError(method, code, text))
+                reply.fail(CdpError(method, code, text))
                 return
             detail = (f"its error has code {_json_type(code)} and message {_json_type(text)}, "
                       "not an integer and a string")
         else:
             detail = f"its error is {_json_type(error)}, not an object"
         self._drop("malformed reply", raw, cdp_method=method)
-        future.set_exception(MalformedReply(method, self._name, detail))
+        reply.fail(MalformedReply(method, self._name, detail))
 
     def _drop(self, kind: str, raw: str | bytes, **context: object) -> None:
         """Count an unusable frame; log the first of each kind (a flood logs once)."""
@@ -342,19 +356,16 @@ class CdpConnection:
         detaches the session (it answers nothing more there): whatever was waiting
         would only run into its timeout.
         """
-        for future, method, sid in self._pending.values():
-            if sid == session_id and method not in keep and not future.done():
-                future.set_exception(error)
+        for reply, method, sid in self._pending.values():
+            if sid == session_id and method not in keep:
+                reply.fail(error)
 
     def _fail_pending(self, reason: str) -> None:
         if self._closed_reason is None:
             self._closed_reason = reason
-        for future, method, _ in self._pending.values():
-            if not future.done():
-                future.set_exception(
-                    BrowserClosed(f"{method} interrupted: {reason} on target {self._name!r}; "
-                                  "the gateway reconnects — retry the call")
-                )
+        for reply, method, _ in self._pending.values():
+            reply.fail(BrowserClosed(f"{method} interrupted: {reason} on target {self._name!r}; "
+                                     "the gateway reconnects — retry the call"))
         self._pending.clear()
         self.closed.set()
 

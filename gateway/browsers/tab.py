@@ -14,7 +14,6 @@ other.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,12 +23,14 @@ import anyio
 
 from gateway.browsers.console_log import ConsoleLog
 from gateway.browsers.network_log import NetworkLog
+from gateway.concurrency import OneShot
 from gateway.errors import DialogOpen, TabNotFound
 
-__all__ = ["Tab", "TabGone", "TabRegistry"]
+__all__ = ["Arrival", "Tab", "TabGone", "TabRegistry"]
 
-_Waiter = tuple[frozenset[str], "asyncio.Future[tuple[str, dict[str, Any]]]",
-                "Callable[[dict[str, Any]], bool] | None"]
+Arrival = OneShot[tuple[str, dict[str, Any]]]
+"""The (method, params) of an event a caller expects; dropped when the tab's session goes."""
+_Waiter = tuple[frozenset[str], Arrival, "Callable[[dict[str, Any]], bool] | None"]
 _CONSOLE_EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
                              "Log.entryAdded"})
 
@@ -98,9 +99,9 @@ class Tab:
             self.dialog = params
         elif method == "Page.javascriptDialogClosed":
             self.dialog = None
-        for methods, future, where in tuple(self._waiters):
-            if method in methods and not future.done() and (where is None or where(params)):
-                future.set_result((method, params))
+        for methods, arrival, where in tuple(self._waiters):
+            if method in methods and not arrival.done and (where is None or where(params)):
+                arrival.set((method, params))
 
     def dialog_error(self) -> DialogOpen:
         dialog = self.dialog or {}
@@ -108,16 +109,13 @@ class Tab:
 
     def expect(
         self, *methods: str, where: Callable[[dict[str, Any]], bool] | None = None
-    ) -> asyncio.Future[tuple[str, dict[str, Any]]]:
-        """A future for the next of ``methods`` (for which ``where`` holds); register
-        it *before* triggering the event."""
-        future: asyncio.Future[tuple[str, dict[str, Any]]] = (
-            asyncio.get_running_loop().create_future()
-        )
-        entry: _Waiter = (frozenset(methods), future, where)
+    ) -> Arrival:
+        """The next of ``methods`` (for which ``where`` holds), when it comes; register
+        *before* triggering the event, and ``drop()`` it when no longer waiting."""
+        arrival: Arrival = OneShot(lambda: self._waiters.remove(entry))
+        entry: _Waiter = (frozenset(methods), arrival, where)
         self._waiters.append(entry)
-        future.add_done_callback(lambda _: self._waiters.remove(entry))
-        return future
+        return arrival
 
     def detach(self) -> None:
         """The session is gone (Chrome detached it or the socket closed)."""
@@ -126,9 +124,8 @@ class Tab:
         for remove in self._unlisten.values():
             remove()
         self._unlisten.clear()
-        for _, future, _ in tuple(self._waiters):
-            if not future.done():
-                future.cancel()
+        for _, arrival, _ in tuple(self._waiters):
+            arrival.drop()
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """Where a target's host and browser are: SSH destinations and CDP addresses (pure).
 
 Both are parsed from what a user writes in an env var or the targets file, and
-refused with a ``ConfigError`` naming the source and key when they could not
-work or could be abused: an SSH destination ends up as an asyncssh host
-argument and in log lines, a CDP address in HTTP Host headers.
+refused with a ``BadValue`` (the reason; whoever knows the source and key makes it
+the ``ConfigError``) when they could not work or could be abused: an SSH
+destination ends up as an asyncssh host argument and in log lines, a CDP address
+in HTTP Host headers.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from gateway.config.text import bad_char, show
-from gateway.errors import ConfigError
+from gateway.config.text import BadValue, bad_char, show
 
 __all__ = ["CdpAddress", "SshDestination", "host_port", "parse_cdp_address", "parse_port",
            "parse_ssh_destination"]
@@ -59,13 +59,13 @@ class CdpAddress:
 _PORT_RE = re.compile(r"[0-9]{1,5}")
 
 
-def parse_port(text: str, *, source: str, key: str, what: str) -> int:
+def parse_port(text: str, *, what: str) -> int:
     """Parse a decimal port; ``int()`` alone would accept ``+22``, ``2_2`` or ``٢٢``."""
     if not _PORT_RE.fullmatch(text):
-        raise ConfigError(source, key, f"{what} {show(text)} is not a number in 1..65535")
+        raise BadValue(f"{what} {show(text)} is not a number in 1..65535")
     port = int(text)
     if not 1 <= port <= 65535:
-        raise ConfigError(source, key, f"{what} {port} is out of range; expected 1..65535")
+        raise BadValue(f"{what} {port} is out of range; expected 1..65535")
     return port
 
 
@@ -97,27 +97,21 @@ _SSH_HOST_RE = re.compile(r"[A-Za-z0-9_.+~-]+")
 _SSH_USER_RE = re.compile(r"[A-Za-z0-9_.@\\$+-]+")
 
 
-def _check_ssh_host(host: str, *, source: str, key: str, text: str) -> None:
+def _check_ssh_host(host: str, *, text: str) -> None:
     if not host:
-        raise ConfigError(source, key, f"{show(text)} has no host; expected [user@]host[:port]")
+        raise BadValue(f"{show(text)} has no host; expected [user@]host[:port]")
     if host.startswith("-"):
-        raise ConfigError(
-            source, key, f"host {show(host)} must not start with '-' (it would read as an option)"
-        )
+        raise BadValue(f"host {show(host)} must not start with '-' (it would read as an option)")
     if ":" in host:
         if not _is_ipv6(host):
-            raise ConfigError(source, key, f"{show(host)} is not a valid IPv6 address")
+            raise BadValue(f"{show(host)} is not a valid IPv6 address")
         return
     if not _SSH_HOST_RE.fullmatch(host):
-        raise ConfigError(
-            source,
-            key,
-            f"host {show(host)} has characters a host name or ssh alias cannot have; "
-            "expected letters, digits, '.', '-', '_'",
-        )
+        raise BadValue(f"host {show(host)} has characters a host name or ssh alias cannot have; "
+                       "expected letters, digits, '.', '-', '_'")
 
 
-def parse_ssh_destination(text: str, *, source: str, key: str) -> SshDestination:
+def parse_ssh_destination(text: str) -> SshDestination:
     """Parse ``[user@]host[:port]``, ``[user@][ipv6][:port]``, bare IPv6 or ``ssh://...``.
 
     The value ends up as an asyncssh host argument and in log lines, so anything
@@ -127,80 +121,56 @@ def parse_ssh_destination(text: str, *, source: str, key: str) -> SshDestination
     """
     text = text.strip()
     if not text:
-        raise ConfigError(source, key, "SSH destination is empty; expected [user@]host[:port]")
+        raise BadValue("SSH destination is empty; expected [user@]host[:port]")
     bad = bad_char(text)
     if bad is not None:
-        raise ConfigError(
-            source,
-            key,
-            f"SSH destination {show(text)} contains whitespace or a control character "
-            f"({bad!r}); expected [user@]host[:port]",
-        )
+        raise BadValue(f"SSH destination {show(text)} contains whitespace or a control character "
+                       f"({bad!r}); expected [user@]host[:port]")
     if text.startswith("-"):
-        raise ConfigError(
-            source,
-            key,
-            f"SSH destination {show(text)} must not start with '-' (it would read as an option)",
-        )
+        raise BadValue(
+            f"SSH destination {show(text)} must not start with '-' (it would read as an option)")
     rest = text
     if rest.lower().startswith("ssh://"):
         rest = rest[len("ssh://") :].rstrip("/")
         if "/" in rest:
-            raise ConfigError(source, key, f"ssh:// URL {show(text)} must not have a path")
+            raise BadValue(f"ssh:// URL {show(text)} must not have a path")
 
     user: str | None = None
     if "@" in rest:
         # OpenSSH splits at the last '@': user names may contain one (user@domain).
         user, _, rest = rest.rpartition("@")
         if not user:
-            raise ConfigError(
-                source, key, f"{show(text)} has an empty user before '@'; expected user@host"
-            )
+            raise BadValue(f"{show(text)} has an empty user before '@'; expected user@host")
         if user.startswith("-"):
-            raise ConfigError(
-                source,
-                key,
-                f"user {show(user)} must not start with '-' (it would read as an option)",
-            )
+            raise BadValue(
+                f"user {show(user)} must not start with '-' (it would read as an option)")
         if not _SSH_USER_RE.fullmatch(user):
-            raise ConfigError(
-                source, key, f"user {show(user)} has characters a user name cannot have"
-            )
+            raise BadValue(f"user {show(user)} has characters a user name cannot have")
 
     port: int | None = None
     if rest.startswith("["):
         close = rest.find("]")
         if close < 0:
-            raise ConfigError(
-                source, key, f"{show(text)} has '[' without ']'; expected [ipv6]:port"
-            )
+            raise BadValue(f"{show(text)} has '[' without ']'; expected [ipv6]:port")
         host = rest[1:close]
         after = rest[close + 1 :]
         if after:
             if not after.startswith(":"):
-                raise ConfigError(
-                    source, key, f"unexpected {show(after)} after ']'; expected [ipv6]:port"
-                )
-            port = parse_port(after[1:], source=source, key=key, what="SSH port")
+                raise BadValue(f"unexpected {show(after)} after ']'; expected [ipv6]:port")
+            port = parse_port(after[1:], what="SSH port")
         if not host:
-            raise ConfigError(
-                source, key, f"{show(text)} has empty brackets; expected [ipv6]:port"
-            )
+            raise BadValue(f"{show(text)} has empty brackets; expected [ipv6]:port")
     elif rest.count(":") == 1:
         host, _, port_text = rest.partition(":")
-        port = parse_port(port_text, source=source, key=key, what="SSH port")
+        port = parse_port(port_text, what="SSH port")
     elif rest.count(":") > 1:
         if not _is_ipv6(rest):
-            raise ConfigError(
-                source,
-                key,
-                f"{show(rest)} is not an IPv6 address; to give a port with an IPv6 "
-                "address write [address]:port",
-            )
+            raise BadValue(f"{show(rest)} is not an IPv6 address; to give a port with an IPv6 "
+                           "address write [address]:port")
         host = rest
     else:
         host = rest
-    _check_ssh_host(host, source=source, key=key, text=text)
+    _check_ssh_host(host, text=text)
     return SshDestination(host=host, user=user, port=port)
 
 
@@ -209,7 +179,7 @@ _BROWSER_PATH_PREFIX = "/devtools/browser/"
 _BROWSER_PATH_RE = re.compile(r"/devtools/browser/[A-Za-z0-9._-]+")
 
 
-def parse_cdp_address(text: str, *, source: str, key: str) -> CdpAddress:
+def parse_cdp_address(text: str) -> CdpAddress:
     """Parse where Chrome listens: ``host:port``, ``http(s)://host:port[/...]`` or a ws URL.
 
     The host must be an IP literal or ``localhost`` because Chrome answers
@@ -220,52 +190,42 @@ def parse_cdp_address(text: str, *, source: str, key: str) -> CdpAddress:
     text = text.strip()
     expected = "expected host:port, http://host:port or ws://host:port/devtools/browser/<id>"
     if not text:
-        raise ConfigError(source, key, f"CDP address is empty; {expected}")
+        raise BadValue(f"CDP address is empty; {expected}")
     bad = bad_char(text)
     if bad is not None:
-        raise ConfigError(
-            source,
-            key,
-            f"CDP address {show(text)} contains whitespace or a control character ({bad!r})",
-        )
+        raise BadValue(
+            f"CDP address {show(text)} contains whitespace or a control character ({bad!r})")
     scheme = ""
     rest = text
     if "://" in text:
         scheme, _, rest = text.partition("://")
         scheme = scheme.lower()
         if scheme not in _CDP_SCHEMES:
-            raise ConfigError(
-                source,
-                key,
-                f"CDP address scheme {show(scheme)} is not one of {', '.join(_CDP_SCHEMES)}",
-            )
+            raise BadValue(
+                f"CDP address scheme {show(scheme)} is not one of {', '.join(_CDP_SCHEMES)}")
     cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
     authority, tail = rest[:cut], rest[cut:]
     if "@" in authority:
-        raise ConfigError(source, key, f"CDP address {show(text)} must not contain user@")
+        raise BadValue(f"CDP address {show(text)} must not contain user@")
     path = tail
     if "?" in path or "#" in path:
-        raise ConfigError(
-            source, key, f"CDP address {show(text)} must not have a query or fragment"
-        )
+        raise BadValue(f"CDP address {show(text)} must not have a query or fragment")
 
     if authority.startswith("["):
         close = authority.find("]")
         if close < 0:
-            raise ConfigError(source, key, f"{show(text)} has '[' without ']'; {expected}")
+            raise BadValue(f"{show(text)} has '[' without ']'; {expected}")
         host = authority[1:close]
         after = authority[close + 1 :]
         if not after.startswith(":"):
-            raise ConfigError(source, key, f"CDP address {show(text)} needs a port; {expected}")
+            raise BadValue(f"CDP address {show(text)} needs a port; {expected}")
         port_text = after[1:]
     elif authority.count(":") == 1:
         host, _, port_text = authority.partition(":")
     elif authority.count(":") > 1:
-        raise ConfigError(
-            source, key, f"{show(text)}: write an IPv6 address in brackets, e.g. [::1]:9222"
-        )
+        raise BadValue(f"{show(text)}: write an IPv6 address in brackets, e.g. [::1]:9222")
     else:
-        raise ConfigError(source, key, f"CDP address {show(text)} needs a port; {expected}")
+        raise BadValue(f"CDP address {show(text)} needs a port; {expected}")
 
     if host.lower() == "localhost":
         host = "localhost"
@@ -274,21 +234,14 @@ def parse_cdp_address(text: str, *, source: str, key: str) -> CdpAddress:
             ipaddress.IPv4Address(host)
         except ValueError:
             if not _is_ipv6(host):
-                raise ConfigError(
-                    source,
-                    key,
-                    f"CDP host {show(host)} must be an IP address or 'localhost' "
-                    "(Chrome refuses DevTools requests for other host names)",
-                ) from None
-    port = parse_port(port_text, source=source, key=key, what="CDP port")
+                raise BadValue(f"CDP host {show(host)} must be an IP address or 'localhost' "
+                               "(Chrome refuses DevTools requests for other host names)") from None
+    port = parse_port(port_text, what="CDP port")
 
     browser_path: str | None = None
     if scheme in ("ws", "wss") and path.startswith(_BROWSER_PATH_PREFIX):
         if not _BROWSER_PATH_RE.fullmatch(path):
-            raise ConfigError(
-                source,
-                key,
-                f"browser path {show(path)} is malformed; expected /devtools/browser/<id>",
-            )
+            raise BadValue(
+                f"browser path {show(path)} is malformed; expected /devtools/browser/<id>")
         browser_path = path
     return CdpAddress(host=host, port=port, browser_path=browser_path)

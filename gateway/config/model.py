@@ -48,7 +48,6 @@ from gateway.config.remote import (
     remote_problem,
 )
 from gateway.config.text import breaks_a_line, show
-from gateway.errors import ConfigError
 
 __all__ = [
     "HOST_KEY_POLICIES",
@@ -141,10 +140,7 @@ def _parsed(kind: type[object] | tuple[type[object], ...],
             return value
         if not isinstance(value, str):
             raise PydanticKnownError("string_type")
-        try:
-            return parse(value, source="", key="")
-        except ConfigError as err:
-            raise ValueError(err.reason) from None
+        return parse(value)  # a BadValue: file.py makes it the key's ConfigError
 
     return BeforeValidator(validate)
 

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, JsonValue, PlainValidator
 
 from gateway.config.addresses import CdpAddress, host_port, parse_cdp_address, parse_port
-from gateway.config.text import bad_char, show
+from gateway.config.text import BadValue, bad_char, show
 from gateway.errors import ConfigError
 
 __all__ = [
@@ -118,24 +118,24 @@ def redact_url(url: str) -> str:
     return shown + (f"?{query}" if query else "")
 
 
-def _split(text: str, schemes: tuple[str, ...], *, source: str, key: str,
+def _split(text: str, schemes: tuple[str, ...], *,
            what: str) -> tuple[str, str, int | None, str, str]:
     """(scheme, host, port or None, path, query) of an absolute URL, checked."""
     bad = bad_char(text)
     if bad is not None:
-        raise ConfigError(source, key, f"{what} contains whitespace or a control "
-                          f"character ({bad!r})")
+        raise BadValue(f"{what} contains whitespace or a control "
+                       f"character ({bad!r})")
     scheme, sep, rest = text.partition("://")
     if not sep or scheme.lower() not in schemes:
-        raise ConfigError(source, key, f"{what} {show(redact_url(text))} must start with "
-                          f"{' or '.join(s + '://' for s in schemes)}")
+        raise BadValue(f"{what} {show(redact_url(text))} must start with "
+                       f"{' or '.join(s + '://' for s in schemes)}")
     cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
     authority, tail = rest[:cut], rest[cut:]
     if "@" in authority:
-        raise ConfigError(source, key, f"{what} must not contain user@ (put credentials in "
-                          "headers or the query)")
+        raise BadValue(f"{what} must not contain user@ (put credentials in "
+                       "headers or the query)")
     if "#" in tail:
-        raise ConfigError(source, key, f"{what} must not have a #fragment")
+        raise BadValue(f"{what} must not have a #fragment")
     path, _, query = tail.partition("?")
     host, port_text = authority, ""
     if authority.startswith("["):
@@ -148,9 +148,9 @@ def _split(text: str, schemes: tuple[str, ...], *, source: str, key: str,
     labels = host.removesuffix(".").split(".") if not host.startswith("[") else ["ip"]
     if not _HOST_RE.fullmatch(host) or host.startswith("-") or not all(
             0 < len(label) <= 63 for label in labels):
-        raise ConfigError(source, key, f"{what} host {show(host)} is not a host name or "
-                          "IP address")
-    port = parse_port(port_text, source=source, key=key, what=f"{what} port") \
+        raise BadValue(f"{what} host {show(host)} is not a host name or "
+                       "IP address")
+    port = parse_port(port_text, what=f"{what} port") \
         if port_text else None
     return scheme.lower(), host.strip("[]"), port, path, query
 
@@ -167,17 +167,16 @@ class WebDriverUrl:
         return f"http://{host_port(self.host, self.port)}{self.base}"
 
 
-def parse_webdriver_url(text: str, *, source: str, key: str) -> WebDriverUrl:
+def parse_webdriver_url(text: str) -> WebDriverUrl:
     """``http://host[:port][/base]`` (port 4444, a Grid's, when omitted). HTTPS is refused:
     the request goes over the host's byte stream without TLS — reach an HTTPS Grid
     through ``ssh`` to a machine that sees its plain port."""
-    scheme, host, port, path, query = _split(text.strip(), ("http", "https"), source=source,
-                                             key=key, what="webdriver URL")
+    scheme, host, port, path, query = _split(text.strip(), ("http", "https"), what="webdriver URL")
     if scheme == "https":
-        raise ConfigError(source, key, "webdriver over https is not supported; give the "
-                          "plain http:// address, through ssh = \"...\" if it is not reachable")
+        raise BadValue("webdriver over https is not supported; give the "
+                       "plain http:// address, through ssh = \"...\" if it is not reachable")
     if query:
-        raise ConfigError(source, key, "webdriver URL must not have a query")
+        raise BadValue("webdriver URL must not have a query")
     return WebDriverUrl(host, port or 4444, path.rstrip("/"))
 
 
@@ -218,18 +217,17 @@ def is_hosted_url(text: str) -> bool:
             or (path not in ("", "/") and not path.startswith("/devtools/browser/")))
 
 
-def parse_hosted_url(text: str, *, source: str, key: str) -> HostedUrl:
-    scheme, host, port, path, query = _split(text.strip(), ("ws", "wss"), source=source,
-                                             key=key, what="cdp URL")
+def parse_hosted_url(text: str) -> HostedUrl:
+    scheme, host, port, path, query = _split(text.strip(), ("ws", "wss"), what="cdp URL")
     target = (path or "/") + (f"?{query}" if query else "")
     return HostedUrl(scheme, host, port or (443 if scheme == "wss" else 80), target)
 
 
-def parse_cdp_or_hosted(text: str, *, source: str, key: str) -> CdpAddress | HostedUrl:
+def parse_cdp_or_hosted(text: str) -> CdpAddress | HostedUrl:
     """A ``cdp`` value: a Chrome's own address, or a hosted pool's websocket URL."""
     if is_hosted_url(text):
-        return parse_hosted_url(text, source=source, key=key)
-    return parse_cdp_address(text, source=source, key=key)
+        return parse_hosted_url(text)
+    return parse_cdp_address(text)
 
 
 class SecretHeaders(tuple[tuple[str, str], ...]):

@@ -36,7 +36,7 @@ from pydantic import ValidationError
 from gateway.config.addresses import parse_cdp_address, parse_port, parse_ssh_destination
 from gateway.config.file import read_targets_file
 from gateway.config.model import Browsers, GatewayConfig, TargetConfig
-from gateway.config.text import breaks_a_line, show
+from gateway.config.text import breaks_a_line, keyed, show
 from gateway.errors import ConfigError
 
 __all__ = [
@@ -147,14 +147,17 @@ def _load_targets(environ: Mapping[str, str], config_path: str | None) -> Gatewa
         config = _load_file(path, environ)
         return config.model_copy(update={"call_log": env_log}) if log_text is not None else config
 
-    cdp = parse_cdp_address(cdp_text, source=ENV_CDP_URL, key="") if cdp_text is not None else None
+    with keyed(ENV_CDP_URL):
+        cdp = parse_cdp_address(cdp_text) if cdp_text is not None else None
     if shared:
         return _shared_config(environ, ssh_text, env_log)
     if ssh_text is not None:
-        ssh = parse_ssh_destination(ssh_text, source=ENV_SSH_PROXY_TO, key="")
+        with keyed(ENV_SSH_PROXY_TO):
+            ssh = parse_ssh_destination(ssh_text)
         expose = None
         if port_text is not None:
-            expose = parse_port(port_text.strip(), source=ENV_SSH_PROXY_PORT, key="", what="port")
+            with keyed(ENV_SSH_PROXY_PORT):
+                expose = parse_port(port_text.strip(), what="port")
         if cdp is not None and browsers == "all":
             raise ConfigError(ENV_BROWSERS, "", f"all finds every browser itself; unset "
                               f"{ENV_CDP_URL} or this")
@@ -196,7 +199,8 @@ def _shared_config(environ: Mapping[str, str], ssh_text: str | None,
     if ssh_text is None:
         return GatewayConfig(targets=(TargetConfig(name=SHARED_TARGET, shared=True),),
                              call_log=env_log, source=f"env {ENV_SHARED}")
-    ssh = parse_ssh_destination(ssh_text, source=ENV_SSH_PROXY_TO, key="")
+    with keyed(ENV_SSH_PROXY_TO):
+        ssh = parse_ssh_destination(ssh_text)
     return GatewayConfig(targets=(TargetConfig(name="default", ssh=ssh, shared=True),),
                          call_log=env_log, source=f"env {ENV_SSH_PROXY_TO}")
 

@@ -3,14 +3,32 @@
 Every message names the source, the dotted key and the reason; these helpers
 keep the value shown in a reason short, one line and unambiguous, and name TOML
 types the way the user wrote them rather than as Python types.
+
+A parser that refuses a value raises ``BadValue``, the reason only: it does not know
+where the value came from. Whoever does makes the ``ConfigError``, once: ``keyed``
+for an env var or an option, the targets file's one translation of pydantic's
+errors (``file.py``) for a key in the file (a ``BadValue`` is a ``ValueError``, so
+pydantic carries it there).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from contextlib import AbstractContextManager
 
-__all__ = ["bad_char", "breaks_a_line", "dotted", "show", "type_name"]
+from gateway.errors import ConfigError, map_exceptions
+
+__all__ = ["BadValue", "bad_char", "breaks_a_line", "dotted", "keyed", "show", "type_name"]
+
+
+class BadValue(ValueError):
+    """A value refused; ``str()`` is the reason (what is wrong, what is expected)."""
+
+
+def keyed(source: str, key: str = "") -> AbstractContextManager[None]:
+    """A ``BadValue`` of the block as the ``ConfigError`` of ``source`` (and ``key``)."""
+    return map_exceptions({BadValue: lambda exc: ConfigError(source, key, str(exc))})
 
 _BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 

@@ -7,7 +7,6 @@ Each network wait is bounded by the timeout it is given.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
@@ -19,7 +18,10 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import asyncssh
+from anyio.streams.buffered import BufferedByteReceiveStream
 from asyncssh.public_key import decode_ssh_public_key
+
+from gateway.hosts.local import connect_tcp
 
 __all__ = [
     "Resolver",
@@ -73,14 +75,21 @@ async def resolve(resolver: Resolver, host: str, port: int, timeout_s: float) ->
     return addresses
 
 
+BANNER_MAX = 64 * 1024  # more than this without a newline is no SSH banner
+
+
 async def read_banner(address: str, port: int, timeout_s: float) -> str:
-    """Connect and read the server's first line (sshd speaks first)."""
+    """Connect and read the server's first line (sshd speaks first), or what came before
+    the server closed; ``OSError`` (the OS's own, for its errno) or ``TimeoutError``."""
     with anyio.fail_after(timeout_s):
-        reader, writer = await asyncio.open_connection(address, port)
-        try:
-            line = await reader.readline()
-        finally:
-            writer.close()
+        async with await connect_tcp(address, port) as stream:
+            buffered = BufferedByteReceiveStream(stream)
+            try:
+                line = await buffered.receive_until(b"\n", BANNER_MAX)
+            except (anyio.IncompleteRead, anyio.DelimiterNotFound):
+                line = bytes(buffered.buffer)
+            except anyio.BrokenResourceError as exc:  # anyio's wrapper of the OS's error
+                raise (exc.__cause__ or exc) from None
     return line.decode(errors="replace").strip()
 
 

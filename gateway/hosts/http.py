@@ -4,8 +4,9 @@ DevTools discovery sends ``GET /json/version``; a WebDriver endpoint (chromedriv
 a Selenium Grid router) also takes ``POST /session`` and ``DELETE /session/<id>``
 with JSON bodies — the same few lines of protocol, so one client serves both.
 
-The stream is a TCP socket to this machine's loopback, or a bare SSH
-``direct-tcpip`` channel to the remote one's (no listening port anywhere).
+The stream is an anyio socket stream to this machine's loopback, or a bare SSH
+``direct-tcpip`` channel to the remote one's (no listening port anywhere), which
+``ChannelStream`` makes look the same.
 Chrome keeps the connection open after it answers (it ignores
 ``Connection: close``), so the end of the response is h11's end of message,
 never EOF. Bodies are capped: a DevTools listing is a few kilobytes.
@@ -13,12 +14,17 @@ never EOF. Bodies are capped: a DevTools listing is a few kilobytes.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from gateway.config import host_port
+import anyio
 
-__all__ = ["MAX_RESPONSE_BYTES", "HttpResponse", "host_header", "request_over"]
+from gateway.config import host_port
+from gateway.errors import ExceptionMap, HostError, map_exceptions
+
+__all__ = ["MAX_RESPONSE_BYTES", "ByteStream", "ChannelStream", "HttpResponse", "host_header",
+           "request", "request_over"]
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 
@@ -29,6 +35,17 @@ class HttpResponse:
     body: bytes
 
 
+class ByteStream(Protocol):
+    """What ``request_over`` needs of a stream: anyio's ``ByteStream`` methods."""
+
+    async def send(self, item: bytes) -> None: ...
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        """The next bytes; ``anyio.EndOfStream`` once the peer closed its end."""
+
+    async def aclose(self) -> None: ...
+
+
 class _Reader(Protocol):
     async def read(self, n: int = -1) -> bytes: ...
 
@@ -36,7 +53,29 @@ class _Reader(Protocol):
 class _Writer(Protocol):
     def write(self, data: bytes) -> None: ...
 
+    async def drain(self) -> None: ...
+
     def close(self) -> None: ...
+
+
+class ChannelStream:
+    """A reader and writer in asyncio's style (asyncssh's channels) as a ``ByteStream``."""
+
+    def __init__(self, reader: _Reader, writer: _Writer) -> None:
+        self._reader, self._writer = reader, writer
+
+    async def send(self, item: bytes) -> None:
+        self._writer.write(item)
+        await self._writer.drain()
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await self._reader.read(max_bytes)
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        self._writer.close()
 
 
 def host_header(host: str, port: int) -> str:
@@ -45,10 +84,22 @@ def host_header(host: str, port: int) -> str:
     return host_port(host, port)
 
 
-async def request_over(reader: _Reader, writer: _Writer, host: str, port: int, path: str,
+async def request(connect: Callable[[], Awaitable[ByteStream]], host: str, port: int,
+                  path: str, timeout_s: float, errors: ExceptionMap, *, method: str = "GET",
+                  body: bytes | None = None) -> HttpResponse:
+    """``request_over`` a stream ``connect`` opens, all of it within ``timeout_s``: a host's
+    ``http_request``, its connect failures mapped by ``errors`` (the host's table)."""
+    with map_exceptions({TimeoutError: lambda _: HostError(f"no HTTP answer within "
+                                                           f"{timeout_s:g} s"), **errors}):
+        with anyio.fail_after(timeout_s):
+            return await request_over(await connect(), host, port, path, method=method,
+                                      body=body)
+
+
+async def request_over(stream: ByteStream, host: str, port: int, path: str,
                        *, method: str = "GET", body: bytes | None = None) -> HttpResponse:
     """Send ``method path`` (with a JSON ``body``, if any) and read the whole response;
-    ``ValueError`` when it is not HTTP, too large, or cut short."""
+    ``HostError`` when it is not HTTP, too large, or cut short. Closes ``stream``."""
     import h11  # ~12 ms: only discovery and WebDriver need it, not every start
 
     conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=64 * 1024)
@@ -59,27 +110,35 @@ async def request_over(reader: _Reader, writer: _Writer, host: str, port: int, p
                     ("Content-Length", str(len(body)))]
     request = h11.Request(method=method, target=path, headers=headers)
     try:
-        writer.write(conn.send(request) + (conn.send(h11.Data(data=body)) if body else b"")
-                     + (conn.send(h11.EndOfMessage()) or b""))
+        await stream.send(conn.send(request) + (conn.send(h11.Data(data=body)) if body else b"")
+                          + (conn.send(h11.EndOfMessage()) or b""))
         status, got = 0, bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
-                conn.receive_data(await reader.read(65536))
+                conn.receive_data(await _receive(stream))
             elif isinstance(event, h11.Response):
                 status = event.status_code
             elif isinstance(event, h11.Data):
                 got += event.data
                 if len(got) > MAX_RESPONSE_BYTES:
-                    raise ValueError("response too large")
+                    raise HostError("response too large")
             elif isinstance(event, h11.EndOfMessage):
                 return HttpResponse(status, bytes(got))
             elif isinstance(event, h11.ConnectionClosed):
-                raise ValueError("connection closed before the response ended")
+                raise HostError("connection closed before the response ended")
     except h11.ProtocolError as exc:
         # h11 quotes the offending line (up to 64 KB of whatever answered): keep the gist.
         said = str(exc)
-        raise ValueError("not an HTTP response ("
+        raise HostError("not an HTTP response ("
                          + (said if len(said) <= 160 else said[:160] + "…") + ")") from None
     finally:
-        writer.close()
+        await stream.aclose()
+
+
+async def _receive(stream: ByteStream) -> bytes:
+    """The next bytes, ``b""`` at the end (h11's way of hearing it)."""
+    try:
+        return await stream.receive(65536)
+    except anyio.EndOfStream:
+        return b""

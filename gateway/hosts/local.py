@@ -5,21 +5,59 @@ checked to be still the files the agent's paths resolved to."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+import anyio.abc
 
-from gateway.errors import HostError, NothingListens
+from gateway.errors import ExceptionMap, HostError, NothingListens, map_exceptions
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, hold_here
-from gateway.hosts.http import HttpResponse, request_over
+from gateway.hosts.http import ByteStream, HttpResponse, request
 from gateway.output.files import Readable, open_readable
 
-__all__ = ["LocalHost"]
+__all__ = ["LocalHost", "connect_tcp", "socket_errors"]
+
+
+def socket_errors(*, unix: bool) -> ExceptionMap:
+    """This machine's socket failures (anyio's, over the OS's) as ``HostError``, in the
+    OS's words. A Unix socket refused or missing is ``NothingListens`` (a share's socket
+    whose sharer is gone)."""
+
+    def failed(exc: BaseException) -> HostError:
+        if unix and isinstance(exc, (ConnectionRefusedError, FileNotFoundError)):
+            return NothingListens(f"nothing listens there ({exc.strerror})")
+        return HostError(str(exc) or type(exc).__name__)
+
+    # anyio's BrokenResourceError says only that the stream broke; the OS's error is its cause
+    return {anyio.BrokenResourceError: lambda exc: failed(exc.__cause__ or exc),
+            OSError: failed}
+
+
+async def connect_tcp(host: str, port: int) -> anyio.abc.SocketStream:
+    """anyio's TCP connect, failing with the OS's own error: anyio raises "All connection
+    attempts failed" with the attempts' errors as its cause, and those say which address
+    refused, and why (``errno``). Several are joined as asyncio joined them."""
+    try:
+        return await anyio.connect_tcp(host, port)
+    except OSError as exc:
+        cause = exc.__cause__
+        if isinstance(cause, OSError):
+            raise cause from None
+        if isinstance(cause, ExceptionGroup):
+            raise OSError("Multiple exceptions: " + ", ".join(
+                str(e) for e in cause.exceptions)) from None
+        raise
+
+
+def _command_errors(timeout_s: float) -> ExceptionMap:
+    return {TimeoutError: lambda _: HostError(f"a local command timed out after {timeout_s:g} s"),
+            anyio.DelimiterNotFound: lambda _: HostError("a local command printed a line over "
+                                                         "64 kB"),
+            OSError: lambda exc: HostError(f"could not run a local command ({exc})")}
 
 
 class LocalHost:
@@ -32,19 +70,14 @@ class LocalHost:
         return None
 
     async def run(self, command: str, timeout_s: float) -> str:
-        try:
-            with anyio.fail_after(timeout_s):
-                done = await anyio.run_process(["/bin/sh", "-c", command], check=False,
-                                               stdin=subprocess.DEVNULL,
-                                               stderr=subprocess.DEVNULL)
-        except TimeoutError:
-            raise HostError(f"a local command timed out after {timeout_s:g} s") from None
-        except OSError as exc:
-            raise HostError(f"could not run a local command ({exc})") from None
+        with map_exceptions(_command_errors(timeout_s)), anyio.fail_after(timeout_s):
+            done = await anyio.run_process(["/bin/sh", "-c", command], check=False,
+                                           stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return done.stdout.decode("utf-8", "replace")
 
     async def hold(self, command: str, until: str, timeout_s: float) -> tuple[str, Held | None]:
-        return await hold_here(command, until, timeout_s)
+        with map_exceptions(_command_errors(timeout_s)):
+            return await hold_here(command, until, timeout_s)
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         found = {}
@@ -64,23 +97,13 @@ class LocalHost:
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None,
                            socket: str | None = None) -> HttpResponse:
-        try:
-            with anyio.fail_after(timeout_s):
-                if socket is not None:
-                    reader, writer = await asyncio.open_unix_connection(
-                        os.path.expanduser(socket))
-                else:
-                    reader, writer = await asyncio.open_connection(host, port)
-                return await request_over(reader, writer, host, port, path,
-                                          method=method, body=body)
-        except TimeoutError:
-            raise HostError(f"no HTTP answer within {timeout_s:g} s") from None
-        except (ConnectionRefusedError, FileNotFoundError) as exc:
-            if socket is None:
-                raise HostError(str(exc)) from None
-            raise NothingListens(f"nothing listens there ({exc.strerror})") from None
-        except (OSError, ValueError) as exc:
-            raise HostError(str(exc) or type(exc).__name__) from None
+        async def connect() -> ByteStream:
+            if socket is not None:
+                return await anyio.connect_unix(os.path.expanduser(socket))
+            return await connect_tcp(host, port)
+
+        return await request(connect, host, port, path, timeout_s,
+                             socket_errors(unix=socket is not None), method=method, body=body)
 
     async def route(self, host: str, port: int, *, socket: str | None = None) -> Route:
         return Route(host, port, unix_path=None if socket is None

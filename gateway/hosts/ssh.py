@@ -41,12 +41,19 @@ import structlog
 
 from gateway import progress
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
-from gateway.errors import HostError, HostKeyRejected, NothingListens, StagingFailed
+from gateway.errors import (
+    ExceptionMap,
+    HostError,
+    HostKeyRejected,
+    StagingFailed,
+    map_exceptions,
+)
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, hold_over_ssh
-from gateway.hosts.http import HttpResponse, request_over
+from gateway.hosts.http import ByteStream, ChannelStream, HttpResponse, request
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
+from gateway.hosts.ssh_errors import CHANNEL_ERRORS, command_errors, ssh_errors
 from gateway.output.files import Readable, read_checked
 
 __all__ = ["SshHost", "cipher_preference"]
@@ -154,7 +161,16 @@ class SshHost:
     async def _open(self) -> asyncssh.SSHClientConnection:
         dest = self.destination
         progress = self.progress = ConnectProgress()
-        try:
+        refused: ExceptionMap = {
+            asyncssh.HostKeyNotVerifiable: lambda exc: HostKeyRejected(
+                progress.host_key.message() if progress.host_key else str(exc)),
+            asyncssh.PermissionDenied: lambda _: HostError(
+                f"SSH login to {dest} refused (no accepted key). Check that your key is in "
+                "ssh-agent or named by IdentityFile, and in the remote authorized_keys")}
+        with map_exceptions(ssh_errors(
+                lambda why: f"SSH connect to {dest} failed: {why}",
+                f"SSH connect to {dest} timed out after {self._policy.connect_timeout_s:g} s",
+                first=refused, also=(ValueError,))):
             options = progress.options = await self.connect_options()
             client = HostKeyCheck(dest.host, self.known_hosts_files, self.host_key_policy,
                                   record_new_keys=self.record_new_keys, progress=progress,
@@ -166,19 +182,6 @@ class SshHost:
             with anyio.fail_after(self._policy.connect_timeout_s + 1):
                 conn = await asyncssh.connect(dest.host, options=options, known_hosts=trusted,
                                               client_factory=lambda: client)
-        except asyncssh.HostKeyNotVerifiable as exc:
-            verdict = progress.host_key
-            raise HostKeyRejected(verdict.message() if verdict else str(exc)) from None
-        except asyncssh.PermissionDenied:
-            raise HostError(f"SSH login to {dest} refused (no accepted key). Check "
-                            "that your key is in ssh-agent or named by IdentityFile, and in "
-                            "the remote authorized_keys") from None
-        except TimeoutError:
-            raise HostError(f"SSH connect to {dest} timed out after "
-                            f"{self._policy.connect_timeout_s:g} s") from None
-        except (OSError, asyncssh.Error, ValueError) as exc:
-            text = getattr(exc, "reason", "") or str(exc) or type(exc).__name__
-            raise HostError(f"SSH connect to {dest} failed: {text}") from None
         self._client = client
         log.info("ssh connected", host=str(dest), peer=conn.get_extra_info("peername"),
                  cipher=conn.get_extra_info("send_cipher"))
@@ -197,21 +200,19 @@ class SshHost:
 
     async def run(self, command: str, timeout_s: float) -> str:
         conn = await self.connection()
-        try:
+        with map_exceptions(command_errors(timeout_s)):
             with anyio.fail_after(timeout_s):
                 async with self._sessions:
                     # Bytes, decoded here: asyncssh's own strict decoding closes the whole
                     # connection on one byte that is not UTF-8 (a file name, a manifest).
                     result = await conn.run(command, check=False, encoding=None)
-        except TimeoutError:
-            raise HostError(f"a command over SSH timed out after {timeout_s:g} s") from None
-        except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"could not run a command over SSH ({exc})") from None
         out = result.stdout
         return out.decode("utf-8", "replace") if isinstance(out, bytes) else ""
 
     async def hold(self, command: str, until: str, timeout_s: float) -> tuple[str, Held | None]:
-        return await hold_over_ssh(await self.connection(), command, until, timeout_s)
+        conn = await self.connection()
+        with map_exceptions(command_errors(timeout_s)):
+            return await hold_over_ssh(conn, command, until, timeout_s)
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         marker = f"#csgw-file-{secrets.token_hex(8)}"
@@ -223,7 +224,15 @@ class SshHost:
         conn = await self.connection()
         directory = f"/tmp/csgw-upload-{secrets.token_hex(16)}"
         left: str | None = None  # the directory, while it is there and not all copied
-        try:
+
+        def failed(reason: str) -> HostError:
+            return HostError(reason) if left is None else StagingFailed(reason, left)
+
+        with map_exceptions(ssh_errors(
+                lambda why: f"could not copy the files to {self.label} over SFTP ({why}); its "
+                            "sshd must offer the sftp subsystem and /tmp must be writable",
+                f"copying the files to {self.label} timed out after {timeout_s:g} s; raise "
+                "timeout_s for large files", error=failed)):
             with anyio.fail_after(timeout_s):
                 async with self._sessions, conn.start_sftp_client() as sftp:
                     # mkdir fails on anything already there: nobody else's directory or link.
@@ -241,33 +250,19 @@ class SshHost:
                                 await sftp.rmtree(directory)
                                 left = None
                         raise
-        except TimeoutError:
-            reason = (f"copying the files to {self.label} timed out after {timeout_s:g} s; "
-                      "raise timeout_s for large files")
-        except (OSError, asyncssh.Error) as exc:
-            reason = (f"could not copy the files to {self.label} over SFTP "
-                      f"({getattr(exc, 'reason', '') or exc}); its sshd must offer the "
-                      "sftp subsystem and /tmp must be writable")
-        raise HostError(reason) if left is None else StagingFailed(reason, left)
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None,
                            socket: str | None = None) -> HttpResponse:
         conn = await self.connection()
-        try:
-            with anyio.fail_after(timeout_s):
-                if socket is not None:  # direct-streamlocal: a share's socket there
-                    reader, writer = await conn.open_unix_connection(socket, encoding=None)
-                else:
-                    reader, writer = await conn.open_connection(host, port, encoding=None)
-                return await request_over(reader, writer, host, port, path,
-                                          method=method, body=body)
-        except TimeoutError:
-            raise HostError(f"no HTTP answer within {timeout_s:g} s") from None
-        except asyncssh.ChannelOpenError as exc:
-            raise NothingListens(f"nothing listens there ({exc.reason})") from None
-        except (OSError, asyncssh.Error, ValueError) as exc:
-            raise HostError(str(exc) or type(exc).__name__) from None
+
+        async def connect() -> ByteStream:
+            if socket is not None:  # direct-streamlocal: a share's socket there
+                return ChannelStream(*await conn.open_unix_connection(socket, encoding=None))
+            return ChannelStream(*await conn.open_connection(host, port, encoding=None))
+
+        return await request(connect, host, port, path, timeout_s, CHANNEL_ERRORS,
+                             method=method, body=body)
 
     async def route(self, host: str, port: int, *, socket: str | None = None) -> Route:
         conn = await self.connection()
@@ -285,13 +280,11 @@ class SshHost:
             known[1].close()
         if os.path.lexists(path):
             os.unlink(path)  # asyncssh leaves the socket file behind when a listener closes
-        try:
+        with map_exceptions({(OSError, asyncssh.Error): lambda exc: HostError(
+                f"could not forward to {socket or f'{host}:{port}'} on {self.label}: {exc}")}):
             listener = (await conn.forward_local_path_to_port(path, host, port)
                         if socket is None else
                         await conn.forward_local_path(path, socket))
-        except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"could not forward to {socket or f'{host}:{port}'} on "
-                            f"{self.label}: {exc}") from None
         self._routes[key] = (conn, listener)
         return Route(host, port, path)
 

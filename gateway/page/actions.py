@@ -174,7 +174,7 @@ async def run_actions(target: Browser, tab: Tab, actions: list[Any], budget_s: f
             steps.append(StepResult(do=action.do, ok=False, error=str(exc)))
             return steps
         finally:
-            started.cancel()
-            loaded.cancel()
+            started.drop()
+            loaded.drop()
         steps.append(StepResult(do=action.do, ok=True))
     return steps

@@ -20,7 +20,6 @@ from gateway.errors import ActionFailed
 from gateway.page.action_models import Drag
 from gateway.page.element import Page
 from gateway.page.js import script
-from gateway.page.waits import finished
 
 __all__ = ["DRAG_START_S", "DRAG_STEPS", "drag"]
 
@@ -56,11 +55,11 @@ async def drag(page: Page, action: Drag) -> None:
                 await _drag_event(page, "dragOver", x, y, data)
                 continue
             await page.mouse("mouseMoved", x, y, button="left", buttons=1)
-            if intercepted.done() and not intercepted.cancelled():
+            if intercepted.arrived:
                 data = intercepted.result()[1]["data"]
                 await _drag_event(page, "dragEnter", x, y, data)
-        if data is None and draggable and await finished(intercepted, DRAG_START_S) \
-                and not intercepted.cancelled():
+        if data is None and draggable and await intercepted.wait(DRAG_START_S) \
+                and intercepted.arrived:
             data = intercepted.result()[1]["data"]  # the drag started late: enter at the end
             await _drag_event(page, "dragEnter", x1, y1, data)
             await _drag_event(page, "dragOver", x1, y1, data)
@@ -69,7 +68,7 @@ async def drag(page: Page, action: Drag) -> None:
         await page.mouse("mouseReleased", x1, y1, button="left", buttons=0, clickCount=1)
         held = False
     finally:
-        intercepted.cancel()
+        intercepted.drop()
         if held:  # failed halfway: a button left down would make every later click a drag
             await page.undo("Input.dispatchMouseEvent", {
                 "type": "mouseReleased", "x": x, "y": y, "button": "left", "buttons": 0,

@@ -15,14 +15,13 @@ arrived, whichever it is:
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.tab import Tab
 from gateway.errors import CdpTimeout, NavigationError
 from gateway.page.navigation import LOAD_EVENTS
-from gateway.page.waits import any_finished
+from gateway.page.waits import finished
 
 __all__ = ["HistoryStep", "history_entry", "step_history"]
 
@@ -60,30 +59,26 @@ async def step_history(target: Browser, tab: Tab, step: HistoryStep, wait: str,
         await target.tab_call(tab, method, params, timeout_s=timeout_s)
         return
     before = tab.loader_id
-    arrivals = [
+    arrivals = (
         tab.expect(LOAD_EVENTS[wait], where=lambda _: tab.loader_id != before),
         tab.expect("Page.frameNavigated", where=lambda p: _main(p.get("frame", {}), tab)
                    and p.get("type") == "BackForwardCacheRestore"),
         tab.expect("Page.navigatedWithinDocument",
                    where=lambda p: p.get("frameId") == tab.target_id),
-    ]
+    )
     try:
         await target.tab_call(tab, method, params, timeout_s=timeout_s)
-        if not await any_finished(arrivals, timeout_s, f"'{wait}' of the page"):
+        if not await finished(arrivals, timeout_s, f"'{wait}' of the page"):
             raise CdpTimeout("navigate", timeout_s,
                              f"the page did not fire '{wait}' after history={step!r} (it may "
                              "still be loading); call list_tabs or evaluate to look, or use "
                              "wait='none'")
-        if all(f.cancelled() for f in arrivals if f.done()):  # the tab detached
+        if not any(a.arrived for a in arrivals):  # the tab detached
             raise NavigationError(f"tab {tab.id} went away during history={step!r}")
     finally:
-        _cancel(arrivals)
+        for arrival in arrivals:
+            arrival.drop()
 
 
 def _main(frame: dict[str, Any], tab: Tab) -> bool:
     return not frame.get("parentId") and frame.get("id") == tab.target_id
-
-
-def _cancel(futures: list[asyncio.Future[Any]]) -> None:
-    for future in futures:
-        future.cancel()

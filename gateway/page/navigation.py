@@ -37,15 +37,15 @@ async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s
         if loaded is not None and result.get("loaderId") and not already:
             # (no loaderId: a same-document navigation; "already": a fast page, e.g. a
             # data: URL, loaded before Page.navigate even answered)
-            if not await finished(loaded, timeout_s, f"'{wait}' of the page"):
+            if not await finished((loaded,), timeout_s, f"'{wait}' of the page"):
                 raise CdpTimeout("navigate", timeout_s,
                                  f"the page did not fire '{wait}' (it may still be loading); "
                                  "call list_tabs or evaluate to look, or use wait='none'")
-            if loaded.cancelled():  # the tab detached (our own cancellation never gets here)
+            if loaded.dropped:  # the tab detached
                 raise NavigationError(f"tab {tab.id} went away while loading {url[:200]}")
     finally:
         if loaded is not None:
-            loaded.cancel()
+            loaded.drop()
 
 
 async def page_state(target: Browser, tab: Tab) -> tuple[str, str]:

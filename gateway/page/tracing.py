@@ -21,7 +21,6 @@ is left with nothing of it, and the next trace can start at once.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 from dataclasses import dataclass
@@ -31,14 +30,14 @@ import anyio
 import anyio.to_thread
 
 from gateway import progress
+from gateway.concurrency import first
 from gateway.errors import CaptureFailed, CdpError, GatewayError
 from gateway.page.trace_stream import TraceEventStream, TraceFormatError
 from gateway.page.trace_summary import TraceDigest, TraceSummary
-from gateway.page.waits import finished
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.tab import Tab
+    from gateway.browsers.tab import Arrival, Tab
 
 __all__ = ["CATEGORIES", "READ_BYTES", "Recorder", "Recording"]
 
@@ -147,7 +146,7 @@ class Recorder:
                 if tab.dialog is None:  # a dialog holds the page: Chrome cannot finish
                     await _close_when_complete(browser, tab, complete)
         finally:
-            complete.cancel()
+            complete.drop()
 
     async def stop(self, recording: Recording, file: BinaryIO, budget: float,
                    max_bytes: int) -> tuple[TraceSummary, int]:
@@ -167,8 +166,7 @@ class Recorder:
         dialog = tab.expect("Page.javascriptDialogOpening")
         try:
             await browser.tab_call(tab, "Tracing.end", timeout_s=budget)
-            await asyncio.wait({complete, dialog}, timeout=budget,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await first((complete, dialog), budget)
         except CdpError as exc:
             raise CaptureFailed(f"Chrome could not end the trace on tab {tab.id} "
                                 f"({exc.message}); start a new one") from None
@@ -178,12 +176,11 @@ class Recorder:
                 await _close_when_complete(browser, tab, complete)
             raise
         finally:
-            for waiter in (complete, dialog):
-                if not waiter.done():
-                    waiter.cancel()
-        if not complete.done() and tab.dialog is not None:
+            complete.drop()
+            dialog.drop()
+        if not complete.arrived and tab.dialog is not None:
             raise tab.dialog_error()
-        if complete.cancelled():
+        if not complete.arrived:
             raise CaptureFailed(f"tab {tab.id} went away, or Chrome did not finish its trace "
                                 f"within {budget:g} s; open the page again and record a new "
                                 "one (a larger timeout_s gives Chrome longer)")
@@ -197,11 +194,10 @@ class Recorder:
         return summary, size
 
 
-async def _close_when_complete(browser: Browser, tab: Tab,
-                               complete: asyncio.Future[tuple[str, dict[str, Any]]]) -> None:
+async def _close_when_complete(browser: Browser, tab: Tab, complete: Arrival) -> None:
     """Wait for ``Tracing.tracingComplete`` (at most ``END_WAIT_S``) and close the stream it
     hands over, unread."""
-    if await finished(complete, END_WAIT_S) and not complete.cancelled():
+    if await complete.wait(END_WAIT_S) and complete.arrived:
         handle = complete.result()[1].get("stream")
         if handle:
             await browser.tab_call(tab, "IO.close", {"handle": handle}, timeout_s=2)

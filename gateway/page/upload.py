@@ -20,7 +20,6 @@ from gateway.page.action_models import Upload
 from gateway.page.element import Page
 from gateway.page.js import script
 from gateway.page.view import RefTarget
-from gateway.page.waits import finished
 
 __all__ = ["CHOOSER_WAIT_S", "Readables", "upload"]
 
@@ -61,11 +60,11 @@ async def _chooser(page: Page, ref: int, target: RefTarget, what: str,
     opened = page.tab.expect("Page.fileChooserOpened")
     try:
         await page.click(ref)
-        if not await finished(opened, min(CHOOSER_WAIT_S, budget_s)) or opened.cancelled():
+        if not await opened.wait(min(CHOOSER_WAIT_S, budget_s)) or opened.dropped:
             raise ActionFailed(f"{what} is not a file input, and clicking it opened no file "
                                "chooser; upload needs a file input or a button that opens one")
     finally:
-        opened.cancel()
+        opened.drop()
         await page.undo("Page.setInterceptFileChooserDialog", {"enabled": False},
                         target.session)
     _, params = opened.result()

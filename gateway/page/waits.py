@@ -1,31 +1,22 @@
-"""Waiting on a tab's events without ever swallowing a cancellation.
-
-``Tab.expect`` hands out asyncio futures, and ``Tab.detach`` cancels them when
-the page goes away. Awaiting such a future raises ``CancelledError`` both when
-the tab detached and when the *caller* is being cancelled, and the two must not
-be confused: catching it to mean "the tab went away" would eat a cancellation
-(a tool call's timeout, a client's cancel), and the batch would go on running.
-So the page layer never awaits those futures: ``finished`` waits until one is
-done, by an anyio event, and the caller then asks the future what happened.
+"""How the page layer waits for a tab's events: long waits say so, and ``settle``.
 
 A wait that may last (a page's load, ``wait_for``) says how long it has waited, as
 the call's progress (``Elapsed``): seconds of its timeout, from ``REPORT_AFTER_S``
-on, so a wait that ends at once sends nothing.
+on, so a wait that ends at once sends nothing. A short wait with nothing to report
+is just ``Arrival.wait``. Neither ever swallows the caller's cancellation: the
+tab's session going away *drops* the arrival, a state the caller reads afterwards.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from typing import Any
-
 import anyio
 
 from gateway import progress
-from gateway.browsers.tab import Tab
+from gateway.browsers.tab import Arrival, Tab
+from gateway.concurrency import first
 
 __all__ = ["QUIET_MAX_S", "QUIET_S", "REPORT_AFTER_S", "SETTLE_LOAD_S", "SETTLE_START_S",
-           "Elapsed", "any_finished", "finished", "settle"]
+           "Elapsed", "finished", "settle"]
 
 SETTLE_START_S = 0.15   # how long an action gets to start a navigation
 SETTLE_LOAD_S = 10.0    # how long a navigation it started gets to load
@@ -60,46 +51,27 @@ class Elapsed:
                                   final=True)
 
 
-async def finished(future: asyncio.Future[Any], timeout_s: float,
-                   waiting_for: str | None = None) -> bool:
-    """Whether ``future`` is done (a result, or cancelled by a detach) within ``timeout_s``;
-    with ``waiting_for`` (what it is, for a message) a long wait reports its progress.
-
-    Never cancels the future and never catches the caller's own cancellation.
-    """
-    return await any_finished((future,), timeout_s, waiting_for)
-
-
-async def any_finished(futures: Sequence[asyncio.Future[Any]], timeout_s: float,
-                       waiting_for: str | None = None) -> bool:
-    """Whether one of ``futures`` is done within ``timeout_s`` (``finished`` for a wait
-    that more than one event can end)."""
-    if not any(f.done() for f in futures):
-        done = anyio.Event()
-        for future in futures:
-            future.add_done_callback(lambda _: done.set())
-        elapsed = Elapsed(timeout_s, waiting_for) if waiting_for is not None else None
+async def finished(arrivals: tuple[Arrival, ...], timeout_s: float, waiting_for: str) -> bool:
+    """Whether one of ``arrivals`` ended (came, or was dropped as its tab went away) within
+    ``timeout_s``; a long wait reports its progress, naming what it is ``waiting_for``."""
+    if not any(a.done for a in arrivals):
+        elapsed = Elapsed(timeout_s, waiting_for)
         with anyio.move_on_after(timeout_s):
-            while not done.is_set():
-                with anyio.move_on_after(TICK_S if elapsed is not None else timeout_s):
-                    await done.wait()
-                if elapsed is not None:
-                    await elapsed.tick()
-        if elapsed is not None:
-            await elapsed.end()
-    return any(f.done() for f in futures)
+            while not await first(arrivals, TICK_S):
+                await elapsed.tick()
+        await elapsed.end()
+    return any(a.done for a in arrivals)
 
 
-async def settle(tab: Tab, started: asyncio.Future[Any], loaded: asyncio.Future[Any],
-                 budget_s: float) -> None:
+async def settle(tab: Tab, started: Arrival, loaded: Arrival, budget_s: float) -> None:
     """After an action: if it started a navigation, wait (bounded) for the new page to
     load; then for a short network-quiet window (no new request for ``QUIET_S``).
 
     A navigation that did not start, is still loading, or whose tab went away just
     ends the wait: the view then shows what is there.
     """
-    if await finished(started, SETTLE_START_S) and not started.cancelled():
-        await finished(loaded, min(budget_s, SETTLE_LOAD_S), "the new page to load")
+    if await started.wait(SETTLE_START_S) and started.arrived:
+        await finished((loaded,), min(budget_s, SETTLE_LOAD_S), "the new page to load")
     seen = tab.network.last_id
     with anyio.move_on_after(QUIET_MAX_S):
         while True:

@@ -9,7 +9,7 @@ from typing import Literal
 
 from gateway.config import CdpAddress, HostKeyPolicy, SshDestination
 from gateway.config.addresses import parse_cdp_address, parse_ssh_destination
-from gateway.errors import ConfigError
+from gateway.config.text import BadValue
 
 __all__ = ["MAX_SHARE_S", "ShareOptions", "name_from_host", "parse_duration", "share_options"]
 
@@ -61,10 +61,13 @@ def share_options(dest: str, name: str | None, cdp: str | None, launch: bool,
                   accept_new: bool) -> ShareOptions:
     """The command line's values checked together; ``ValueError`` names what to fix."""
     try:
-        destination = parse_ssh_destination(dest, source="DEST", key="")
-        address = parse_cdp_address(cdp, source="--cdp", key="") if cdp is not None else None
-    except ConfigError as exc:
-        raise ValueError(f"{exc.source}: {exc.reason}") from None
+        destination = parse_ssh_destination(dest)
+    except BadValue as exc:
+        raise ValueError(f"DEST: {exc}") from None
+    try:
+        address = parse_cdp_address(cdp) if cdp is not None else None
+    except BadValue as exc:
+        raise ValueError(f"--cdp: {exc}") from None
     if address is not None and address.host not in ("127.0.0.1", "localhost"):
         raise ValueError("--cdp: a share forwards to a browser on this machine's loopback; "
                          "expected 127.0.0.1:PORT")

@@ -29,8 +29,9 @@ import asyncssh
 import structlog
 
 from gateway.browsers.shares import MAX_MANIFEST_BYTES, SHARED_DIR, ShareManifest
-from gateway.errors import HostError, ShareRefused
+from gateway.errors import HostError, ShareRefused, map_exceptions
 from gateway.hosts.ssh import SshHost
+from gateway.hosts.ssh_errors import ssh_errors
 
 __all__ = ["LIVE_PROBE_S", "RemoteShares"]
 
@@ -185,23 +186,18 @@ class RemoteShares:
     async def _sftp(self, conn: asyncssh.SSHClientConnection,
                     doing: str) -> AsyncIterator[asyncssh.SFTPClient]:
         """An SFTP session for one step, bounded, its failures as ``HostError``."""
-        try:
-            with anyio.fail_after(SFTP_TIMEOUT_S + LIVE_PROBE_S):
-                async with conn.start_sftp_client() as sftp:
-                    yield sftp
-        except TimeoutError:
-            raise HostError(f"{doing} on {self.host.label} timed out") from None
-        except asyncssh.ChannelListenError as exc:
-            raise HostError(f"{doing} on {self.host.label}: sshd did not listen on the "
-                            f"socket ({exc}); it must allow it "
-                            "(AllowStreamLocalForwarding yes)") from None
-        except asyncssh.SFTPError as exc:
-            raise HostError(f"{doing} on {self.host.label} over SFTP failed "
-                            f"({exc.reason})") from None
-        except (OSError, asyncssh.Error) as exc:
-            raise HostError(f"{doing} on {self.host.label} failed "
-                            f"({getattr(exc, 'reason', '') or exc}); its sshd must offer "
-                            "SFTP") from None
+        where = f"{doing} on {self.host.label}"
+        with map_exceptions(ssh_errors(
+                lambda why: f"{where} failed ({why}); its sshd must offer SFTP",
+                f"{where} timed out", first={
+                    asyncssh.ChannelListenError: lambda exc: HostError(
+                        f"{where}: sshd did not listen on the socket ({exc}); it must allow "
+                        "it (AllowStreamLocalForwarding yes)"),
+                    asyncssh.SFTPError: lambda exc: HostError(
+                        f"{where} over SFTP failed ({exc.reason})")})), \
+                anyio.fail_after(SFTP_TIMEOUT_S + LIVE_PROBE_S):
+            async with conn.start_sftp_client() as sftp:
+                yield sftp
 
 
 async def _manifest(sftp: asyncssh.SFTPClient, path: str) -> ShareManifest | None:

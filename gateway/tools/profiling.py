@@ -29,7 +29,6 @@ from gateway.page.heap import summarize_file, take_heap_snapshot
 from gateway.page.heap_summary import HeapSummary
 from gateway.page.trace_summary import TraceSummary
 from gateway.page.tracing import Recorder, Recording
-from gateway.page.waits import finished
 
 from .args import TabArg, TimeoutArg
 from .definition import OnTab, Tools
@@ -196,9 +195,9 @@ async def _record_for(recording: Recording, duration_s: float) -> None:
                                   f"{duration_s:g} s", final=elapsed >= duration_s)
             if elapsed >= duration_s:
                 return
-            if await finished(ended, min(TRACE_TICK_S, duration_s - elapsed)):
+            if await ended.wait(min(TRACE_TICK_S, duration_s - elapsed)):
                 raise CaptureFailed(f"tab {recording.tab.id} went away (closed or crashed) "
                                     "during the trace; open the page again and record a "
                                     "new one")
     finally:
-        ended.cancel()
+        ended.drop()

@@ -119,7 +119,7 @@ async def test_local_default_launches_under_a_long_tmpdir(tmp_path: Path) -> Non
             assert nav["title"] == "long-tmpdir"
         assert list(long_tmpdir.iterdir()) == [], "the launched profile was left behind"
         # The profile went to /tmp instead (short enough for Chrome's socket path) and
-        # was removed from there too.
-        assert set(Path("/tmp").glob("csgw-chrome-*")) == before
+        # was removed from there too (and the launch may have swept away older ones).
+        assert set(Path("/tmp").glob("csgw-chrome-*")) <= before
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

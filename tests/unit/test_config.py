@@ -23,6 +23,7 @@ from gateway.config import (
     parse_cdp_address,
     parse_ssh_destination,
 )
+from gateway.config.text import keyed
 from gateway.errors import ConfigError
 
 HOME = "/home/tester"
@@ -84,11 +85,11 @@ def assert_error(err: ConfigError, source: str, key: str, *reason_parts: str) ->
     ],
 )
 def test_ssh_destination_valid(text: str, expected: SshDestination, shown: str | None) -> None:
-    dest = parse_ssh_destination(text, source="S", key="k")
+    dest = parse_ssh_destination(text)
     assert dest == expected
     assert str(dest) == (shown if shown is not None else text)
     # str() is a form the parser reads back to the same value.
-    assert parse_ssh_destination(str(dest), source="S", key="k") == dest
+    assert parse_ssh_destination(str(dest)) == dest
 
 
 @pytest.mark.parametrize(
@@ -128,8 +129,8 @@ def test_ssh_destination_valid(text: str, expected: SshDestination, shown: str |
     ],
 )
 def test_ssh_destination_invalid(text: str, reason: str) -> None:
-    with pytest.raises(ConfigError) as info:
-        parse_ssh_destination(text, source="targets.toml", key="targets.ci.ssh")
+    with pytest.raises(ConfigError) as info, keyed("targets.toml", "targets.ci.ssh"):
+        parse_ssh_destination(text)
     assert_error(info.value, "targets.toml", "targets.ci.ssh", reason)
 
 
@@ -162,7 +163,7 @@ def test_ssh_destination_invalid(text: str, reason: str) -> None:
     ],
 )
 def test_cdp_address_valid(text: str, expected: CdpAddress) -> None:
-    assert parse_cdp_address(text, source="S", key="k") == expected
+    assert parse_cdp_address(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -194,8 +195,8 @@ def test_cdp_address_valid(text: str, expected: CdpAddress) -> None:
     ],
 )
 def test_cdp_address_invalid(text: str, reason: str) -> None:
-    with pytest.raises(ConfigError) as info:
-        parse_cdp_address(text, source="CDP_URL", key="")
+    with pytest.raises(ConfigError) as info, keyed("CDP_URL"):
+        parse_cdp_address(text)
     assert_error(info.value, "CDP_URL", "", reason)
 
 

@@ -11,7 +11,8 @@ import anyio
 import pytest
 
 from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, parse_active_port, parse_version_payload
-from gateway.hosts.http import HttpResponse, request_over
+from gateway.errors import HostError
+from gateway.hosts.http import ChannelStream, HttpResponse, request_over
 from gateway.hosts.shell import parse_read_files, read_files_command
 
 MARK = "#csgw-file-0123456789abcdef"
@@ -95,7 +96,8 @@ def test_default_dirs_cover_linux_and_macos() -> None:
 
 class Stream:
     """What ``request_over`` reads and writes: a captured response, fed in small pieces (as a
-    socket or SSH channel delivers it); what was written is kept."""
+    socket or SSH channel delivers it); what was written is kept. It is a channel's reader
+    and writer (asyncssh's style), which ``ChannelStream`` makes a stream."""
 
     def __init__(self, raw: bytes, piece: int = 7) -> None:
         self._pieces = [raw[i:i + piece] for i in range(0, len(raw), piece)]
@@ -108,6 +110,9 @@ class Stream:
     def write(self, data: bytes) -> None:
         self.sent += data
 
+    async def drain(self) -> None:
+        return None
+
     def close(self) -> None:
         self.closed = True
 
@@ -117,7 +122,7 @@ def get(raw: bytes, host: str = "127.0.0.1", port: int = 9222,
     stream = Stream(raw, piece)
 
     async def main() -> HttpResponse:
-        return await request_over(stream, stream, host, port, "/json/version")
+        return await request_over(ChannelStream(stream, stream), host, port, "/json/version")
 
     return anyio.run(main), stream
 
@@ -152,12 +157,12 @@ def test_chunked_response() -> None:
 @pytest.mark.parametrize("raw", [b"", b"HTTP/1.1 200 OK\r\n", b"garbage\r\n\r\n",
                                  b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"])
 def test_broken_responses_raise(raw: bytes) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(HostError):
         get(raw)
 
 
 def test_oversized_response_is_refused() -> None:
     body = b"x" * (1024 * 1024 + 1)
     raw = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
-    with pytest.raises(ValueError, match="too large"):
+    with pytest.raises(HostError, match="too large"):
         get(raw, piece=65536)

@@ -7,12 +7,12 @@ held — every later click and hover on that tab would be a drag.
 
 from __future__ import annotations
 
-import asyncio
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from gateway.concurrency import OneShot
 from gateway.errors import CdpTimeout
 from gateway.page.action_models import Drag
 from gateway.page.drag import drag
@@ -26,7 +26,7 @@ class FakePage:
     def __init__(self, fail_after: int) -> None:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.fail_after = fail_after
-        self.tab = SimpleNamespace(expect=lambda *_: asyncio.get_running_loop().create_future())
+        self.tab = SimpleNamespace(expect=lambda *_: OneShot())
 
     def ref(self, ref: int) -> tuple[None, Any]:
         return None, SimpleNamespace(session=None)

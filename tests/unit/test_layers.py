@@ -109,3 +109,39 @@ def test_no_import_cycles() -> None:
 def test_modules_are_small(path: Path) -> None:
     lines = len(path.read_text().splitlines())
     assert lines <= MAX_LINES, f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
+
+
+def asyncio_imports(path: Path) -> list[int]:
+    """Lines of ``path`` that import asyncio (``import asyncio``, ``from asyncio… import``);
+    ``websockets.asyncio`` is websockets' own module, not asyncio."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(name.split(".")[0] == "asyncio" for name in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_asyncio_stays_out_of_the_gateway() -> None:
+    """One async idiom: anyio. asyncssh and websockets are asyncio libraries, but the
+    gateway only awaits them, which needs no asyncio of its own; what asyncio offered
+    beside anyio (futures, ``asyncio.timeout``/``wait``/``open_connection``) has an anyio
+    form (``gateway.concurrency``, ``anyio.fail_after``, ``anyio.connect_tcp``). So no
+    module is an adapter allowed to import it: one that must should be the only one, and
+    say why in its docstring and here."""
+    found = {module_name(p): lines for p in PACKAGE.rglob("*.py") if (lines := asyncio_imports(p))}
+    assert not found, f"asyncio imported (module: lines): {found}"
+
+
+def test_the_asyncio_check_sees_each_form_of_import(tmp_path: Path) -> None:
+    for text in ("import asyncio", "import asyncio.subprocess as sp",
+                 "from asyncio import timeout", "def f():\n    from asyncio.tasks import wait"):
+        (tmp_path / "m.py").write_text(text + "\n")
+        assert asyncio_imports(tmp_path / "m.py"), text
+    (tmp_path / "m.py").write_text("from websockets.asyncio.client import connect\n")
+    assert not asyncio_imports(tmp_path / "m.py")

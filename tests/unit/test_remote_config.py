@@ -21,6 +21,7 @@ from gateway.config.remote import (
     parse_webdriver_url,
     redact_url,
 )
+from gateway.config.text import BadValue
 
 TOKEN = "s3cr3t-token-value"
 
@@ -158,7 +159,7 @@ def test_expand_env_leaves_text_without_variables() -> None:
 def test_redact_url_hides_query_items_without_a_value(url: str, shown: str) -> None:
     """A query item with no ``=`` is all value: it was shown as a key."""
     assert redact_url(url) == shown
-    assert "s3cr3t" not in repr(parse_hosted_url(url, source="s", key="cdp"))
+    assert "s3cr3t" not in repr(parse_hosted_url(url))
 
 
 @pytest.mark.parametrize("url", ["wss://a..b/x?token=s", "wss://.pool.example/x",
@@ -166,8 +167,8 @@ def test_redact_url_hides_query_items_without_a_value(url: str, shown: str) -> N
 def test_a_host_name_with_an_empty_or_overlong_label_is_a_start_up_error(url: str) -> None:
     """It passed the character check, then failed each connect with a bare UnicodeError
     (the IDNA codec) outside the GatewayError tree."""
-    with pytest.raises(ConfigError, match="not a host name"):
+    with pytest.raises(BadValue, match="not a host name"):
         if url.startswith("http"):
-            parse_webdriver_url(url, source="s", key="webdriver")
+            parse_webdriver_url(url)
         else:
-            parse_hosted_url(url, source="s", key="cdp")
+            parse_hosted_url(url)

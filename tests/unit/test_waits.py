@@ -1,12 +1,12 @@
-"""Waiting on tab events (gateway.page.waits): a cancellation is never swallowed.
+"""Waiting on tab events (gateway.page.waits, ``Arrival``): a cancellation is never swallowed.
 
 ``settle`` runs after every browse_act step. Its wait for a navigation used to
 catch ``CancelledError`` to mean "the tab detached", which also ate the
 caller's own cancellation: a batch cancelled during that wait went on to its
 next step. These tests cancel the wait the way ``task.cancel()`` does (once,
-edge-triggered — as ``asyncio.timeout`` and a cancelled task deliver it) and
-check the task ends cancelled; and check a detach still just ends the wait.
-A long wait reports its seconds as the call's progress; a short one nothing.
+edge-triggered — as a timeout or a cancelled task delivers it) and check the
+task ends cancelled; and check a detach (the arrival dropped) still just ends the
+wait. A long wait reports its seconds as the call's progress; a short one nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ async def test_cancelling_settle_mid_wait_cancels_it() -> None:
     with pytest.raises(asyncio.CancelledError):
         await settling
     assert settling.cancelled()
-    assert not started.cancelled() and not loaded.cancelled()  # the tab's futures are its own
+    assert not started.done and not loaded.done  # the arrivals are the tab's own
 
 
 @pytest.mark.anyio
@@ -64,19 +64,19 @@ async def test_a_detach_during_settle_ends_the_wait_quietly() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(settle, tab, started, loaded, 10.0)
         await anyio.sleep(0.05)
-        tab.detach()  # cancels the load future: the page went away
-    assert loaded.cancelled()
+        tab.detach()  # drops the load's arrival: the page went away
+    assert loaded.dropped
     assert anyio.current_time() - begin < 3.0  # not the 10 s load budget
 
 
 @pytest.mark.anyio
-async def test_finished_times_out_without_touching_the_future() -> None:
+async def test_finished_times_out_without_touching_the_arrival() -> None:
     tab = _tab()
     future = tab.expect("Page.loadEventFired")
-    assert await finished(future, 0.05) is False
-    assert not future.done()
+    assert await finished((future,), 0.05, "x") is False
+    assert not future.done
     tab.on_event("Page.loadEventFired", {})
-    assert await finished(future, 0.05) is True
+    assert await finished((future,), 0.05, "x") is True
     assert future.result()[0] == "Page.loadEventFired"
 
 
@@ -99,7 +99,7 @@ async def test_a_long_wait_reports_seconds_of_its_timeout_then_a_final_report(
     future = tab.expect("Page.loadEventFired")
     with progress.reporting(_hearing(sent)):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(finished, future, 5.0, "'load' of the page")
+            tg.start_soon(finished, (future,), 5.0, "'load' of the page")
             await anyio.sleep(0.65)
             tab.on_event("Page.loadEventFired", {})
     ticks, final = sent[:-1], sent[-1]
@@ -120,11 +120,11 @@ async def test_a_short_wait_or_an_unnamed_one_reports_nothing(
     quick = tab.expect("Page.loadEventFired")
     with progress.reporting(_hearing(sent)):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(finished, quick, 5.0, "'load' of the page")
+            tg.start_soon(finished, (quick,), 5.0, "'load' of the page")
             await anyio.sleep(0.1)
             tab.on_event("Page.loadEventFired", {})
-        assert await finished(tab.expect("Page.loadEventFired"), 0.5) is False  # unnamed
-        assert await finished(tab.expect("Page.loadEventFired"), 0.1, "x") is False
+        assert await tab.expect("Page.loadEventFired").wait(0.5) is False  # no progress
+        assert await finished((tab.expect("Page.loadEventFired"),), 0.1, "x") is False
     assert sent == []
 
 
@@ -135,5 +135,5 @@ async def test_a_wait_that_times_out_ends_with_its_final_report(
     monkeypatch.setattr(waits, "TICK_S", 0.1)
     tab, sent = _tab(), []
     with progress.reporting(_hearing(sent)):
-        assert await finished(tab.expect("Page.loadEventFired"), 0.35, "x") is False
+        assert await finished((tab.expect("Page.loadEventFired"),), 0.35, "x") is False
     assert sent and sent[-1][0] == sent[-1][1] and sent[-1][0] >= 0.35, sent

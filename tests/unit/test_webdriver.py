@@ -25,11 +25,12 @@ from gateway.browsers.webdriver import (
 )
 from gateway.config import TargetConfig
 from gateway.config.remote import WebDriverUrl, parse_webdriver_url
+from gateway.config.text import BadValue
 from gateway.doctor.report import Recorder, StopCheck, TargetReport
 from gateway.doctor.webdriver_steps import WebDriverSteps
-from gateway.errors import ConfigError, DiscoveryError
+from gateway.errors import DiscoveryError, HostError
 from gateway.hosts.base import Host
-from gateway.hosts.http import HttpResponse, request_over
+from gateway.hosts.http import ChannelStream, HttpResponse, request_over
 from tests.unit.test_discovery import Stream
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "webdriver"
@@ -58,7 +59,7 @@ def test_chromedriver_debugger_address_is_on_the_webdriver_host() -> None:
 ])
 def test_grid_se_cdp_is_rewritten_to_the_configured_router(
         router: str, expected: tuple[str, int]) -> None:
-    url = parse_webdriver_url(router, source="t", key="webdriver")
+    url = parse_webdriver_url(router)
     found = parse_new_session(_answer("grid4_new_session.json"), url)
     # se:cdp (172.17.0.3, the router's container address) wins over the node-local
     # debuggerAddress the same answer carries.
@@ -98,7 +99,7 @@ def test_error_answers_become_one_line() -> None:
     ("http://[::1]:9515/wd/hub/", WebDriverUrl("::1", 9515, "/wd/hub")),
 ])
 def test_webdriver_urls(text: str, expected: WebDriverUrl) -> None:
-    assert parse_webdriver_url(text, source="t", key="webdriver") == expected
+    assert parse_webdriver_url(text) == expected
 
 
 @pytest.mark.parametrize(("text", "reason"), [
@@ -110,8 +111,8 @@ def test_webdriver_urls(text: str, expected: WebDriverUrl) -> None:
     ("http://grid:99999", "out of range"),
 ])
 def test_bad_webdriver_urls(text: str, reason: str) -> None:
-    with pytest.raises(ConfigError, match=reason):
-        parse_webdriver_url(text, source="t", key="webdriver")
+    with pytest.raises(BadValue, match=reason):
+        parse_webdriver_url(text)
 
 
 def test_post_over_a_stream_sends_the_json_body_and_reads_the_error() -> None:
@@ -121,7 +122,7 @@ def test_post_over_a_stream_sends_the_json_body_and_reads_the_error() -> None:
     body = b'{"capabilities":{"alwaysMatch":{"browserName":"nosuchbrowser"}}}'
 
     async def main() -> HttpResponse:
-        return await request_over(stream, stream, "127.0.0.1", 9515, "/session",
+        return await request_over(ChannelStream(stream, stream), "127.0.0.1", 9515, "/session",
                                   method="POST", body=body)
 
     response = anyio.run(main)
@@ -290,9 +291,9 @@ def test_a_garbage_answer_gives_a_short_reason(raw: bytes) -> None:
     target's error in list_targets, the call result and the log."""
     async def main() -> None:
         stream = Stream(raw, piece=65536)
-        await request_over(stream, stream, "127.0.0.1", 9515, "/status")
+        await request_over(ChannelStream(stream, stream), "127.0.0.1", 9515, "/status")
 
-    with pytest.raises(ValueError, match="not an HTTP response") as caught:
+    with pytest.raises(HostError, match="not an HTTP response") as caught:
         anyio.run(main)
     assert len(str(caught.value)) < 300, len(str(caught.value))
 

@@ -1,0 +1,228 @@
+"""Every library exception a host or browser operation can meet comes out as the gateway's.
+
+The libraries' exceptions are mapped once per library (``map_exceptions`` and a table:
+asyncssh's in ``hosts/ssh.py``, this machine's sockets in ``hosts/local.py``,
+websockets' in ``browsers/cdp.py``). These tests raise each exception type of those
+libraries — every ``asyncssh.Error`` subclass, every ``OSError`` subclass (``TimeoutError``
+among them), every websockets exception, anyio's broken stream — through the tables, and
+through the operations themselves with the library call failing, and check a gateway
+error comes out: one the tool layer shows as a clear tool error, never an internal one.
+"""
+
+from __future__ import annotations
+
+import errno
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio
+import asyncssh
+import pytest
+import websockets.exceptions
+from websockets.datastructures import Headers
+from websockets.http11 import Response
+
+from gateway.browsers.cdp import open_websocket, websocket_errors
+from gateway.config import ReconnectPolicy, parse_ssh_destination
+from gateway.errors import (
+    DiscoveryError,
+    GatewayError,
+    HostError,
+    HostKeyRejected,
+    NothingListens,
+    StagingFailed,
+    map_exceptions,
+)
+from gateway.hosts.local import LocalHost, socket_errors
+from gateway.hosts.ssh import SshHost
+from gateway.hosts.ssh_errors import ssh_errors
+
+
+def subclasses(base: type[BaseException]) -> Iterator[type[BaseException]]:
+    yield base
+    for sub in base.__subclasses__():
+        yield from subclasses(sub)
+
+
+def instance(kind: type[BaseException]) -> BaseException:
+    """An exception of ``kind``, its constructor's parameters filled by name."""
+    params = [p for p in list(inspect.signature(kind.__init__).parameters.values())[1:]
+              if (p.default is p.empty or p.name == "max_size")
+              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    fill: dict[str, Any] = {"code": 1, "response": Response(403, "Forbidden", Headers()),
+                            "rcvd": None, "sent": None, "env": None, "command": None,
+                            "subsystem": None, "exit_status": 1, "exit_signal": None,
+                            "returncode": 1, "stdout": b"", "stderr": b"", "pos": 0,
+                            "size_or_message": 10, "max_size": 5, "max_fragments": 1}
+    if not params and issubclass(kind, OSError):
+        return kind(errno.ECONNRESET, "why")
+    return kind(*[fill.get(p.name, "why") for p in params])
+
+
+def named(kind: type[BaseException]) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def unique(kinds: Iterator[type[BaseException]]) -> list[type[BaseException]]:
+    return sorted(set(kinds), key=named)
+
+
+ASYNCSSH = unique(subclasses(asyncssh.Error))
+OS = unique(k for k in subclasses(OSError) if k.__module__ in ("builtins", "socket", "ssl"))
+"""The OS's errors (and the ssl module's): what sockets, files and processes raise."""
+WEBSOCKETS = unique(subclasses(websockets.exceptions.WebSocketException))
+
+
+def test_the_lists_hold_what_the_libraries_raise() -> None:
+    """So the tests below cannot pass on an empty list."""
+    assert {asyncssh.ChannelOpenError, asyncssh.PermissionDenied, asyncssh.SFTPError} \
+        <= set(ASYNCSSH)
+    assert {TimeoutError, ConnectionRefusedError, FileNotFoundError} <= set(OS)
+    assert {websockets.exceptions.InvalidStatus, websockets.exceptions.ConnectionClosed} \
+        <= set(WEBSOCKETS)
+
+
+def mapped(table: Any, exc: BaseException) -> GatewayError:
+    with pytest.raises(GatewayError) as caught, map_exceptions(table):
+        raise exc
+    return caught.value
+
+
+# ----------------------------------------------------------------- the tables themselves
+
+
+@pytest.mark.parametrize("kind", ASYNCSSH + OS, ids=named)
+def test_asyncssh_and_socket_errors_become_host_errors(kind: type[BaseException]) -> None:
+    table = ssh_errors(lambda why: f"could not do it ({why})", "it timed out")
+    error = mapped(table, instance(kind))
+    assert type(error) is HostError
+    if issubclass(kind, TimeoutError):
+        assert str(error) == "it timed out"
+    else:  # the library's reason, or at least the exception's name
+        assert str(error).startswith("could not do it (") and str(error) != "could not do it ()"
+
+
+@pytest.mark.parametrize("kind", WEBSOCKETS + OS, ids=named)
+def test_websocket_errors_become_discovery_errors(kind: type[BaseException]) -> None:
+    for secret in (False, True):
+        error = mapped(websocket_errors("t", "ws://h:1/x", 2, secret=secret), instance(kind))
+        assert isinstance(error, DiscoveryError) and error.target == "t"
+        assert str(error).startswith("target 't' unreachable (DevTools websocket ws://h:1/x ")
+
+
+def test_a_refused_websocket_handshake_names_the_status_and_what_to_check() -> None:
+    error = mapped(websocket_errors("t", "wss://h/x?token=[redacted]", 2, secret=True),
+                   instance(websockets.exceptions.InvalidStatus))
+    assert error.cause == ("DevTools websocket wss://h/x?token=[redacted] refused: HTTP 403 — "
+                           "the credentials (token or headers) were refused; check them")
+
+
+@pytest.mark.parametrize("kind", [*OS, anyio.BrokenResourceError], ids=named)
+def test_this_machines_socket_errors_become_host_errors(kind: type[BaseException]) -> None:
+    for unix in (False, True):
+        error = mapped(socket_errors(unix=unix), instance(kind))
+        refused = unix and issubclass(kind, (ConnectionRefusedError, FileNotFoundError))
+        assert type(error) is (NothingListens if refused else HostError), (kind, unix)
+
+
+def test_a_broken_stream_says_what_the_os_said() -> None:
+    try:
+        raise anyio.BrokenResourceError from ConnectionResetError(errno.ECONNRESET, "reset")
+    except anyio.BrokenResourceError as exc:
+        assert str(mapped(socket_errors(unix=False), exc)) == "[Errno 104] reset"
+
+
+def test_what_a_table_does_not_name_passes_through_as_itself() -> None:
+    """A bug stays a bug (its traceback shows where), the gateway's own errors keep
+    their text, and a cancellation is never turned into an error."""
+    table = ssh_errors(lambda why: why, "timed out")
+    for exc in (KeyError("k"), HostKeyRejected("changed key"), ValueError("not asyncssh's")):
+        with pytest.raises(type(exc)) as caught, map_exceptions(table):
+            raise exc
+        assert caught.value is exc
+
+    async def cancelled() -> None:
+        with anyio.CancelScope() as scope, map_exceptions({BaseException: HostError}):  # type: ignore[dict-item]
+            scope.cancel()
+            await anyio.sleep(1)
+        assert scope.cancelled_caught
+
+    anyio.run(cancelled)
+
+
+# ----------------------------------------------------------- through the operations
+
+
+class Failing:
+    """An asyncssh connection whose every call fails with ``exc``."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+    async def fail(self, *args: object, **kwargs: object) -> Any:
+        raise self.exc
+
+    run = open_connection = open_unix_connection = fail
+    forward_local_path_to_port = forward_local_path = fail
+
+    def start_sftp_client(self) -> Failing:
+        return self
+
+    async def __aenter__(self) -> None:
+        raise self.exc
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+def operations(host: SshHost) -> dict[str, Callable[[], Any]]:
+    return {"run": lambda: host.run("true", 5),
+            "read_files": lambda: host.read_files(["~/x"], 5),
+            "stage_files": lambda: host.stage_files([], 5),
+            "http_request": lambda: host.http_request("127.0.0.1", 9222, "/json/version", 5),
+            "share request": lambda: host.http_request("127.0.0.1", 0, "/", 5, socket="/s"),
+            "route": lambda: host.route("127.0.0.1", 9222),
+            "share route": lambda: host.route("127.0.0.1", 0, socket="/s")}
+
+
+@pytest.mark.parametrize("kind", ASYNCSSH + OS, ids=named)
+def test_an_ssh_operation_meeting_a_library_error_fails_with_a_host_error(
+        kind: type[BaseException], monkeypatch: pytest.MonkeyPatch) -> None:
+    host = SshHost(parse_ssh_destination("u@h"), "strict",
+                   ReconnectPolicy())
+    exc = instance(kind)
+
+    async def connection() -> Failing:
+        return Failing(exc)
+
+    monkeypatch.setattr(host, "connection", connection)
+
+    async def main() -> None:
+        for name, operation in operations(host).items():
+            with pytest.raises(HostError) as caught:
+                await operation()
+            error = caught.value
+            assert not isinstance(error, StagingFailed), name  # no directory was made
+            if isinstance(exc, asyncssh.ChannelOpenError) and name.endswith("request"):
+                assert isinstance(error, NothingListens), name
+            assert str(error), name
+
+    anyio.run(main)
+
+
+def test_a_local_request_to_a_socket_nobody_serves_says_nothing_listens(tmp_path: Any) -> None:
+    async def main() -> None:
+        with pytest.raises(NothingListens, match=r"nothing listens there \(No such file"):
+            await LocalHost().http_request("127.0.0.1", 0, "/", 2, socket=str(tmp_path / "s"))
+
+    anyio.run(main)
+
+
+def test_a_websocket_to_a_socket_nobody_serves_is_a_discovery_error(tmp_path: Any) -> None:
+    async def main() -> None:
+        with pytest.raises(DiscoveryError, match=r"refused: .*No such file"):
+            await open_websocket("ws://127.0.0.1:1/devtools/browser/x",
+                                 unix_path=str(tmp_path / "s"), target="t", timeout_s=2)
+
+    anyio.run(main)

@@ -78,7 +78,7 @@ class Browser:
         self.state: BrowserState = "down" if self._on_demand else "connecting"
         self.error: str | None = "no session yet; the first call creates one" \
             if self._on_demand else None
-        self.browser: str | None = None
+        self.product: str | None = None
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
         self.pages = PageTracker(self.name, config, registry, Uploads(host))
@@ -264,7 +264,7 @@ class Browser:
             "autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
             "filter": [{"type": "page"}, {"exclude": True}]}, timeout_s=SETUP_TIMEOUT_S)
         infos = (await cdp.send("Target.getTargets", timeout_s=SETUP_TIMEOUT_S))["targetInfos"]
-        self.browser = version.get("product")
+        self.product = version.get("product")
         self.protocol = version.get("protocolVersion")
         restarted = (self._last_browser_path is not None
                      and self._last_browser_path != endpoint.browser_path)
@@ -272,7 +272,7 @@ class Browser:
         self.endpoint = endpoint
         self.pages.reconcile(infos, restarted)
         self._log.info("browser up", endpoint=endpoint.address, found_by=endpoint.found_by,
-                       browser=self.browser, tabs=len(self.tabs))
+                       browser=self.product, tabs=len(self.tabs))
 
     # ------------------------------------------------------------ operations
 

@@ -62,7 +62,7 @@ class Registry:
     def __init__(self, config: GatewayConfig) -> None:
         self.config = config
         self.tabs = TabRegistry()
-        self.targets: dict[str, Browser] = {}
+        self.browsers: dict[str, Browser] = {}
         self.groups: dict[str, HostGroup] = {}
         # webdriver targets with sessions = N > 1: the pool's config and its members.
         self.pools: dict[str, tuple[TargetConfig, list[str]]] = {}
@@ -124,12 +124,12 @@ class Registry:
 
     def taken(self, name: str) -> bool:
         """Whether ``name`` names a target, a group or a pool now."""
-        return name in self.targets or name in self.groups or name in self.pools
+        return name in self.browsers or name in self.groups or name in self.pools
 
     def update_found(self, name: str) -> None:
         """What the scan sees of a found browser changed (its DevToolsActivePort is
         there now, say): try to attach at once."""
-        browser = self.targets.get(name)
+        browser = self.browsers.get(name)
         if browser is not None:
             browser.retry_now()
 
@@ -137,7 +137,7 @@ class Registry:
                      launcher: ChromeLauncher | None, *, group: str | None = None) -> None:
         browser = Browser(target, host, self.tabs, strategies, launcher, group=group)
         found = browser.found
-        self.targets[target.name] = browser
+        self.browsers[target.name] = browser
         self._start(browser.run, target.name, f"target {target.name}")
         log.info("target added", target=target.name, host=browser.host.label,
                  **({"pid": found.pid} if found else {}))
@@ -146,7 +146,7 @@ class Registry:
         """Stop a target's supervisor (a scan group's, and every browser it found) and
         let its tabs go with ``why``: "tab 7 belonged to target 'ci-1' (pid 4242),
         which exited"."""
-        browser = self.targets.pop(name, None)
+        browser = self.browsers.pop(name, None)
         group = self.groups.pop(name, None)
         _, members = self.pools.pop(name, (None, []))
         if browser is None and group is None and not members:
@@ -174,7 +174,7 @@ class Registry:
         it no longer has are removed, and a target whose settings changed starts over
         (a new browser connection, new tab ids). The others are left alone."""
         wanted = {t.name: t for t in config.targets}
-        current = {n: b.config for n, b in self.targets.items() if b.group is None}
+        current = {n: b.config for n, b in self.browsers.items() if b.group is None}
         current |= {n: g.config for n, g in self.groups.items()}
         current |= {n: config for n, (config, _) in self.pools.items()}
         for name, settings in current.items():
@@ -183,7 +183,7 @@ class Registry:
             elif wanted[name] != settings:
                 await self.remove(name, f"was changed in {config.source} and started over")
         for name, target in wanted.items():
-            if name not in self.targets and name not in self.groups and name not in self.pools:
+            if name not in self.browsers and name not in self.groups and name not in self.pools:
                 self.add(target)
         self.config = config
 
@@ -241,7 +241,7 @@ class Registry:
     # ------------------------------------------------------------- resolution
 
     def names(self) -> list[str]:
-        return sorted([*self.targets, *self.groups, *self.pools])
+        return sorted([*self.browsers, *self.groups, *self.pools])
 
     def departed(self) -> list[Browser]:
         """Browsers a scan saw exit, and shares that ended, not long ago (``list_targets``
@@ -251,27 +251,27 @@ class Registry:
             del self._departed[name]
         return [browser for browser, _ in self._departed.values()]
 
-    def target(self, name: str | None) -> Browser:
+    def browser(self, name: str | None) -> Browser:
         """The browser a call means: the named one, or the only one there is; a scan
         group's name means its one attachable browser."""
         if name is None:
             # A shares group with no share yet does not count (the embedded default
             # follows this machine's shares beside its own browser).
             groups = [g for g in self.groups.values() if g.members or not g.config.shared]
-            if not groups and not self.targets and self.groups:
+            if not groups and not self.browsers and self.groups:
                 groups = list(self.groups.values())[:1]
             lone = groups[0] if len(groups) == 1 else None
-            if lone is not None and set(self.targets) <= set(lone.members):
+            if lone is not None and set(self.browsers) <= set(lone.members):
                 return self._one_of(lone)
-            if len(self.targets) == 1 and not groups:
-                return next(iter(self.targets.values()))
+            if len(self.browsers) == 1 and not groups:
+                return next(iter(self.browsers.values()))
             raise TargetAmbiguous(self.names())
-        found = self.targets.get(name)
+        found = self.browsers.get(name)
         if found is not None:
             return found
         if name in self.pools:  # its sessions in turn, so their tabs spread out
             members = self.pools[name][1]
-            return self.targets[members[next(self._turns) % len(members)]]
+            return self.browsers[members[next(self._turns) % len(members)]]
         group = self.groups.get(name)
         if group is not None:
             return self._one_of(group)
@@ -283,7 +283,7 @@ class Registry:
     def _one_of(self, group: HostGroup) -> Browser:
         live = group.attachable()
         if len(live) == 1:
-            return self.targets[live[0]]
+            return self.browsers[live[0]]
         if live:
             raise InvalidArgument(f"target {group.name!r} has {len(live)} browsers now: "
                                   f"{', '.join(live)}; pass target=<one of them> "
@@ -293,7 +293,8 @@ class Registry:
     async def settled(self) -> None:
         """Wait (bounded) for every target and scan that is still connecting."""
         waits: list[Callable[[], Coroutine[Any, Any, None]]] = [
-            *(t.settled for t in self.targets.values() if t.state == "connecting"),
+            *(browser.settled for browser in self.browsers.values()
+              if browser.state == "connecting"),
             *(g.settled for g in self.groups.values() if g.state == "connecting")]
         async with anyio.create_task_group() as tg:
             for wait in waits:
@@ -311,12 +312,12 @@ class Registry:
         except TabNotFound:
             await self.settled()
             tab = self.tabs.get(tab_id)
-        owner = self.target(tab.target)
-        if target is not None and target not in (tab.target, owner.group):
-            self.target(target)  # an unknown name is the clearer error
+        browser = self.browser(tab.target)
+        if target is not None and target not in (tab.target, browser.group):
+            self.browser(target)  # an unknown name is the clearer error
             raise InvalidArgument(f"tab {tab_id} belongs to target {tab.target!r}, not "
                                   f"{target!r}; omit target or pass target={tab.target!r}")
-        return owner, tab
+        return browser, tab
 
     async def tab_for_url(
         self, tab_id: int | None, target: str | None, url: str, context: str | None = None
@@ -328,11 +329,11 @@ class Registry:
             if context is not None:
                 raise InvalidArgument("context applies to a new tab: omit tab, or omit "
                                       "context to load the URL in that tab")
-            chosen, tab = await self.tab(tab_id, target)
-            return chosen, tab, check_url(url, chosen.config.allow_schemes)
-        chosen = self.target(target)
-        url = check_url(url, chosen.config.allow_schemes)
-        return chosen, await chosen.new_tab("about:blank", context), url
+            browser, tab = await self.tab(tab_id, target)
+            return browser, tab, check_url(url, browser.config.allow_schemes)
+        browser = self.browser(target)
+        url = check_url(url, browser.config.allow_schemes)
+        return browser, await browser.new_tab("about:blank", context), url
 
     async def aclose(self) -> None:
         """Let every browser go at once (each may wait on its far side: a WebDriver
@@ -341,7 +342,7 @@ class Registry:
             for scope in self._scopes.values():
                 scope.cancel()
             async with anyio.create_task_group() as tg:
-                for browser in self.targets.values():
+                for browser in self.browsers.values():
                     tg.start_soon(browser.aclose)
             for host, _ in self._hosts.values():
                 await host.aclose()

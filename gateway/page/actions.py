@@ -1,11 +1,11 @@
-"""Acting on refs from a page view with real input: click, type, press, select, …
+"""Acting on refs from a tab_input view with real input: click, type, press, select, …
 
 ``upload`` and ``drag`` have modules of their own (``gateway.page.upload``,
 ``gateway.page.drag``).
 
-Each step acts on a ref's element through ``gateway.page.element.Page`` (which
+Each step acts on a ref's element through ``gateway.page.element.TabInput`` (which
 checks the ref and the element first) and the batch stops at the first step
-that fails. After a step the page is given a short, bounded chance to settle
+that fails. After a step the tab_input is given a short, bounded chance to settle
 (``gateway.page.waits.settle``): if it started a navigation, the load is awaited.
 A cancelled batch is cancelled, never reported as a failed step.
 """
@@ -35,7 +35,7 @@ from gateway.page.action_models import (
     WaitFor,
 )
 from gateway.page.drag import drag
-from gateway.page.element import Page
+from gateway.page.element import TabInput
 from gateway.page.js import call, script
 from gateway.page.upload import Readables, upload
 from gateway.page.waits import Elapsed, settle
@@ -49,81 +49,82 @@ _SELECT_JS = script("select.js")
 _GONE_JS = script("gone.js")
 
 
-async def _run_one(page: Page, action: BaseModel, readable: Readables, budget_s: float) -> None:
+async def _run_one(tab_input: TabInput, action: BaseModel, readable: Readables,
+                   budget_s: float) -> None:
     if isinstance(action, Click):
-        await page.click(action.ref, action.button, action.count)
+        await tab_input.click(action.ref, action.button, action.count)
     elif isinstance(action, Type):
-        _, target = page.ref(action.ref)
-        await page.point(action.ref, hit_test=False)
-        state = await page.on(target, _STATE_JS)
+        _, target = tab_input.ref(action.ref)
+        await tab_input.point(action.ref, hit_test=False)
+        state = await tab_input.on(target, _STATE_JS)
         if state.get("readOnly"):
             raise ActionFailed(f'{target.role} #{action.ref} "{target.name}" is read-only')
-        if not await page.on(target, _FOCUS_JS, action.clear):
-            await page.click(action.ref)
+        if not await tab_input.on(target, _FOCUS_JS, action.clear):
+            await tab_input.click(action.ref)
         if action.text:
-            await page.call("Input.insertText", {"text": action.text})
+            await tab_input.call("Input.insertText", {"text": action.text})
         elif action.clear:
-            await page.press("Delete")
+            await tab_input.press("Delete")
         if action.submit:
-            await page.press("Enter")
+            await tab_input.press("Enter")
     elif isinstance(action, Press):
-        await page.press(action.key)
+        await tab_input.press(action.key)
     elif isinstance(action, Select):
-        _, target = page.ref(action.ref)
-        await page.point(action.ref, hit_test=False)
-        done = await page.on(target, _SELECT_JS, action.value, action.label)
+        _, target = tab_input.ref(action.ref)
+        await tab_input.point(action.ref, hit_test=False)
+        done = await tab_input.on(target, _SELECT_JS, action.value, action.label)
         if "error" in done:
             raise ActionFailed(f'{target.role} #{action.ref} "{target.name}" {done["error"]}')
     elif isinstance(action, Check):
-        _, target = page.ref(action.ref)
+        _, target = tab_input.ref(action.ref)
         want = action.do == "check"
-        if (await page.on(target, _STATE_JS))["checked"] != want:
-            await page.click(action.ref)
+        if (await tab_input.on(target, _STATE_JS))["checked"] != want:
+            await tab_input.click(action.ref)
             # A click routed into a cross-site frame lands asynchronously: on a busy
             # machine the state may change a moment after the input call returned.
             deadline = anyio.current_time() + CHECK_SETTLE_S
-            while (await page.on(target, _STATE_JS))["checked"] != want:
+            while (await tab_input.on(target, _STATE_JS))["checked"] != want:
                 if anyio.current_time() > deadline:
                     raise ActionFailed(f'{target.role} #{action.ref} "{target.name}": '
                                        f"clicking did not {action.do} it")
                 await anyio.sleep(0.05)
     elif isinstance(action, Hover):
-        await page.hover(action.ref)
+        await tab_input.hover(action.ref)
     elif isinstance(action, Scroll):
-        await _scroll(page, action)
+        await _scroll(tab_input, action)
     elif isinstance(action, WaitFor):
-        await _wait_for(page, action)
+        await _wait_for(tab_input, action)
     elif isinstance(action, Upload):
-        await upload(page, action, readable, budget_s)
+        await upload(tab_input, action, readable, budget_s)
     elif isinstance(action, Drag):
-        await drag(page, action)
+        await drag(tab_input, action)
 
 
-async def _scroll(page: Page, action: Scroll) -> None:
+async def _scroll(tab_input: TabInput, action: Scroll) -> None:
     if action.ref is not None:
-        await page.point(action.ref, hit_test=False)
+        await tab_input.point(action.ref, hit_test=False)
     elif action.to is not None:
-        await page.call("Runtime.evaluate", {"expression": call("scroll_to.js", action.to)})
+        await tab_input.call("Runtime.evaluate", {"expression": call("scroll_to.js", action.to)})
     else:
-        metrics = await page.call("Page.getLayoutMetrics")
+        metrics = await tab_input.call("Page.getLayoutMetrics")
         view = metrics["cssLayoutViewport"]
-        await page.mouse("mouseWheel", view["clientWidth"] / 2, view["clientHeight"] / 2,
+        await tab_input.mouse("mouseWheel", view["clientWidth"] / 2, view["clientHeight"] / 2,
                          deltaX=0, deltaY=action.by)
 
 
-async def _page_has_text(page: Page, wanted: str) -> bool:
+async def _page_has_text(tab_input: TabInput, wanted: str) -> bool:
     """Whether any frame of the tab — the ones the view shows — contains ``wanted``."""
     expression = call("has_text.js", wanted)
-    for session in (page.tab.session_id, *page.tab.frame_sessions.values()):
-        found = await page.call("Runtime.evaluate", {"expression": expression,
+    for session in (tab_input.tab.session_id, *tab_input.tab.frame_sessions.values()):
+        found = await tab_input.call("Runtime.evaluate", {"expression": expression,
                                                      "returnByValue": True}, session)
         if found.get("result", {}).get("value"):
             return True
     return False
 
 
-async def _wait_for(page: Page, action: WaitFor) -> None:
-    target = page.ref(action.ref_gone)[1] if action.ref_gone is not None else None
+async def _wait_for(tab_input: TabInput, action: WaitFor) -> None:
+    target = tab_input.ref(action.ref_gone)[1] if action.ref_gone is not None else None
     deadline = anyio.current_time() + action.timeout
     what = (f"text {action.text!r} to appear" if action.text is not None else
             f"text {action.text_gone!r} to go away" if action.text_gone is not None else
@@ -132,15 +133,15 @@ async def _wait_for(page: Page, action: WaitFor) -> None:
     elapsed = Elapsed(action.timeout, what[:80])
     while True:
         if action.url is not None:
-            done = action.url in page.tab.url
+            done = action.url in tab_input.tab.url
         elif target is not None:
             try:
-                done = bool(await page.on(target, _GONE_JS))
+                done = bool(await tab_input.on(target, _GONE_JS))
             except StaleRef:
                 done = True
         else:
             wanted = action.text if action.text is not None else action.text_gone
-            present = await _page_has_text(page, str(wanted))
+            present = await _page_has_text(tab_input, str(wanted))
             done = present if action.text is not None else not present
         if done or anyio.current_time() >= deadline:
             await elapsed.end()
@@ -151,24 +152,24 @@ async def _wait_for(page: Page, action: WaitFor) -> None:
         await anyio.sleep(0.1)
 
 
-async def element_box(target: Browser, tab: Tab, ref: int) -> tuple[float, float, float, float]:
+async def element_box(browser: Browser, tab: Tab, ref: int) -> tuple[float, float, float, float]:
     """A ref's element scrolled into view: (left, top, width, height) in the top-level
     viewport's CSS pixels. Hold ``tab.lock``."""
-    x, y, width, height = await Page(target, tab).locate(ref, hit_test=False)
+    x, y, width, height = await TabInput(browser, tab).locate(ref, hit_test=False)
     return x - width / 2, y - height / 2, width, height
 
 
-async def run_actions(target: Browser, tab: Tab, actions: list[Any], budget_s: float,
+async def run_actions(browser: Browser, tab: Tab, actions: list[Any], budget_s: float,
                       readable: Readables) -> list[StepResult]:
     """Run the batch in order, stopping at the first failure; ``readable`` checks the
     paths of ``upload`` steps. Hold ``tab.lock``."""
-    page = Page(target, tab)
+    tab_input = TabInput(browser, tab)
     steps: list[StepResult] = []
     for action in actions:
         started = tab.expect("Page.frameStartedNavigating", "Page.frameStartedLoading")
         loaded = tab.expect("Page.loadEventFired")
         try:
-            await _run_one(page, action, readable, budget_s)
+            await _run_one(tab_input, action, readable, budget_s)
             await settle(tab, started, loaded, budget_s)
         except GatewayError as exc:
             steps.append(StepResult(do=action.do, ok=False, error=str(exc)))

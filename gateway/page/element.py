@@ -25,7 +25,7 @@ from gateway.page.js import script
 from gateway.page.keys import chord_events, parse_chord
 from gateway.page.view import RefTarget, ViewState, current_view
 
-__all__ = ["Page"]
+__all__ = ["TabInput"]
 
 _PREPARE_JS = script("prepare.js")
 _FRAME_POINT_JS = script("frame_point.js")
@@ -36,16 +36,16 @@ PROBE_S = 0.3         # how long one located point gets before it is located aga
 UNDO_S = 2.0  # how long turning a step's setting back may take (it is only clean-up)
 
 
-class Page:
+class TabInput:
     """One batch's view of the tab: the state refs are checked against, and input."""
 
-    def __init__(self, target: Browser, tab: Tab) -> None:
-        self.target = target
+    def __init__(self, browser: Browser, tab: Tab) -> None:
+        self.browser = browser
         self.tab = tab
 
     async def call(self, method: str, params: dict[str, Any] | None = None,
                    session: str | None = None) -> dict[str, Any]:
-        return await self.target.tab_call(self.tab, method, params, session=session)
+        return await self.browser.tab_call(self.tab, method, params, session=session)
 
     async def undo(self, method: str, params: dict[str, Any], session: str | None = None
                    ) -> None:
@@ -69,27 +69,27 @@ class Page:
                            "not valid); call browse_view for fresh refs")
         return view, found
 
-    async def resolve(self, target: RefTarget) -> str:
+    async def resolve(self, element: RefTarget) -> str:
         try:
-            result = await self.call("DOM.resolveNode", {"backendNodeId": target.backend_node_id},
-                                     target.session)
+            result = await self.call("DOM.resolveNode", {"backendNodeId": element.backend_node_id},
+                                     element.session)
         except CdpError:
-            raise StaleRef(f'{target.role} "{target.name}" is no longer in the page; call '
+            raise StaleRef(f'{element.role} "{element.name}" is no longer in the page; call '
                            "browse_view for fresh refs") from None
         return str(result["object"]["objectId"])
 
-    async def on(self, target: RefTarget, function: str, *args: Any) -> Any:
+    async def on(self, element: RefTarget, function: str, *args: Any) -> Any:
         """Call ``function`` with ``this`` = the element, in the element's own session."""
-        object_id = await self.resolve(target)
+        object_id = await self.resolve(element)
         try:
             result = await self.call("Runtime.callFunctionOn", {
                 "objectId": object_id, "functionDeclaration": function, "returnByValue": True,
                 "awaitPromise": True, "arguments": [{"value": a} for a in args]},
-                target.session)
+                element.session)
         finally:
-            await self.target.release_object(object_id, target.session)
+            await self.browser.release_object(object_id, element.session)
         if "exceptionDetails" in result:
-            raise ActionFailed(f"{target.role} \"{target.name}\": "
+            raise ActionFailed(f"{element.role} \"{element.name}\": "
                                f"{result['exceptionDetails'].get('text', 'script error')}")
         return result.get("result", {}).get("value")
 
@@ -97,12 +97,12 @@ class Page:
                      ) -> tuple[float, float, float, float]:
         """The element's centre in top-level coordinates and its size, after the checks
         (scrolled to the middle first unless ``scroll`` is False)."""
-        view, target = self.ref(ref)
-        where = await self.on(target, _PREPARE_JS, hit_test, scroll)
+        view, element = self.ref(ref)
+        where = await self.on(element, _PREPARE_JS, hit_test, scroll)
         if "error" in where:
-            raise ActionFailed(f'{target.role} #{ref} "{target.name}" {where["error"]}')
+            raise ActionFailed(f'{element.role} #{ref} "{element.name}" {where["error"]}')
         x, y = float(where["x"]), float(where["y"])
-        frame = view.frames.get(target.frame_id)
+        frame = view.frames.get(element.frame_id)
         # Climb out of cross-site frames through each one's <iframe> in its parent.
         while frame is not None and frame.parent_frame_id is not None:
             parent = view.frames.get(frame.parent_frame_id)
@@ -113,7 +113,7 @@ class Page:
                               "iframe", frame.url)
             up = await self.on(owner, _FRAME_POINT_JS, x, y, hit_test)
             if "error" in up:
-                raise ActionFailed(f'{target.role} #{ref} "{target.name}" {up["error"]}')
+                raise ActionFailed(f'{element.role} #{ref} "{element.name}" {up["error"]}')
             x, y = float(up["x"]), float(up["y"])
             frame = parent
         return x, y, float(where["width"]), float(where["height"])
@@ -128,18 +128,18 @@ class Page:
     async def hover(self, ref: int) -> tuple[float, float]:
         """Move the mouse onto the element and answer where it is. For an element in an
         out-of-process frame, until the frame reports the pointer on it (``_over``)."""
-        _, target = self.ref(ref)
-        if target.session == self.tab.session_id:
+        _, element = self.ref(ref)
+        if element.session == self.tab.session_id:
             x, y = await self.point(ref)
             await self.mouse("mouseMoved", x, y)
             return x, y
         deadline = anyio.current_time() + ROUTING_WAIT_S
         while True:
             x, y = await self.point(ref)
-            if await self._over(target, x, y) or anyio.current_time() > deadline:
+            if await self._over(element, x, y) or anyio.current_time() > deadline:
                 return x, y  # past the wait the caller acts, and its own check tells
 
-    async def _over(self, target: RefTarget, x: float, y: float) -> bool:
+    async def _over(self, element: RefTarget, x: float, y: float) -> bool:
         """Whether a mouse move to (x, y) lands on the element, within ``PROBE_S``.
 
         Two things move an out-of-process frame's element under a fixed point a moment
@@ -147,13 +147,13 @@ class Page:
         is drawn (until then a move lands in the parent, so it is sent again), and the
         scroll its ``scrollIntoView`` asked of a cross-site parent lands asynchronously (a
         move that lands beside the element: locate again)."""
-        object_id = await self.resolve(target)
+        object_id = await self.resolve(element)
         try:
             made = await self.call("Runtime.callFunctionOn", {
                 "objectId": object_id, "functionDeclaration": _INPUT_PROBE_JS},
-                target.session)
+                element.session)
         finally:
-            await self.target.release_object(object_id, target.session)
+            await self.browser.release_object(object_id, element.session)
         probe = str(made["result"]["objectId"])
         try:
             give_up = anyio.current_time() + PROBE_S
@@ -161,13 +161,13 @@ class Page:
                 await self.mouse("mouseMoved", x, y)
                 seen = await self.call("Runtime.callFunctionOn", {
                     "objectId": probe, "functionDeclaration": _OVER_JS,
-                    "returnByValue": True}, target.session)
+                    "returnByValue": True}, element.session)
                 over = seen.get("result", {}).get("value")
                 if over is not None or anyio.current_time() > give_up:
                     return bool(over)
                 await anyio.sleep(0.05)
         finally:
-            await self.target.release_object(probe, target.session)
+            await self.browser.release_object(probe, element.session)
 
     async def click(self, ref: int, button: str = "left", count: int = 1) -> None:
         x, y = await self.hover(ref)

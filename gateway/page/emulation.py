@@ -195,7 +195,7 @@ def changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
     return steps
 
 
-async def apply(target: Browser, tab: Tab, state: dict[str, Any], timeout_s: float) -> None:
+async def apply(browser: Browser, tab: Tab, state: dict[str, Any], timeout_s: float) -> None:
     """Make ``tab`` emulate ``state``, and record it on the tab. Hold ``tab.lock``.
 
     If Chrome refuses a value, what this call already changed is changed back, so
@@ -205,42 +205,42 @@ async def apply(target: Browser, tab: Tab, state: dict[str, Any], timeout_s: flo
     before, wanted = tab.overrides, overrides(state)
     steps = changes(before, wanted)
     if any(key == _GEO and key in wanted for key, _, _ in steps):
-        await _geolocation_permission(target, tab, grant=True)
+        await _geolocation_permission(browser, tab, grant=True)
     try:
-        await _send(target, tab, steps, wanted, timeout_s)
+        await _send(browser, tab, steps, wanted, timeout_s)
     except CdpError as exc:
-        await _send(target, tab, changes(tab.overrides, before), before, timeout_s)
+        await _send(browser, tab, changes(tab.overrides, before), before, timeout_s)
         raise InvalidArgument(
             f"the browser refused {exc.method} ({exc.message}); the tab's emulation is "
             "unchanged — check the value (timezone: an IANA name such as 'Europe/Berlin'; "
             "locale: a BCP 47 tag such as 'de-DE')") from None
     tab.emulating = state
     if _GEO in before and _GEO not in wanted and not any(
-            _GEO in t.overrides and t.context == tab.context
-            for t in target.tabs.values() if t is not tab):
-        await _geolocation_permission(target, tab, grant=False)
+            _GEO in other.overrides and other.context == tab.context
+            for other in browser.tabs.values() if other is not tab):
+        await _geolocation_permission(browser, tab, grant=False)
 
 
-async def _send(target: Browser, tab: Tab, steps: list[tuple[str, str, dict[str, Any]]],
+async def _send(browser: Browser, tab: Tab, steps: list[tuple[str, str, dict[str, Any]]],
                 wanted: dict[str, dict[str, Any]], timeout_s: float) -> None:
     """Send ``steps`` towards ``wanted``, noting each one sent in ``tab.overrides``."""
     for key, method, params in steps:
-        await target.tab_call(tab, method, params, timeout_s=timeout_s)
+        await browser.tab_call(tab, method, params, timeout_s=timeout_s)
         applied = {k: v for k, v in tab.overrides.items() if k != key}
         sets = method == key and params == wanted.get(key)  # else it cleared the override
         tab.overrides = {**applied, key: params} if sets else applied
 
 
-async def _geolocation_permission(target: Browser, tab: Tab, *, grant: bool) -> None:
+async def _geolocation_permission(browser: Browser, tab: Tab, *, grant: bool) -> None:
     """An emulated position reaches a page only with the permission granted: for every
     origin of the tab's browser context, so it holds across navigations. That grant is
     the context's, not the tab's: it is withdrawn (the context's permission overrides
     reset) once no tab of the context emulates a position, so no site keeps it."""
-    info = await target.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
+    info = await browser.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
     context = info.get("targetInfo", {}).get("browserContextId")
     where = {"browserContextId": context} if context else {}
     if grant:
-        await target.browser_call("Browser.setPermission", {
+        await browser.browser_call("Browser.setPermission", {
             "permission": {"name": "geolocation"}, "setting": "granted", **where})
     else:
-        await target.browser_call("Browser.resetPermissions", where)
+        await browser.browser_call("Browser.resetPermissions", where)

@@ -45,7 +45,7 @@ def history_entry(history: dict[str, Any], step: Literal["back", "forward"]) -> 
     return int(entries[index]["id"])
 
 
-async def step_history(target: Browser, tab: Tab, step: HistoryStep, wait: str,
+async def step_history(browser: Browser, tab: Tab, step: HistoryStep, wait: str,
                        timeout_s: float, ignore_cache: bool = False) -> None:
     """Go ``step`` in the tab's history (or reload it) and wait (``wait``: a key of
     ``LOAD_EVENTS``, or ``"none"``) for the page it arrives at. Hold ``tab.lock``."""
@@ -53,10 +53,10 @@ async def step_history(target: Browser, tab: Tab, step: HistoryStep, wait: str,
     if step == "reload":
         method, params = "Page.reload", {"ignoreCache": ignore_cache}
     else:
-        history = await target.tab_call(tab, "Page.getNavigationHistory", timeout_s=timeout_s)
+        history = await browser.tab_call(tab, "Page.getNavigationHistory", timeout_s=timeout_s)
         method, params = "Page.navigateToHistoryEntry", {"entryId": history_entry(history, step)}
     if wait not in LOAD_EVENTS:
-        await target.tab_call(tab, method, params, timeout_s=timeout_s)
+        await browser.tab_call(tab, method, params, timeout_s=timeout_s)
         return
     before = tab.loader_id
     arrivals = (
@@ -67,7 +67,7 @@ async def step_history(target: Browser, tab: Tab, step: HistoryStep, wait: str,
                    where=lambda p: p.get("frameId") == tab.target_id),
     )
     try:
-        await target.tab_call(tab, method, params, timeout_s=timeout_s)
+        await browser.tab_call(tab, method, params, timeout_s=timeout_s)
         if not await finished(arrivals, timeout_s, f"'{wait}' of the page"):
             raise CdpTimeout("navigate", timeout_s,
                              f"the page did not fire '{wait}' after history={step!r} (it may "

@@ -17,7 +17,7 @@ _PAGE_STATE_JS = script("page_state.js")
 LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 
 
-async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
+async def navigate_tab(browser: Browser, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
     """Page.navigate, then wait for the chosen load event. Hold ``tab.lock``.
 
     Only the load of the document this navigation commits counts: a page still
@@ -29,7 +29,7 @@ async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s
                          where=lambda _: bool(mine) and tab.loader_id == mine["loader_id"])
               if wait in LOAD_EVENTS else None)
     try:
-        result = await target.tab_call(tab, "Page.navigate", {"url": url}, timeout_s=timeout_s)
+        result = await browser.tab_call(tab, "Page.navigate", {"url": url}, timeout_s=timeout_s)
         mine["loader_id"] = result.get("loaderId", "")
         if result.get("errorText"):
             raise NavigationError(f"navigation to {url[:200]} failed: {result['errorText']}")
@@ -48,8 +48,8 @@ async def navigate_tab(target: Browser, tab: Tab, url: str, wait: str, timeout_s
             loaded.drop()
 
 
-async def page_state(target: Browser, tab: Tab) -> tuple[str, str]:
-    result = await target.tab_call(tab, "Runtime.evaluate", {
+async def page_state(browser: Browser, tab: Tab) -> tuple[str, str]:
+    result = await browser.tab_call(tab, "Runtime.evaluate", {
         "expression": _PAGE_STATE_JS, "returnByValue": True})
     value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
     tab.url, tab.title = str(value[0]), str(value[1])

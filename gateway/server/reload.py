@@ -51,4 +51,4 @@ async def reload(registry: Registry, load: Callable[[], GatewayConfig]) -> None:
         config = config.model_copy(update={k: getattr(registry.config, k) for k in kept})
     await registry.apply(config)
     log.info("configuration reloaded", source=config.source,
-             targets=sorted(registry.targets))
+             targets=sorted(registry.browsers))

@@ -52,18 +52,18 @@ def register(tools: Tools, registry: Registry) -> None:
         if not METHOD_RE.match(method):
             raise InvalidArgument(f"method {method[:80]!r} is not a CDP method name; use "
                                   "Domain.method, e.g. Page.navigate or Target.getTargets")
-        t = on.browser
-        check_cdp_command(t.config, method, params)
+        browser = on.browser
+        check_cdp_command(browser.config, method, params)
         if isinstance(on, OnTab):
-            result = await t.tab_call(on.tab, method, params, timeout_s=on.budget)
+            result = await browser.tab_call(on.tab, method, params, timeout_s=on.budget)
         else:
             try:
-                result = await t.browser_call(method, params, timeout_s=on.budget)
+                result = await browser.browser_call(method, params, timeout_s=on.budget)
             except CdpError as exc:
                 if exc.code != _METHOD_NOT_FOUND:
                     raise
                 raise CdpError(method, exc.code, f"{exc.message} at browser level; page "
                                "domains (Page, Runtime, DOM, …) need tab=<id>") from None
-        fitted = fit(redact(result) if t.config.redact else result, max_chars)
-        return CdpResult(target=t.name, tab=tab, method=method, result=fitted.value,
+        fitted = fit(redact(result) if browser.config.redact else result, max_chars)
+        return CdpResult(target=browser.name, tab=tab, method=method, result=fitted.value,
                          truncated=fitted.truncated, omitted_chars=fitted.omitted_chars)

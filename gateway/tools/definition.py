@@ -168,7 +168,7 @@ class Tools:
             browser, page, arguments["url"] = await self._registry.tab_for_url(
                 arguments.get("tab"), target, arguments["url"], arguments.get("context"))
         elif mode == "optional" and arguments.get("tab") is None:
-            browser = self._registry.target(target)
+            browser = self._registry.browser(target)
             return OnBrowser(browser, _budget(browser, arguments))
         else:
             browser, page = await self._registry.tab(arguments["tab"], target)

@@ -40,16 +40,15 @@ def register(tools: Tools, registry: Registry) -> None:
     ) -> DialogResult:
         """Answer a tab's open alert/confirm/prompt/beforeunload dialog (other tab tools
         fail until then)."""
-        t, page = on.browser, on.tab
-        dialog = page.dialog
+        dialog = on.tab.dialog
         if dialog is None:
             raise InvalidArgument(f"tab {tab} has no open dialog")
         params: dict[str, object] = {"accept": accept}
         if prompt_text is not None:
             params["promptText"] = prompt_text
-        await t.tab_call(page, "Page.handleJavaScriptDialog", params)
-        page.dialog = None
-        return DialogResult(tab=page.id, target=t.name, type=dialog.get("type", ""),
+        await on.browser.tab_call(on.tab, "Page.handleJavaScriptDialog", params)
+        on.tab.dialog = None
+        return DialogResult(tab=on.tab.id, target=on.browser.name, type=dialog.get("type", ""),
                             message=dialog.get("message", ""),
                             default_prompt=dialog.get("defaultPrompt"), accepted=accept,
                             closed=True)

@@ -101,18 +101,19 @@ def _summary(e: NetworkEntry) -> RequestSummary:
                           navigation=e.navigation)
 
 
-async def _body(t: Browser, page: Tab, entry: NetworkEntry, side: Literal["request", "response"],
-                save_to: Path | None, max_chars: int) -> Body:
+async def _body(browser: Browser, tab: Tab, entry: NetworkEntry,
+                side: Literal["request", "response"], save_to: Path | None,
+                max_chars: int) -> Body:
     try:
         if side == "response":
-            got = await t.tab_call(page, "Network.getResponseBody",
+            got = await browser.tab_call(tab, "Network.getResponseBody",
                                    {"requestId": entry.request_id})
             raw, encoded = got.get("body", ""), bool(got.get("base64Encoded"))
             mime = entry.mime_type
         else:
             if not entry.has_post_data:
                 return Body(available=False, note="the request has no body")
-            got = await t.tab_call(page, "Network.getRequestPostData",
+            got = await browser.tab_call(tab, "Network.getRequestPostData",
                                    {"requestId": entry.request_id})
             raw, encoded = got.get("postData", ""), False
             mime = entry.request_headers.get("Content-Type") or entry.request_headers.get(
@@ -120,10 +121,10 @@ async def _body(t: Browser, page: Tab, entry: NetworkEntry, side: Literal["reque
     except CdpError as exc:
         if side == "response" and entry.ended is None and entry.error is None:
             return Body(available=False, note="Chrome has not finished loading this body "
-                        "(the page never read it, or it is still streaming), so it holds none")
+                        "(the tab never read it, or it is still streaming), so it holds none")
         return Body(available=False, note=f"Chrome no longer holds this {side} body "
                     f"({exc.message}); it keeps bodies only for recent requests of the "
-                    "current page — reload the page and ask again")
+                    "current tab — reload the tab and ask again")
     data = base64.b64decode(raw) if encoded else raw.encode()
     textual = not encoded or bool(mime and _TEXT_MIME.match(mime))
     path = None
@@ -184,23 +185,22 @@ def register(tools: Tools, registry: Registry) -> None:
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> RequestDetail:
         """One request in detail: headers (secrets redacted), timing, bodies on demand."""
-        t, page = on.browser, on.tab
-        entry = page.network.get(id)
+        entry = on.tab.network.get(id)
         if entry is None:
             raise InvalidArgument(f"tab {tab} has no request {id} (it may have been dropped "
                                   "from the buffer); call network_requests for current ids")
         request_body = response_body = None
         path = await save_path(ctx, registry, save_to)
         if include_body in ("request", "both"):
-            request_body = await _body(t, page, entry, "request",
+            request_body = await _body(on.browser, on.tab, entry, "request",
                                        path if include_body == "request" else None, max_chars)
         if include_body in ("response", "both"):
-            response_body = await _body(t, page, entry, "response", path, max_chars)
+            response_body = await _body(on.browser, on.tab, entry, "response", path, max_chars)
         headers: tuple[Any, Any] = (entry.request_headers, entry.response_headers)
-        if t.config.redact:
+        if on.browser.config.redact:
             headers = (redact(entry.request_headers), redact(entry.response_headers))
         return RequestDetail(
-            tab=page.id, target=t.name, id=entry.id, method=entry.method, url=entry.url,
+            tab=on.tab.id, target=on.browser.name, id=entry.id, method=entry.method, url=entry.url,
             status=entry.status, status_text=entry.status_text, type=entry.type,
             mime_type=entry.mime_type, size=entry.size, duration_ms=entry.duration_ms,
             error=entry.error, request_headers=headers[0], response_headers=headers[1],

@@ -48,14 +48,14 @@ def _exception_text(details: dict[str, Any]) -> str:
     return f"JavaScript error: {text}{where}"
 
 
-async def _by_value(target: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
+async def _by_value(browser: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
     """The JSON-safe value of a remote object, then release it."""
     object_id = remote["objectId"]
     try:
-        result = await target.tab_call(tab, "Runtime.callFunctionOn", {
+        result = await browser.tab_call(tab, "Runtime.callFunctionOn", {
             "objectId": object_id, "functionDeclaration": SERIALIZE_JS, "returnByValue": True})
     finally:
-        await target.release_object(object_id, tab.session_id)
+        await browser.release_object(object_id, tab.session_id)
     if "exceptionDetails" in result:
         return remote.get("description")
     return result.get("result", {}).get("value")
@@ -75,20 +75,19 @@ def register(tools: Tools, registry: Registry) -> None:
         """Run JavaScript in a tab; returns its value as JSON (a throw: an error with
         its stack).
         """
-        t, page, budget = on.browser, on.tab, on.budget
-        check_evaluate(t.config)
-        result = await t.tab_call(page, "Runtime.evaluate", {
+        check_evaluate(on.browser.config)
+        result = await on.browser.tab_call(on.tab, "Runtime.evaluate", {
             "expression": expression, "awaitPromise": await_promise,
             "replMode": True, "userGesture": True, "returnByValue": False,
-        }, timeout_s=budget, timeout_hint="the expression did not finish (a long loop, "
+        }, timeout_s=on.budget, timeout_hint="the expression did not finish (a long loop, "
            "a promise that never settles, or an open dialog); raise timeout_s or pass "
            "await_promise=false")
         remote = result.get("result", {})
         if (await_promise and remote.get("subtype") == "promise"
                 and "exceptionDetails" not in result):
             # REPL mode awaits top-level await, but hands a returned promise back as is.
-            result = await t.tab_call(page, "Runtime.awaitPromise", {
-                "promiseObjectId": remote["objectId"]}, timeout_s=budget,
+            result = await on.browser.tab_call(on.tab, "Runtime.awaitPromise", {
+                "promiseObjectId": remote["objectId"]}, timeout_s=on.budget,
                 timeout_hint="the promise did not settle; raise timeout_s or pass "
                 "await_promise=false")
             remote = result.get("result", {})
@@ -98,11 +97,11 @@ def register(tools: Tools, registry: Registry) -> None:
         if remote.get("subtype"):
             kind = f"{kind}/{remote['subtype']}"
         if "objectId" in remote:
-            value = await _by_value(t, page, remote)
+            value = await _by_value(on.browser, on.tab, remote)
         elif "unserializableValue" in remote:
             value = remote["unserializableValue"]
         else:
             value = remote.get("value")
         fitted = fit(value, max_chars)
-        return EvaluateResult(tab=page.id, target=t.name, type=kind, value=fitted.value,
+        return EvaluateResult(tab=on.tab.id, target=on.browser.name, type=kind, value=fitted.value,
                               truncated=fitted.truncated, omitted_chars=fitted.omitted_chars)

@@ -46,7 +46,7 @@ class ScreenshotInfo(BaseModel):
 _VIEWPORT_JS = script("viewport.js")
 
 
-async def _clip(target: Browser, tab: Tab, full_page: bool, ref: int | None,
+async def _clip(browser: Browser, tab: Tab, full_page: bool, ref: int | None,
                 max_width: int | None) -> tuple[dict[str, Any] | None, bool]:
     """The capture region, or None for the plain viewport (one round trip, fastest).
 
@@ -57,19 +57,19 @@ async def _clip(target: Browser, tab: Tab, full_page: bool, ref: int | None,
     if not full_page and max_width is None and ref is None:
         return None, False
     if ref is not None:
-        left, top, width, height = await element_box(target, tab, ref)
-        found = await target.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
+        left, top, width, height = await element_box(browser, tab, ref)
+        found = await browser.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
                                                                 "returnByValue": True})
         page_x, page_y, _, _, dpr = found["result"]["value"]
         x, y = left + page_x, top + page_y
     elif full_page:
-        metrics = await target.tab_call(tab, "Page.getLayoutMetrics")
+        metrics = await browser.tab_call(tab, "Page.getLayoutMetrics")
         css, device = metrics["cssVisualViewport"], metrics.get("visualViewport", {})
         dpr = device.get("clientWidth", css["clientWidth"]) / (css["clientWidth"] or 1) or 1.0
         content = metrics["cssContentSize"]
         x, y, width, height = 0.0, 0.0, content["width"], content["height"]
     else:
-        found = await target.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
+        found = await browser.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
                                                                 "returnByValue": True})
         x, y, width, height, dpr = found["result"]["value"]
     if width < 1 or height < 1:
@@ -84,7 +84,7 @@ async def _clip(target: Browser, tab: Tab, full_page: bool, ref: int | None,
 _METRICS = "Emulation.setDeviceMetricsOverride"
 
 
-async def _capture(target: Browser, tab: Tab, params: dict[str, Any], full_page: bool,
+async def _capture(browser: Browser, tab: Tab, params: dict[str, Any], full_page: bool,
                    timeout_s: float | None) -> dict[str, Any]:
     """Capture; for a full page, through a temporary window as tall as the page.
 
@@ -96,21 +96,21 @@ async def _capture(target: Browser, tab: Tab, params: dict[str, Any], full_page:
     a window, and a capture of any other waits for a frame that never comes
     (measured here: every tab but the first and the newest timed out).
     """
-    await target.tab_call(tab, "Page.bringToFront")
+    await browser.tab_call(tab, "Page.bringToFront")
     if not full_page:
-        return await target.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
+        return await browser.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
     clip = params["clip"]
     emulated = tab.overrides.get(_METRICS)  # the emulate tool's viewport: kept, made taller
-    await target.tab_call(tab, _METRICS, {
+    await browser.tab_call(tab, _METRICS, {
         **(emulated or {"width": 0, "deviceScaleFactor": 0, "mobile": False}),
         "height": int(clip["height"] + 0.5)})
     try:
-        return await target.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
+        return await browser.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
     finally:
         if emulated is not None:
-            await target.tab_call(tab, _METRICS, emulated)
+            await browser.tab_call(tab, _METRICS, emulated)
         else:
-            await target.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
+            await browser.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
 
 
 def register(tools: Tools, registry: Registry) -> None:
@@ -135,22 +135,21 @@ def register(tools: Tools, registry: Registry) -> None:
         """Screenshot a tab as an image: far more tokens than browse_view (max_width and
         format="jpeg" keep it small).
         """
-        t, page = on.browser, on.tab
         path = await save_path(ctx, registry, save_to)
         params: dict[str, Any] = {"format": format}
         if quality is not None and format != "png":
             params["quality"] = quality
         if ref is not None and full_page:
             raise InvalidArgument("pass either ref or full_page, not both")
-        clip, clipped = await _clip(t, page, full_page, ref, max_width)
+        clip, clipped = await _clip(on.browser, on.tab, full_page, ref, max_width)
         if clip is not None:
             params["clip"] = clip
-        shot = await _capture(t, page, params, full_page, on.budget)
+        shot = await _capture(on.browser, on.tab, params, full_page, on.budget)
         data = base64.b64decode(shot["data"])
         kind, width, height = image_size(data)
         if path is not None:
             write_private(path, data)
-        info = ScreenshotInfo(tab=page.id, target=t.name, format=kind, width=width,
+        info = ScreenshotInfo(tab=on.tab.id, target=on.browser.name, format=kind, width=width,
                               height=height, bytes=len(data),
                               path=str(path) if path is not None else None, clipped=clipped)
         content: list[ContentBlock] = [TextContent(text=info.model_dump_json())]

@@ -87,37 +87,37 @@ def register(tools: Tools, registry: Registry) -> None:
     async def list_tabs(target: TargetArg = None) -> TabList:
         """List open tabs (id, title, url) of all targets or of `target`."""
         if target is not None:
-            named = registry.target(target)
-            await named.connection()
-            return TabList(tabs=[_info(tab) for tab in sorted(named.tabs.values(),
+            browser = registry.browser(target)
+            await browser.connection()
+            return TabList(tabs=[_info(tab) for tab in sorted(browser.tabs.values(),
                                                               key=lambda tab: tab.id)])
 
-        async def problem(t: Browser) -> TargetProblem | None:
+        async def problem(browser: Browser) -> TargetProblem | None:
             try:
-                await t.connection()  # waits (bounded, concurrently) for reconnecting ones
+                await browser.connection()  # waits (bounded, concurrently) for reconnecting ones
             except TargetUnavailable as exc:
-                return TargetProblem(target=t.name, error=str(exc))
+                return TargetProblem(target=browser.name, error=str(exc))
             return None
 
         # Only targets that are not up need a (concurrent, bounded) wait: the common
         # case — all up — stays a read from memory, with no task per target.
         if any(g.state == "connecting" for g in registry.groups.values()):
             await registry.settled()  # a host scan's first look: its browsers appear
-        waiting = [t for t in registry.targets.values() if t.state != "up"]
-        problems = [p for p in await gather(*(problem(t) for t in waiting)) if p is not None]
+        waiting = [browser for browser in registry.browsers.values() if browser.state != "up"]
+        problems = [p for p in await gather(*map(problem, waiting)) if p is not None]
         failed = {p.target for p in problems}
-        tabs = [_info(tab) for t in registry.targets.values() if t.name not in failed
-                for tab in t.tabs.values()]
+        tabs = [_info(tab) for browser in registry.browsers.values() if browser.name not in failed
+                for tab in browser.tabs.values()]
         return TabList(tabs=sorted(tabs, key=lambda i: i.tab), unavailable=problems or None)
 
     @tools.tool("Open a tab", open_world=True)
     async def new_tab(url: UrlArg = "about:blank", context: ContextArg = None,
                       target: TargetArg = None) -> NewTabResult:
         """Open a tab and return its id without waiting for the load (navigate waits)."""
-        t = registry.target(target)
-        url = check_url(url, t.config.allow_schemes)
-        tab = await t.new_tab(url, context)
-        return NewTabResult(tab=tab.id, target=t.name, url=url, context=context)
+        browser = registry.browser(target)
+        url = check_url(url, browser.config.allow_schemes)
+        tab = await browser.new_tab(url, context)
+        return NewTabResult(tab=tab.id, target=browser.name, url=url, context=context)
 
     @tools.tab_tool("Navigate a tab", open_world=True, tab="for_url", check=_url_or_history)
     async def navigate(

@@ -53,20 +53,21 @@ class TargetInfo(BaseModel):
     restarts: int | None = absent()
 
 
-def _info(t: Browser) -> TargetInfo:
-    info = TargetInfo(name=t.name, transport=t.host.kind, host=t.host.label, state=t.state,
-                      browser=t.browser, cdp_endpoint=_endpoint(t), tabs=len(t.tabs),
-                      error=t.error)
-    if t.launcher is not None:
-        info = info.model_copy(update={"launched": t.launcher.attached,
-                                       "restarts": t.launcher.restarts})
-    share = t.strategy(SharedSocket)
+def _info(browser: Browser) -> TargetInfo:
+    info = TargetInfo(name=browser.name, transport=browser.host.kind,
+                      host=browser.host.label, state=browser.state, browser=browser.product,
+                      cdp_endpoint=_endpoint(browser), tabs=len(browser.tabs),
+                      error=browser.error)
+    if browser.launcher is not None:
+        info = info.model_copy(update={"launched": browser.launcher.attached,
+                                       "restarts": browser.launcher.restarts})
+    share = browser.strategy(SharedSocket)
     if share is not None and isinstance(share.seen, SeenShare):
         m = share.seen.manifest
         return info.model_copy(update={
             "pid": m.pid, "started": m.started, "program": m.program,
             "started_by": m.started_by, "sharer": m.sharer, "expires": m.expires})
-    found = t.found
+    found = browser.found
     if found is None:
         return info
     return info.model_copy(update={
@@ -96,8 +97,8 @@ class PingResult(BaseModel):
     error: str | None = absent()
 
 
-def _endpoint(target: Browser) -> str | None:
-    e = target.endpoint
+def _endpoint(browser: Browser) -> str | None:
+    e = browser.endpoint
     return f"{e.shown} ({e.found_by})" if e is not None else None
 
 
@@ -109,20 +110,20 @@ def register(tools: Tools, registry: Registry) -> None:
         """
         return TargetList(targets=[
             *(_group_info(g) for g in registry.groups.values()),
-            *(_info(t) for t in registry.targets.values()),
-            *(_info(t) for t in registry.departed()),
+            *(_info(browser) for browser in registry.browsers.values()),
+            *(_info(browser) for browser in registry.departed()),
         ])
 
     @tools.tool("Check a target answers", read_only=True)
     async def ping(target: TargetArg = None) -> PingResult:
         """Check that a target's browser answers, timing a CDP round trip."""
-        t = registry.target(target)
+        browser = registry.browser(target)
         start = time.perf_counter()
         try:
-            version = await t.browser_call("Browser.getVersion")
+            version = await browser.browser_call("Browser.getVersion")
         except TargetUnavailable as exc:
-            return PingResult(target=t.name, connected=False, cdp_endpoint=_endpoint(t),
+            return PingResult(target=browser.name, connected=False, cdp_endpoint=_endpoint(browser),
                               browser=None, protocol=None, latency_ms=None, error=str(exc))
-        return PingResult(target=t.name, connected=True, cdp_endpoint=_endpoint(t),
+        return PingResult(target=browser.name, connected=True, cdp_endpoint=_endpoint(browser),
                           browser=version.get("product"), protocol=version.get("protocolVersion"),
                           latency_ms=round((time.perf_counter() - start) * 1000, 3))

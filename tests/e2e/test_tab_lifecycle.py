@@ -47,7 +47,7 @@ async def test_closed_tabs_release_their_sessions_and_logs(
     config = load_config({**os.environ, "SSH_PROXY_TO": "h1"})
     async with running_server(config) as (server, registry), Client(server) as client:
         await wait_for_targets(client, {"default": "up"})
-        browser = registry.target("default")
+        browser = registry.browser("default")
         cdp = await browser.connection()
         start = (len(browser.tabs), _tab_objects(), cdp.listener_count)
         rss_after_30 = 0

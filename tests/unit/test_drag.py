@@ -1,7 +1,7 @@
 """A drag that fails halfway lets go of the mouse.
 
 The button is pressed at the start of the gesture; if a step after that fails (the
-page stops answering, the tab goes), the page must not be left with the left button
+tab_input stops answering, the tab goes), the tab_input must not be left with the left button
 held — every later click and hover on that tab would be a drag.
 """
 
@@ -20,8 +20,8 @@ from gateway.page.drag import drag
 pytestmark = pytest.mark.anyio
 
 
-class FakePage:
-    """Just what ``drag`` asks of a page; mouse moves fail after ``fail_after`` of them."""
+class FakeTabInput:
+    """Just what ``drag`` asks of a tab_input; mouse moves fail after ``fail_after`` of them."""
 
     def __init__(self, fail_after: int) -> None:
         self.sent: list[tuple[str, dict[str, Any]]] = []
@@ -55,27 +55,27 @@ class FakePage:
         await self.call(method, params, session)
 
 
-def mouse_events(page: FakePage) -> list[str]:
-    return [p["type"] for m, p in page.sent if m == "Input.dispatchMouseEvent"]
+def mouse_events(tab_input: FakeTabInput) -> list[str]:
+    return [p["type"] for m, p in tab_input.sent if m == "Input.dispatchMouseEvent"]
 
 
 async def test_a_drag_that_fails_after_the_press_releases_the_button() -> None:
-    page = FakePage(fail_after=4)
+    tab_input = FakeTabInput(fail_after=4)
     with pytest.raises(CdpTimeout):
-        await drag(page, Drag(do="drag", ref=1, by=[50, 0]))  # type: ignore[arg-type]
-    events = mouse_events(page)
+        await drag(tab_input, Drag(do="drag", ref=1, by=[50, 0]))  # type: ignore[arg-type]
+    events = mouse_events(tab_input)
     assert events[1] == "mousePressed" and events[-1] == "mouseReleased", events
-    assert ("Input.setInterceptDrags", {"enabled": False}) in page.sent
+    assert ("Input.setInterceptDrags", {"enabled": False}) in tab_input.sent
 
 
 async def test_a_drag_that_fails_before_the_press_sends_no_release() -> None:
-    page = FakePage(fail_after=0)
+    tab_input = FakeTabInput(fail_after=0)
     with pytest.raises(CdpTimeout):
-        await drag(page, Drag(do="drag", ref=1, by=[50, 0]))  # type: ignore[arg-type]
-    assert mouse_events(page) == []
+        await drag(tab_input, Drag(do="drag", ref=1, by=[50, 0]))  # type: ignore[arg-type]
+    assert mouse_events(tab_input) == []
 
 
 async def test_a_drag_that_succeeds_releases_once() -> None:
-    page = FakePage(fail_after=100)
-    await drag(page, Drag(do="drag", ref=1, by=[50, 0]))  # type: ignore[arg-type]
-    assert mouse_events(page).count("mouseReleased") == 1
+    tab_input = FakeTabInput(fail_after=100)
+    await drag(tab_input, Drag(do="drag", ref=1, by=[50, 0]))  # type: ignore[arg-type]
+    assert mouse_events(tab_input).count("mouseReleased") == 1

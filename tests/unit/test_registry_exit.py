@@ -34,7 +34,7 @@ def test_exit_lets_every_browser_go_concurrently() -> None:
     registry = Registry(GatewayConfig(targets=(), call_log=None, source="test"))
     started: list[str] = []
     everyone = anyio.Event()
-    registry.targets = cast(dict[str, Any], {
+    registry.browsers = cast(dict[str, Any], {
         name: _SlowToLetGo(started, name, everyone) for name in ("wd-1", "wd-2", "wd-3")})
     anyio.run(registry.aclose)
     assert sorted(started) == ["wd-1", "wd-2", "wd-3"]

@@ -63,7 +63,7 @@ async def supervised(tmp_path: Path, fake: FakeBrowser,
         path.write_text(f'[targets.p]\ncdp = "ws://127.0.0.1:{port}/pool?token=x"\n'
                         f"[targets.p.reconnect]\n{reconnect}\n")
         async with open_registry(load_config({}, str(path))) as registry:
-            yield registry.targets["p"]
+            yield registry.browsers["p"]
 
 
 async def _until(browser: Browser, state: str, within_s: float) -> list[str]:
@@ -83,7 +83,7 @@ async def test_a_target_whose_set_up_failed_is_retried_and_comes_back(tmp_path: 
         fake.failing = False
         await _until(browser, "up", 5)
         assert browser.state == "up", (browser.state, browser.error, len(fake.connections))
-        assert browser.browser == "Fake/1.0"
+        assert browser.product == "Fake/1.0"
 
 
 async def test_a_set_up_failure_backs_off_and_the_target_stays_down(tmp_path: Path) -> None:
@@ -133,7 +133,7 @@ async def test_a_call_cut_short_while_its_retry_is_under_way_says_so(tmp_path: P
                         "initial_delay_s = 30\nmax_delay_s = 30\nconnect_timeout_s = 20\n"
                         "call_wait_s = 0.5\n")
         async with open_registry(load_config({}, str(path))) as registry:
-            browser = registry.targets["p"]
+            browser = registry.browsers["p"]
             await _until(browser, "down", 5)
             with pytest.raises(TargetUnavailable) as caught:
                 await browser.connection()

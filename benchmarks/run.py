@@ -38,6 +38,7 @@ from benchmarks import (
     load_phase,
     logs_phase,
     model_phase,
+    peers_phase,
     profiling_phase,
     scan_phase,
     screenshot_phase,
@@ -65,6 +66,7 @@ PHASES: dict[str, ModuleType] = {
     "logs": logs_phase, "view": view_phase, "context": context_phase, "launch": launch_phase,
     "scan": scan_phase, "share": share_phase, "shell": shell_phase, "upload": upload_phase,
     "profiling": profiling_phase, "webdriver": webdriver_phase, "model": model_phase,
+    "peers": peers_phase,
 }
 
 
@@ -176,9 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{opts.calls} calls per sequential row; load average "
           f"{meta['loadavg_start'][0]:.2f} → {meta['loadavg_end'][0]:.2f}; "
           f"{meta['wall_s']} s.")
-    if "model" in meta:  # a table of its own
-        print()
-        print(meta["model"]["table"])
+    for extra in ("model", "peers"):  # tables of their own
+        if extra in meta:
+            print()
+            print(meta[extra]["table"])
     for warning in results.warnings:
         print(f"WARNING: {warning}")
     for error in results.errors:

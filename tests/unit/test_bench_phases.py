@@ -37,8 +37,8 @@ def test_the_documented_command_lines_parse() -> None:
     default = parse_args([], tuple(PHASES), "test")
     assert default.phases == tuple(PHASES) and default.calls == 2000
     quick = parse_args(["--calls", "200", "--starts", "2", "--json", "out.json",
-                        "--phases", "model,view"], tuple(PHASES), "test")
-    assert (quick.calls, quick.starts, quick.phases) == (200, 2, ("model", "view"))
+                        "--phases", "peers,view"], tuple(PHASES), "test")
+    assert (quick.calls, quick.starts, quick.phases) == (200, 2, ("peers", "view"))
     assert quick.json_path == Path("out.json")
     with pytest.raises(SystemExit):
         parse_args(["--phases", "nonesuch"], tuple(PHASES), "test")

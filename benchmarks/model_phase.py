@@ -10,10 +10,10 @@ is given (name + description + inputSchema as JSON), for the default tool list a
 ``--tools core``.
 
 Peers, the same way on the same browser and page: chrome-devtools-mcp 1.11.0
-(``take_snapshot``) and @playwright/mcp 0.0.83 (``browser_snapshot``), installed with
-npm into ``~/.cache/chrome-ssh-gateway-bench/npm`` and pointed at a local asyncssh
-forward to h1's DevTools port (DESIGN §7), their telemetry and update checks off.
-Skipped, with the reason printed, when npm is absent or the install fails.
+(``take_snapshot``) and @playwright/mcp 0.0.83 (``browser_snapshot``), installed and
+connected as ``benchmarks/peers.py`` says (npm into a cache directory, a local asyncssh
+forward to h1's DevTools port). Skipped, with the reason printed, when npm is absent or
+the install fails.
 
 Tokens (o200k) are counted with ``gpt-tokenizer`` from the same npm cache, which
 counts offline; without it the phase says "tokens: no offline tokenizer".
@@ -25,40 +25,47 @@ size), so the table has one sample per cell, no medians.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import re
 import shutil
 import subprocess
-import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+import tempfile
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import asyncssh
-from mcp import Client, StdioServerParameters
-from mcp.types import CallToolResult
+from mcp import Client
 
+from benchmarks.bench import Bench
+from benchmarks.clients import CALL_TIMEOUT_S, describe
 from benchmarks.model_view import (
-    CALL_TIMEOUT_S,
     definition_json,
     every_tool_once,
     structured_first,
     text_first,
 )
+from benchmarks.page_server import page_server
+from benchmarks.peers import (
+    NPM_DIR,
+    PEERS,
+    Peer,
+    browser_version,
+    call_peer,
+    close_pages,
+    forward,
+    installed,
+    npm_install,
+    open_page,
+    page_ids,
+)
+from benchmarks.results import RowMaker, progress
 from tests.topology import Topology
 
-__all__ = ["ROW_KEYS", "define_rows", "model_phase"]
+__all__ = ["ROW_KEYS", "define_rows", "model_phase", "run"]
 
-NPM_DIR = Path.home() / ".cache" / "chrome-ssh-gateway-bench" / "npm"
-PEERS = {"chrome-devtools-mcp": "chrome-devtools-mcp@1.11.0",
-         "playwright-mcp": "@playwright/mcp@0.0.83"}
 TOKENIZER = "gpt-tokenizer@4.0.0"
-NPM_TIMEOUT_S = 240.0
-TEXT_TOOLS = {"browse", "browse_view", "browse_act"}
 ROW_KEYS = ("model_view_sf", "model_view_tf", "model_defs_all", "model_defs_core",
             "model_cdm_view", "model_cdm_defs", "model_pw_view", "model_pw_defs")
 
@@ -66,7 +73,7 @@ Gateway = Callable[[dict[str, str], list[str]], AbstractAsyncContextManager[Clie
 Serve = Callable[..., AbstractAsyncContextManager[str]]
 
 
-def define_rows(row: Callable[..., Any]) -> None:
+def define_rows(row: RowMaker) -> None:
     row("model_view_sf", "what a structured-first client (Claude Code, Codex) shows the model "
         "of `browse_view`, news page (`model` phase; per tool: the table below)",
         unit="chars", show_p90=False)
@@ -83,44 +90,6 @@ def define_rows(row: Callable[..., Any]) -> None:
     row("model_pw_defs", "↳ its tool definitions", unit="chars", show_p90=False, target="peer")
 
 
-# ---------------------------------------------------------------------------------- npm
-
-
-def npm_install(progress: Callable[[str], None]) -> str | None:
-    """Install the peers and the tokenizer into NPM_DIR; None, or why not."""
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        return "npm/node absent"
-    wanted = [*PEERS.values(), TOKENIZER]
-    if all(_installed_version(spec) for spec in wanted):
-        return None
-    NPM_DIR.mkdir(parents=True, exist_ok=True)
-    progress(f"model: npm install {' '.join(wanted)} into {NPM_DIR}")
-    try:
-        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix",
-                               str(NPM_DIR), *wanted], capture_output=True, text=True,
-                              timeout=NPM_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"npm install failed: {exc}"
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        return f"npm install failed (offline?): {' / '.join(tail)}"
-    return None
-
-
-def _installed_version(spec: str) -> bool:
-    name, _, version = spec.rpartition("@")
-    package = NPM_DIR / "node_modules" / name / "package.json"
-    try:
-        return bool(json.loads(package.read_text()).get("version") == version)
-    except (OSError, ValueError):
-        return False
-
-
-def _bin(name: str) -> Path:
-    return NPM_DIR / "node_modules" / ".bin" / name
-
-
 class Tokens:
     """o200k token counts by gpt-tokenizer (offline), through one node process per batch."""
 
@@ -130,7 +99,7 @@ class Tokens:
 
     def __init__(self) -> None:
         self.why_not = ""
-        if shutil.which("node") is None or not _installed_version(TOKENIZER):
+        if shutil.which("node") is None or not installed(TOKENIZER):
             self.why_not = "no offline tokenizer"
 
     def count(self, texts: list[str]) -> list[int | None]:
@@ -147,103 +116,25 @@ class Tokens:
         return [int(c) for c in counts]
 
 
-# ----------------------------------------------------------------------- the gateway
-
-
-def _leaves(exc: BaseException) -> str:
-    """The leaf exceptions of a (possibly nested) exception group, one line."""
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_leaves(inner) for inner in exc.exceptions)
-    return f"{type(exc).__name__}: {exc}"[:400]
-
-
 def _definitions(tools: list[Any]) -> str:
     return "[" + ",".join(definition_json(t) for t in tools) + "]"
 
 
-# ---------------------------------------------------------------------------- peers
-
-
-@asynccontextmanager
-async def _forward(topo: Topology, connect: Callable[[], Awaitable[asyncssh.SSHClientConnection]]
-                   ) -> AsyncIterator[int]:
-    """A local TCP port on 127.0.0.1 forwarded over SSH to h1's DevTools port."""
-    host = topo.host("h1")
-    remote_port = int(host.devtools_active_port_file.read_text().split("\n")[0])
-    conn = await connect()
-    try:
-        listener = await conn.forward_local_port("127.0.0.1", 0, "127.0.0.1", remote_port)
-        try:
-            yield listener.get_port()
-        finally:
-            listener.close()
-    finally:
-        conn.close()
-        with contextlib.suppress(Exception), anyio.move_on_after(2):
-            await conn.wait_closed()
-
-
-def _page_ids(port: int) -> set[str]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as reply:
-        return {t["id"] for t in json.load(reply) if t.get("type") == "page"}
-
-
-def _browser_version(port: int) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=5) as reply:
-        return str(json.load(reply).get("Browser", ""))
-
-
-def _close_pages(port: int, ids: set[str]) -> None:
-    for target_id in ids:
-        with contextlib.suppress(Exception), urllib.request.urlopen(
-                f"http://127.0.0.1:{port}/json/close/{target_id}", timeout=5):
-            pass
-
-
-def _peer_params(name: str, port: int, home: Path) -> StdioServerParameters:
-    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "LANG": "C.UTF-8", "CI": "1", "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS": "1",
-           "CHROME_DEVTOOLS_MCP_NO_UPDATE_CHECKS": "1",
-           "CHROME_DEVTOOLS_MCP_NO_CONFIG_DISCOVERY": "1"}
-    if name == "chrome-devtools-mcp":
-        args = ["--browserUrl", f"http://127.0.0.1:{port}", "--no-usage-statistics",
-                "--no-performance-crux"]
-    else:
-        args = ["--cdp-endpoint", f"http://127.0.0.1:{port}"]
-    return StdioServerParameters(command=str(_bin(name)), args=args, env=env, cwd=str(home))
-
-
-async def _peer(name: str, port: int, home: Path, news: str) -> dict[str, Any]:
+async def _peer(peer: Peer, port: int, home: Path, news: str) -> dict[str, Any]:
     """A peer's tool definitions and its snapshot of the news page."""
-    before = await anyio.to_thread.run_sync(_page_ids, port)
+    before = await anyio.to_thread.run_sync(page_ids, port)
     try:
-        async with Client(_peer_params(name, port, home),
+        async with Client(peer.params(port, home),
                           read_timeout_seconds=CALL_TIMEOUT_S) as client:
             with anyio.fail_after(CALL_TIMEOUT_S):
                 tools = (await client.list_tools()).tools
-            if name == "chrome-devtools-mcp":
-                steps = [("new_page", {"url": news}), ("take_snapshot", {})]
-            else:
-                steps = [("browser_tabs", {"action": "new"}),
-                         ("browser_navigate", {"url": news}), ("browser_snapshot", {})]
-            result: CallToolResult | None = None
-            for tool, args in steps:
-                if tool == "take_snapshot" and result is not None:
-                    # 1.11 routes by page: "## Pages\n1: …\n2: <url> [selected]"
-                    selected = re.search(r"^(\d+): .*\[selected\]$", text_first(result)[0],
-                                         re.MULTILINE)
-                    if selected is not None:
-                        args = {"pageId": int(selected.group(1))}
-                with anyio.fail_after(CALL_TIMEOUT_S):
-                    result = await client.call_tool(tool, args)
-                if result.is_error:
-                    raise RuntimeError(f"{name} {tool}: {structured_first(result)[0][:300]}")
-            assert result is not None
+            page = await open_page(client, peer, news)
+            snapshot = await call_peer(client, peer, peer.snapshot, page)
     finally:
         with anyio.CancelScope(shield=True):
-            opened = await anyio.to_thread.run_sync(_page_ids, port) - before
-            await anyio.to_thread.run_sync(_close_pages, port, opened)
-    return {"tools": tools, "snapshot": result, "snapshot_tool": steps[-1][0]}
+            opened = await anyio.to_thread.run_sync(page_ids, port) - before
+            await anyio.to_thread.run_sync(close_pages, port, opened)
+    return {"tools": tools, "snapshot": snapshot}
 
 
 # -------------------------------------------------------------------------- the phase
@@ -259,7 +150,8 @@ async def model_phase(topo: Topology, rows: dict[str, Any], *, gateway: Gateway,
     defs: dict[str, dict[str, Any]] = {}     # server (tool set) → json, tools
     peers_note = ""
     browser = ""
-    why_not = await anyio.to_thread.run_sync(npm_install, progress)
+    why_not = await anyio.to_thread.run_sync(
+        npm_install, [*(p.spec for p in PEERS.values()), TOKENIZER], progress)
     async with serve(host) as base:
         news = base + "news.html"
         for label, args in (("gateway (default list)", []),
@@ -274,24 +166,24 @@ async def model_phase(topo: Topology, rows: dict[str, Any], *, gateway: Gateway,
                 async for tool, result in every_tool_once(gw, news):
                     (sf, images), (tf, _) = structured_first(result), text_first(result)
                     shown[tool] = {"sf": sf, "tf": tf, "images": images}
-                for tool in tools:
-                    shown.setdefault(tool.name, {"sf": None, "tf": None, "images": 0})
+                for definition in tools:
+                    shown.setdefault(definition.name, {"sf": None, "tf": None, "images": 0})
         if why_not is None:
             with anyio.fail_after(4 * CALL_TIMEOUT_S):
-                async with _forward(topo, connect) as port:
-                    browser = await anyio.to_thread.run_sync(_browser_version, port)
-                    for name in PEERS:
+                async with forward(topo, connect) as port:
+                    browser = await anyio.to_thread.run_sync(browser_version, port)
+                    for name, peer in PEERS.items():
                         try:
-                            seen = await _peer(name, port, workdir, news)
+                            seen = await _peer(peer, port, workdir, news)
                         except Exception as exc:  # one peer failing leaves the other
-                            peers_note += f"{name}: not measured ({_leaves(exc)}); "
+                            peers_note += f"{name}: not measured ({describe(exc)[:400]}); "
                             continue
                         defs[name] = {"json": _definitions(seen["tools"]),
                                       "tools": len(seen["tools"])}
                         sf, images = structured_first(seen["snapshot"])
                         tf, _ = text_first(seen["snapshot"])
-                        shown[f"{name} {seen['snapshot_tool']}"] = {"sf": sf, "tf": tf,
-                                                                    "images": images}
+                        shown[f"{name} {peer.snapshot}"] = {"sf": sf, "tf": tf,
+                                                           "images": images}
         else:
             peers_note = f"peers: not measured ({why_not})"
     return {**_report(rows, shown, defs, peers_note), "browser": browser}
@@ -352,3 +244,14 @@ def _report(rows: dict[str, Any], shown: dict[str, dict[str, Any]],
                               for server, d in defs.items()}
     return {"table": table, "figures": figures, "peers": peers_note or "measured",
             "tokens": tokens.why_not or "o200k (gpt-tokenizer)"}
+
+
+async def run(bench: Bench) -> None:
+    """Issue 19: what reaches the model per tool, beside peers."""
+    meta = bench.r.meta
+    with tempfile.TemporaryDirectory(prefix="csgw-bench-model-") as workdir:
+        meta["model"] = await model_phase(
+            bench.topo, bench.r.rows, gateway=bench.gateway, serve=page_server,
+            connect=bench.raw("h1").ssh_connect, progress=progress, workdir=Path(workdir))
+    if meta["model"].get("browser"):
+        meta.setdefault("browser", meta["model"]["browser"])

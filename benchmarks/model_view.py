@@ -1,9 +1,12 @@
-"""How an MCP client hands a tool result to the model (DESIGN §8; issue 19).
+"""How an MCP client hands a tool result to the model (issue 19).
 
 The readers ``tests/e2e/test_model_view.py`` checks every tool with: Claude Code and Codex
 ("structured-first") show the model a result's ``structuredContent`` as one JSON
 text when it has one (the text content dropped), else the text; text-first clients
-(Cursor, VS Code) show the text content.  Images are counted beside the text.
+(Cursor, VS Code) show the text content.  Images are counted beside the text.  The
+structured-first readers are what Claude Code 2.1.328 and Codex CLI 0.169.0 were seen to
+send the model, driven offline against a local stand-in of their model APIs on this
+project's test machine (Dec 2026).
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ import anyio
 from mcp import Client
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-__all__ = ["CALL_TIMEOUT_S", "definition_json", "every_tool_once", "structured_first", "text_first"]
+from benchmarks.clients import CALL_TIMEOUT_S
 
-CALL_TIMEOUT_S = 60.0
+__all__ = ["definition_json", "every_tool_once", "structured_first", "text_first"]
 
 
 def structured_first(result: CallToolResult) -> tuple[str, int]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,11 +31,14 @@ from typing import Any
 
 import anyio
 
+from benchmarks.bench import Bench
+from benchmarks.clients import call, child_pid_with
+from benchmarks.page_server import page_server
 from gateway.page.tracing import CATEGORIES, READ_BYTES
 from tests.e2e.helpers import proc_status_kb, write_targets
 from tests.topology import Topology
 
-__all__ = ["ROW_KEYS", "define_rows", "profiling_phase"]
+__all__ = ["ROW_KEYS", "define_rows", "profiling_phase", "run"]
 
 ROUNDS = 3
 HEAP_ROUNDS = 2                # a 50 MB snapshot takes Chrome 10-40 s here
@@ -188,3 +192,12 @@ async def _raw_heap(floor: Any) -> int:
                      {"reportProgress": False, "captureNumericValue": False}, events=count)
     await floor.send("HeapProfiler.disable")
     return size
+
+
+async def run(bench: Bench) -> None:
+    with tempfile.TemporaryDirectory(prefix="csgw-bench-profiling-") as workdir:
+        await profiling_phase(
+            bench.topo, bench.r.rows,
+            gateway=lambda env, args: bench.gateway(env, args, CAPTURE_TIMEOUT_S),
+            call=call, raw=lambda: bench.raw("h1"), serve=page_server,
+            pid_of=child_pid_with, workdir=Path(workdir))

@@ -26,7 +26,12 @@ from websockets.asyncio.client import ClientConnection, unix_connect
 from gateway.hosts.ssh import cipher_preference
 from tests.topology import RemoteHost, Topology
 
-__all__ = ["RawCdp"]
+__all__ = ["EVALUATE_TOOL_PARAMS", "RAW_PARAMS", "RawCdp"]
+
+RAW_PARAMS = {"expression": "1+1"}
+# What the gateway's evaluate tool sends for the same expression (gateway/tools/runtime.py).
+EVALUATE_TOOL_PARAMS = {"expression": "1+1", "awaitPromise": True, "replMode": True,
+                        "userGesture": True, "returnByValue": False}
 
 
 class RawCdp:

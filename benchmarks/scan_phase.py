@@ -14,6 +14,7 @@ Two rows families, beside their floors in the same run:
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import Any
 
 import anyio
 
+from benchmarks.bench import Bench
+from benchmarks.clients import call
 from gateway.browsers.scan import parse_scan, scan_script
 from gateway.config import TargetConfig, load_config
 from gateway.hosts.ssh import SshHost
@@ -28,7 +31,7 @@ from tests.e2e.browsers_on_host import BrowserFarm
 from tests.e2e.helpers import write_targets
 from tests.topology import Topology
 
-__all__ = ["ROW_KEYS", "define_rows", "scan_phase"]
+__all__ = ["ROW_KEYS", "define_rows", "run", "scan_phase"]
 
 SCANS_PER_ROW = 20
 STARTS = 10
@@ -121,3 +124,8 @@ async def _time_to_up(farm: BrowserFarm, client: Any, call: Callable[..., Any]) 
     elapsed = (time.perf_counter() - start) * 1000
     farm.kill(browser)  # its profile goes when the farm closes
     return elapsed
+
+
+async def run(bench: Bench) -> None:
+    with tempfile.TemporaryDirectory(prefix="csgw-bench-scan-") as workdir:
+        await scan_phase(bench.topo, bench.r.rows, bench.gateway, call, Path(workdir))

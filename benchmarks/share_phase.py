@@ -16,7 +16,7 @@ port.  Rows, all in one run on the same browsers:
 * ``evaluate 1+1`` on each, interleaved in rotating blocks with two floors per
   browser, all with the ``evaluate`` tool's parameters: raw CDP over TCP inside the
   browser's own namespace (no SSH: the browsers themselves), and raw CDP over the
-  path the gateway takes (``run.RawCdp``: an asyncssh Unix-socket forward to the
+  path the gateway takes (``raw_cdp.RawCdp``: an asyncssh Unix-socket forward to the
   browser's port on h2, or to the share's socket there); plus the sharer's own CPU
   time per round trip through it (``/proc/<pid>/task/*/schedstat``);
 * ``share`` spawned → its status line on stdout, and → its target usable in the
@@ -35,6 +35,7 @@ import random
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -44,14 +45,17 @@ from typing import IO, Any
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
+from benchmarks.bench import Bench
+from benchmarks.clients import call
 from benchmarks.raw_cdp import RawCdp
+from benchmarks.results import fmt, progress
 from gateway.browsers.shares import SHARED_DIR
 from gateway.config.model import SHARES_INTERVAL_S
 from tests.e2e.helpers import write_targets
 from tests.e2e.share_host import GATEWAY, ShareBrowser, ShareHost
 from tests.topology import RemoteHost, Topology
 
-__all__ = ["ROW_KEYS", "define_rows", "share_phase"]
+__all__ = ["ROW_KEYS", "define_rows", "run", "share_phase"]
 
 SHARE_INDEX = 9                # the share host's index (its /30; any unused one)
 NAME = "bench"
@@ -116,7 +120,7 @@ async def share_phase(topo: Topology, rows: dict[str, Any], *,
     """Fill the share rows; returns what else was seen (the browsers' versions).
 
     ``gateway(env, args)`` opens an MCP client to a gateway, ``interleaved`` is
-    ``Bench._interleaved``."""
+    ``Bench.interleaved``."""
     h2 = topo.host("h2")
     share = await anyio.to_thread.run_sync(lambda: ShareHost(topo, dest=h2, index=SHARE_INDEX))
     sharers: list[Sharer] = []
@@ -350,3 +354,21 @@ def _differences(rows: dict[str, Any]) -> None:
         added.ok = added.samples[0] <= TARGET_ADDED_MS
     up = rows["share_up"]
     up.ok = up.median is not None and up.median <= TARGET_UP_MS
+
+
+async def run(bench: Bench) -> None:
+    """Issue 18: a shared browser beside an SSH target; share → target usable."""
+    opts, r = bench.opts, bench.r
+    with tempfile.TemporaryDirectory(prefix="csgw-bench-share-") as workdir:
+        seen = await share_phase(
+            bench.topo, r.rows, gateway=bench.gateway, call=call,
+            interleaved=bench.interleaved, calls=opts.calls, warmup=opts.warmup,
+            rounds=opts.starts, budget_s=opts.sequential_budget_s, workdir=Path(workdir))
+    r.meta["share"] = seen
+    r.meta.setdefault("browser", seen["browsers"].get("share_raw_ssh"))
+    rows = r.rows
+    progress(f"share: gateway share {fmt(rows['share_gw'].median, 'ms')} vs SSH target "
+             f"{fmt(rows['share_gw_ssh'].median, 'ms')}; raw "
+             f"{fmt(rows['share_raw'].median, 'ms')} vs "
+             f"{fmt(rows['share_raw_ssh'].median, 'ms')}; share → usable "
+             f"{fmt(rows['share_up'].median, 'ms')}")

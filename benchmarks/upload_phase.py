@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -32,10 +33,12 @@ from typing import Any
 import anyio
 import asyncssh
 
+from benchmarks.bench import Bench
+from benchmarks.clients import call
 from tests.e2e.helpers import data_url
 from tests.topology import Topology
 
-__all__ = ["ROW_KEYS", "define_rows", "upload_phase"]
+__all__ = ["ROW_KEYS", "define_rows", "run", "upload_phase"]
 
 FILE_BYTES = 10 * 1024 * 1024
 ROUNDS = 8
@@ -129,3 +132,9 @@ async def _gateway(client: Any, call: Callable[..., Any], local: Path, size: int
     finally:
         await call(client, "close_tab", {"tab": tab})
     return elapsed
+
+
+async def run(bench: Bench) -> None:
+    with tempfile.TemporaryDirectory(prefix="csgw-bench-upload-") as workdir:
+        await upload_phase(bench.topo, bench.r.rows, bench.gateway, call, Path(workdir),
+                           bench.raw("h1").ssh_connect)

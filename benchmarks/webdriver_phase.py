@@ -17,6 +17,7 @@ ssh`` is what the gateway adds.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -25,11 +26,14 @@ from typing import Any
 
 import anyio
 
+from benchmarks.bench import Bench
+from benchmarks.clients import call
+from benchmarks.results import fmt, progress
 from tests.e2e.helpers import write_targets
 from tests.e2e.webdriver_host import CAPABILITIES, PORT, Chromedriver
 from tests.topology import Topology
 
-__all__ = ["ROW_KEYS", "TARGET_SLACK_MS", "define_rows", "webdriver_phase"]
+__all__ = ["ROW_KEYS", "TARGET_SLACK_MS", "define_rows", "run", "webdriver_phase"]
 
 TARGET_SLACK_MS = 150.0  # aim: within this of chromedriver's own session + one SSH connect
 ROW_KEYS = ("wd_session", "wd_ssh", "wd_cold", "wd_added")
@@ -90,3 +94,16 @@ def _floor(driver: Chromedriver) -> float:
         raise RuntimeError(f"chromedriver refused a session: {answer}")
     driver.delete(answer["value"]["sessionId"])
     return elapsed
+
+
+async def run(bench: Bench) -> None:
+    env = bench.topo.client_env()
+    with tempfile.TemporaryDirectory(prefix="csgw-bench-wd-") as workdir:
+        await webdriver_phase(bench.topo, bench.r.rows, bench.opts.starts, Path(workdir),
+                              lambda config: bench.gateway(env, ["--config", str(config)]),
+                              call, bench.raw("h1").ssh_connect)
+    rows = bench.r.rows
+    if rows["wd_added"].median is not None:
+        rows["wd_added"].ok = rows["wd_added"].median <= TARGET_SLACK_MS
+    progress(f"webdriver: cold target {fmt(rows['wd_cold'].median, 'ms')}, "
+             f"chromedriver's own session {fmt(rows['wd_session'].median, 'ms')}")

@@ -1,6 +1,6 @@
 """What a model is shown of each tool's result, in each kind of client (issue 19).
 
-Measured with the clients themselves (DESIGN §8): Claude Code and Codex hand the
+Measured with the clients themselves (see benchmarks/model_view.py): Claude Code and Codex hand the
 model a result's ``structuredContent`` alone, as one JSON text, when it has one (its
 text content dropped, images kept); text-first clients (Cursor, VS Code's chat as
 configured by most) hand it the text content. ``structured_first`` and

@@ -1,6 +1,10 @@
 """The package's layering, read from the source: a folder per layer, dependencies pointing
 one way (tools → page → browsers → hosts → config → errors), and no import cycle between
-modules — imports under ``TYPE_CHECKING`` and inside functions included."""
+modules — imports under ``TYPE_CHECKING`` and inside functions included.
+
+``benchmarks/`` is held to the same: the runner over the phases, each phase over what
+every phase is given (``bench``, ``peers``) and the shared helpers beneath; no phase
+imports another; ``gateway`` never imports ``benchmarks``; every module ≤ 400 lines."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parents[2] / "gateway"
+BENCHMARKS = PACKAGE.parent / "benchmarks"
 
 # Lower layers never import higher ones; a layer may import its own modules.
 LAYERS = {
@@ -145,3 +150,81 @@ def test_the_asyncio_check_sees_each_form_of_import(tmp_path: Path) -> None:
         assert asyncio_imports(tmp_path / "m.py"), text
     (tmp_path / "m.py").write_text("from websockets.asyncio.client import connect\n")
     assert not asyncio_imports(tmp_path / "m.py")
+
+
+# benchmarks/: helpers 0 (may import each other), bench/peers 1, phases 2, the runner 3.
+BENCH_HELPERS = {"__init__", "results", "options", "clients", "raw_cdp", "page_server",
+                 "model_view", "view_render", "noop_server"}
+BENCH_GIVEN = {"bench", "peers"}
+BENCH_RUNNER = {"run"}
+
+
+def bench_rank(stem: str) -> int:
+    if stem in BENCH_HELPERS:
+        return 0
+    if stem in BENCH_GIVEN:
+        return 1
+    if stem.endswith("_phase"):
+        return 2
+    if stem in BENCH_RUNNER:
+        return 3
+    raise AssertionError(f"benchmarks/{stem}.py is in no layer: a helper, a *_phase, or "
+                         "add it to the layers of tests/unit/test_layers.py")
+
+
+def top_imports(path: Path, package: str) -> Iterator[str]:
+    """The modules of ``package`` (one level deep) this file imports, wherever."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module] if node.module != package else \
+                [f"{package}.{a.name}" for a in node.names]
+        else:
+            continue
+        yield from (n.split(".")[1] if "." in n else "__init__" for n in names
+                    if n.split(".")[0] == package)
+
+
+def bench_modules() -> list[Path]:
+    return sorted(BENCHMARKS.glob("*.py"))
+
+
+def test_gateway_never_imports_benchmarks() -> None:
+    found = [f"{path.relative_to(PACKAGE.parent)} → benchmarks.{name}"
+             for path in PACKAGE.rglob("*.py") for name in top_imports(path, "benchmarks")]
+    assert not found, "\n".join(found)
+
+
+def test_benchmarks_dependencies_point_down() -> None:
+    assert len(bench_modules()) > 10
+    wrong = []
+    for path in bench_modules():
+        rank = bench_rank(path.stem)
+        for name in set(top_imports(path, "benchmarks")) - {path.stem}:
+            other = bench_rank(name)
+            if other > rank or (other == rank and rank != 0):
+                wrong.append(f"benchmarks.{path.stem} ({rank}) → benchmarks.{name} ({other})")
+    assert not wrong, "imports against the layering:\n" + "\n".join(sorted(wrong))
+
+
+def test_benchmark_helpers_have_no_cycles() -> None:
+    deps = {p.stem: set(top_imports(p, "benchmarks")) - {p.stem} for p in bench_modules()
+            if p.stem in BENCH_HELPERS}
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        assert node not in path, "import cycle: " + " → ".join([*path, node])
+        if node not in done:
+            for nxt in sorted(deps.get(node, ())):
+                visit(nxt, [*path, node])
+            done.add(node)
+
+    for node in sorted(deps):
+        visit(node, [])
+
+
+@pytest.mark.parametrize("path", bench_modules(), ids=lambda p: p.stem)
+def test_benchmark_modules_are_small(path: Path) -> None:
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"benchmarks/{path.name}: {lines} lines"

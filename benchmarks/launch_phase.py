@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -27,11 +28,44 @@ from typing import Any
 
 import anyio
 
+from benchmarks.bench import Bench
+from benchmarks.clients import until_tabs
+from benchmarks.results import RowMaker, fmt, progress
 from tests.topology import CHROME_FLAGS, CHROMIUM, RemoteHost, Topology
 
-__all__ = ["TARGET_SLACK_MS", "cold_launch", "until_tabs"]
+__all__ = ["ROW_KEYS", "TARGET_SLACK_MS", "cold_launch", "define_rows", "run"]
 
 TARGET_SLACK_MS = 300.0  # aim: within this of Chromium's own start plus one SSH connect
+ROW_KEYS = ("launch_floor", "launch_ssh", "launch_cold", "launch_warm", "launch_cost")
+
+
+def define_rows(row: RowMaker) -> None:
+    row("launch_floor", "Chromium started by hand on h1: spawn → DevToolsActivePort",
+        target="floor")
+    row("launch_ssh", "asyncssh connect + auth to h1 (launch phase)", target="floor")
+    row("launch_cold", "gateway, no browser on h1 (`launch = true`): spawn → first "
+        "non-empty `list_tabs` (cold launch over SSH)")
+    row("launch_warm", "↳ the same, its browser already running (reattach)")
+    row("launch_cost", "↳ cold - warm: what launching costs",
+        target=f"≤ Chromium by hand + {TARGET_SLACK_MS:.0f} ms")
+
+
+async def run(bench: Bench) -> None:
+    """Issue 11: a cold launch over SSH, median of --starts."""
+    topo, r = bench.topo, bench.r
+    env = topo.client_env()
+    with tempfile.TemporaryDirectory(prefix="csgw-bench-") as scratch:
+        await cold_launch(r.rows, topo, bench.opts.starts, Path(scratch),
+                          lambda config: bench.gateway(env, ["--config", str(config)]),
+                          bench.raw("h1").ssh_connect)
+    row, floor = r.rows["launch_cost"], r.rows["launch_floor"]
+    if row.median is not None and floor.median is not None:
+        bound = floor.median + TARGET_SLACK_MS
+        row.ok = row.median <= bound
+        row.target = f"≤ {bound:.0f} ms (Chromium by hand + {TARGET_SLACK_MS:.0f} ms)"
+    progress(f"launch: cold {fmt(r.rows['launch_cold'].median, 'ms')}, warm "
+             f"{fmt(r.rows['launch_warm'].median, 'ms')}, Chromium by hand "
+             f"{fmt(floor.median, 'ms')}")
 
 
 def _by_hand(host: RemoteHost, profile: Path) -> float:
@@ -76,7 +110,6 @@ def _left_on(profile: Path) -> list[int]:
 async def cold_launch(
     rows: dict[str, Any], topo: Topology, starts: int, scratch: Path,
     gateway: Callable[[Path], AbstractAsyncContextManager[Any]],
-    call: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]],
     ssh_connect: Callable[[], Awaitable[Any]],
 ) -> None:
     """Fill ``rows["launch_floor"]``, ``["launch_ssh"]``, ``["launch_cold"]``,
@@ -102,10 +135,10 @@ async def cold_launch(
             config.write_text(f'[targets.vm]\nssh = "{host.name}"\nlaunch = true\n'
                               f'launch_profile = "~/{profile.name}"\n')
             try:
-                cold = await _first_tabs_ms(gateway(config), call)
+                cold = await _first_tabs_ms(gateway(config))
                 if not _left_on(profile):
                     raise RuntimeError(f"no browser kept running on {profile}")
-                warm = await _first_tabs_ms(gateway(config), call)
+                warm = await _first_tabs_ms(gateway(config))
                 rows["launch_cold"].samples.append(cold)
                 rows["launch_warm"].samples.append(warm)
                 rows["launch_cost"].samples.append(cold - warm)
@@ -119,25 +152,11 @@ async def cold_launch(
             await anyio.to_thread.run_sync(host.start_chrome)
 
 
-async def _first_tabs_ms(gateway: AbstractAsyncContextManager[Any],
-                         call: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]],
-                         ) -> float:
+async def _first_tabs_ms(gateway: AbstractAsyncContextManager[Any]) -> float:
     """Milliseconds from spawning ``gateway`` to its first non-empty ``list_tabs``."""
     t0 = time.perf_counter()
     with anyio.fail_after(60):
         async with gateway as gw:
-            await until_tabs(gw, call)
+            await until_tabs(gw)
             return (time.perf_counter() - t0) * 1000
-
-
-async def until_tabs(gw: Any,
-                     call: Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]],
-                     ) -> None:
-    """Call ``list_tabs`` until it lists a tab (the caller bounds the time)."""
-    for _attempt in range(2000):
-        content = await call(gw, "list_tabs", {})
-        if content["tabs"]:
-            return
-        await anyio.sleep(0.005)
-    raise RuntimeError(f"list_tabs stayed empty: {content}")
 

@@ -1,0 +1,54 @@
+"""The ``context`` phase (issue 12): the ``tools/list`` a client gets per tool set, from a
+real gateway over stdio, measured as issue 12 measured it (``json.dumps`` of the tools,
+camelCase keys), and the server's instructions."""
+
+from __future__ import annotations
+
+import anyio
+
+from benchmarks.bench import Bench
+from benchmarks.clients import CALL_TIMEOUT_S, tools_list_json
+from benchmarks.results import RowMaker
+
+__all__ = ["ROW_KEYS", "define_rows", "run"]
+
+# Playwright MCP 0.0.83's tools/list, json.dumps'd the same way, measured on this
+# project's test machine in Dec 2026; `--phases peers` measures it live beside ours.
+PLAYWRIGHT_TOOLS_LIST_CHARS = 21_432
+TARGET_TOOLS_ALL_CHARS = 14_000
+TARGET_TOOLS_CORE_CHARS = 4_000
+TOOL_SETS = {"tools_all": "all", "tools_core": "core", "tools_read_only": "all"}
+ROW_KEYS = (*TOOL_SETS, "tools_instructions")
+
+
+def define_rows(row: RowMaker) -> None:
+    row("tools_all", "`tools/list` JSON, `--tools all` (16 tools)", unit="chars",
+        show_p90=False, target=f"≤ {TARGET_TOOLS_ALL_CHARS:,} (Playwright MCP "
+        f"{PLAYWRIGHT_TOOLS_LIST_CHARS:,})")
+    row("tools_core", "`tools/list` JSON, `--tools core`", unit="chars", show_p90=False,
+        target=f"≤ {TARGET_TOOLS_CORE_CHARS:,}")
+    row("tools_read_only", "`tools/list` JSON, `--read-only`", unit="chars",
+        show_p90=False, target="≤ all")
+    row("tools_instructions", "↳ the server's instructions (`initialize`): shared "
+        "arguments and the result convention, said once", unit="chars", show_p90=False)
+
+
+async def run(bench: Bench) -> None:
+    rows = bench.r.rows
+    env = bench.env("h1")
+    for key, spec in TOOL_SETS.items():
+        args = ["--tools", spec] + (["--read-only"] if key == "tools_read_only" else [])
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            async with bench.gateway(env, args) as gw:
+                listed = (await gw.list_tools()).tools
+                instructions = gw.instructions or ""
+        chars = len(tools_list_json(listed))
+        rows[key].samples = [float(chars)]
+        rows[key].label = rows[key].label.replace("(16 tools)", f"({len(listed)} tools)")
+        bench.r.meta.setdefault("tools_list", {})[key] = {"tools": len(listed), "chars": chars}
+        if key == "tools_all":
+            rows["tools_instructions"].samples = [float(len(instructions))]
+    rows["tools_all"].ok = rows["tools_all"].samples[0] <= TARGET_TOOLS_ALL_CHARS
+    rows["tools_core"].ok = rows["tools_core"].samples[0] <= TARGET_TOOLS_CORE_CHARS
+    rows["tools_read_only"].ok = (rows["tools_read_only"].samples[0]
+                                  <= rows["tools_all"].samples[0])

@@ -251,7 +251,7 @@ def test_plugin_json_has_the_documented_fields() -> None:
 
 def test_the_plugin_skills_are_the_hidden_skills_folder() -> None:
     """``skills``: a path from the plugin root (``./…``); kept in a hidden folder so the
-    top level stays what DESIGN §3 names."""
+    top level stays the product's own (``TOP_LEVEL``)."""
     path = PLUGIN["skills"]
     assert path.startswith("./") and (ROOT / path).resolve() == SKILLS.resolve()
     assert Path(path).parts[0].startswith(".")
@@ -500,7 +500,7 @@ def test_check_wheel_refuses_unknown_options() -> None:
 
 TOP_LEVEL = {"pyproject.toml", "README.md", "gateway", "tests", "fixtures", "examples",
              "benchmarks", ".ci", "scripts", "LICENSE", "server.json"}
-"""DESIGN §3's top level (the product card's), and the conventional files beside it; a
+"""The product's top level (the folders its design fixes), and the conventional files beside it; a
 client's hidden folders (``.claude-plugin/``, ``.claude/``, ``.github/``) come on top."""
 
 

@@ -111,6 +111,14 @@ def _check_ssh_host(host: str, *, text: str) -> None:
                        "expected letters, digits, '.', '-', '_'")
 
 
+def _bracketed(text: str, part: str, expected: str) -> tuple[str, str]:
+    """``part`` starting ``[``: the IPv6 address inside and what follows ``]``."""
+    close = part.find("]")
+    if close < 0:
+        raise BadValue(f"{show(text)} has '[' without ']'; {expected}")
+    return part[1:close], part[close + 1:]
+
+
 def parse_ssh_destination(text: str) -> SshDestination:
     """Parse ``[user@]host[:port]``, ``[user@][ipv6][:port]``, bare IPv6 or ``ssh://...``.
 
@@ -149,11 +157,7 @@ def parse_ssh_destination(text: str) -> SshDestination:
 
     port: int | None = None
     if rest.startswith("["):
-        close = rest.find("]")
-        if close < 0:
-            raise BadValue(f"{show(text)} has '[' without ']'; expected [ipv6]:port")
-        host = rest[1:close]
-        after = rest[close + 1 :]
+        host, after = _bracketed(text, rest, "expected [ipv6]:port")
         if after:
             if not after.startswith(":"):
                 raise BadValue(f"unexpected {show(after)} after ']'; expected [ipv6]:port")
@@ -212,11 +216,7 @@ def parse_cdp_address(text: str) -> CdpAddress:
         raise BadValue(f"CDP address {show(text)} must not have a query or fragment")
 
     if authority.startswith("["):
-        close = authority.find("]")
-        if close < 0:
-            raise BadValue(f"{show(text)} has '[' without ']'; {expected}")
-        host = authority[1:close]
-        after = authority[close + 1 :]
+        host, after = _bracketed(text, authority, expected)
         if not after.startswith(":"):
             raise BadValue(f"CDP address {show(text)} needs a port; {expected}")
         port_text = after[1:]

@@ -1509,7 +1509,14 @@ class Bench:
                         assert seen["ax_nodes"] > 1000, seen
 
                     async def gw_view() -> None:
-                        view, text = await call_with_text(gw, "browse_view", {"tab": tab})
+                        # Text only, as a model's client asks: the header line says the refs.
+                        result = await gw.call_tool("browse_view", {"tab": tab})
+                        text = "".join(getattr(block, "text", "") for block in result.content)
+                        header, _, body = text.partition("\n")
+                        refs = re.search(r"\((\d+) refs\)", header)
+                        assert not result.is_error and refs, text[:300]
+                        view = {"view": body, "refs": int(refs[1]),
+                                "truncated": "view truncated" in header}
                         # Ref numbers count on across views of a tab, so later views
                         # are longer: the size row is the first view's.
                         seen.setdefault("first", view)

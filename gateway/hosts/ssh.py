@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import asyncssh
 import structlog
 
 from gateway import progress
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import HostError, HostKeyRejected, NothingListens, StagingFailed
+from gateway.hosts.asyncssh_import import asyncssh
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.http import HttpResponse, request_over
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck

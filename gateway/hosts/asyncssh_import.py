@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from collections.abc import Callable
 
 _LIBOQS = ("oqs", "liboqs")   # the names asyncssh.crypto.pq looks up
 _LIBOQS_FILE = "liboqs.so"
 
 
-def _loadable_liboqs(find_library: object) -> object:
+Lookup = Callable[[str], "str | None"]  # ctypes.util.find_library's shape
+
+
+def _loadable_liboqs(find_library: Lookup) -> Lookup:
     def find(name: str) -> str | None:
         if name not in _LIBOQS:
-            return find_library(name)  # type: ignore[operator, no-any-return]
+            return find_library(name)
         try:
             ctypes.CDLL(_LIBOQS_FILE)
         except OSError:

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import asyncssh
 import structlog
 
 from gateway import progress
@@ -48,6 +47,7 @@ from gateway.errors import (
     StagingFailed,
     map_exceptions,
 )
+from gateway.hosts.asyncssh_import import asyncssh
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, hold_over_ssh
 from gateway.hosts.http import ByteStream, ChannelStream, HttpResponse, request

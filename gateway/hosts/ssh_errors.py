@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import asyncssh
-
 from gateway.errors import ExceptionMap, HostError, NothingListens
+from gateway.hosts.asyncssh_import import asyncssh
 
 __all__ = ["CHANNEL_ERRORS", "command_errors", "reason", "ssh_errors"]
 

@@ -75,23 +75,33 @@ async def fetch_snapshot(target: Browser, tab: Tab) -> tuple[PageSnapshot, str]:
     async def call(method: str, params: Json | None, session: str) -> Json:
         return await target.tab_call(tab, method, params, session=session)
 
-    trees = await gather(*(call("Page.getFrameTree", None, s) for s in sessions))
+    # Each session's own root frame is its default for getFullAXTree: its tree is
+    # asked for beside the frame tree, so a page of one frame costs one round trip.
+    trees, root_trees = await gather(
+        gather(*(call("Page.getFrameTree", None, s) for s in sessions)),
+        gather(*(call("Accessibility.getFullAXTree", None, s) for s in sessions)))
     owner: dict[str, str] = {}
     frames: dict[str, Json] = {}
     for session, tree in zip(sessions, trees, strict=True):
         for frame in walk_frame_tree(tree["frameTree"]):
             owner[frame["id"]] = session
             frames[frame["id"]] = frame
+    nodes_of: dict[str, list[Json]] = {}
+    for session, tree, ax_tree in zip(sessions, trees, root_trees, strict=True):
+        root_id = tree["frameTree"]["frame"]["id"]
+        if owner[root_id] == session:
+            nodes_of[root_id] = ax_tree["nodes"]
     ordered = order_frames(frames)
     children = [f for f in ordered if f.get("parentId") in owner]
+    rest = [f for f in ordered if f["id"] not in nodes_of]
     ax_trees, owners = await gather(
         gather(*(call("Accessibility.getFullAXTree", {"frameId": f["id"]}, owner[f["id"]])
-                 for f in ordered)),
+                 for f in rest)),
         gather(*(call("DOM.getFrameOwner", {"frameId": f["id"]}, owner[f["parentId"]])
                  for f in children)),
     )
     owner_of = {f["id"]: o["backendNodeId"] for f, o in zip(children, owners, strict=True)}
-    nodes_of = {f["id"]: t["nodes"] for f, t in zip(ordered, ax_trees, strict=True)}
+    nodes_of.update((f["id"], t["nodes"]) for f, t in zip(rest, ax_trees, strict=True))
     # A frame that just loaded can answer with a tree of its root alone for a moment
     # (its layout not done), though its <iframe> is shown: ask it again, a few times
     # (not an about:blank one: an empty ad slot is blank for good).

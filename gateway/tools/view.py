@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -67,7 +68,11 @@ async def _view(on: OnTab, max_chars: int) -> PageView:
     page.next_ref += len(rendered.refs)
     if page.loader_id is None:
         page.loader_id = loader_id
-    page.view = ViewState(rendered.refs, loader_id, {f.frame_id: f for f in snapshot.frames})
+    # Refs need only where each frame hangs, not its tree: a news page's AX nodes are
+    # ~4 MB of objects a tab would otherwise hold (and every full collection scan) until
+    # its next view.
+    page.view = ViewState(rendered.refs, loader_id, {
+        f.frame_id: dataclasses.replace(f, nodes=(), attributes={}) for f in snapshot.frames})
     fitted = fit(rendered.text, max_chars)
     return PageView(tab=page.id, target=t.name, url=snapshot.url, view=fitted.value,
                     refs=len(rendered.refs), truncated=fitted.truncated)

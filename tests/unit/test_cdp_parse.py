@@ -12,11 +12,19 @@ from gateway.browsers.cdp import parse_message
 @pytest.mark.parametrize("text", [
     '{"id": 7, "result": {"result": {"type": "number", "value": 2}}}',
     '{"method": "Runtime.consoleAPICalled", "params": {"args": [{"value": "\\ud83d\\ude00"}]}}',
-    '{"a": -0.0, "b": 1e308, "c": 12345678901234567890123, "d": "\\u0000", "e": null}',
+    '{"a": -0.0, "b": 1e308, "c": 18446744073709551615, "d": "\\u0000", "e": null}',
 ])
 def test_same_value_as_json(text: str) -> None:
     assert parse_message(text) == json.loads(text)
     assert parse_message(text.encode()) == json.loads(text)
+
+
+def test_integers_beyond_64_bits_are_the_javascript_number() -> None:
+    """Every CDP number is a JavaScript double: a literal beyond 64 bits (as a page's
+    ``1e20`` prints) arrives as that double, not as a Python int JavaScript never had."""
+    value = parse_message('{"v": 100000000000000000000, "w": 12345678901234567890123}')
+    assert value == {"v": 1e20, "w": 12345678901234567890123.0}
+    assert type(value["v"]) is float
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -24,7 +24,8 @@ class ViewState:
 
     refs: dict[int, RefTarget]
     loader_id: str
-    frames: dict[str, FrameSnapshot]   # frame id → its snapshot (sessions, iframe owners)
+    frames: dict[str, FrameSnapshot]   # frame id → where it hangs (session, iframe owner);
+                                       # its nodes are not kept
 
 
 def current_view(tab: Tab) -> ViewState | None:

@@ -35,7 +35,7 @@ _CONSOLE_EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrow
                              "Log.entryAdded"})
 
 
-@dataclass
+@dataclass(eq=False)  # a tab is itself: compared and hashed by identity (page-layer state keys)
 class Tab:
     id: int
     target: str                      # target name
@@ -49,8 +49,6 @@ class Tab:
     network: NetworkLog = field(default_factory=NetworkLog)
     dialog: dict[str, Any] | None = None   # Page.javascriptDialogOpening params while open
     loader_id: str | None = None           # the main frame's current document
-    view: object | None = None             # the page layer's ViewState of the last view
-    next_ref: int = 1                      # refs are unique per tab, across views
     closing: bool = False                  # close_tab is under way
     retired: bool = False                  # gone from its browser (closed, crashed, lost)
     loaded: dict[str, str | None] = field(default_factory=dict)  # load event → its document

@@ -64,16 +64,16 @@ def order_frames(frames: dict[str, Json]) -> list[Json]:
     return ordered
 
 
-async def fetch_snapshot(target: Browser, tab: Tab) -> tuple[PageSnapshot, str]:
+async def fetch_snapshot(browser: Browser, tab: Tab) -> tuple[PageSnapshot, str]:
     """The tab's snapshot and its main frame's loaderId (which identifies the document)."""
     main = tab.session_id
     if main is None:  # first use after a detach: let tab_call attach
-        await target.tab_call(tab, "Page.getFrameTree")
+        await browser.tab_call(tab, "Page.getFrameTree")
         main = tab.session_id
     sessions = [s for s in (main, *tab.frame_sessions.values()) if s is not None]
 
     async def call(method: str, params: Json | None, session: str) -> Json:
-        return await target.tab_call(tab, method, params, session=session)
+        return await browser.tab_call(tab, method, params, session=session)
 
     # Each session's own root frame is its default for getFullAXTree: its tree is
     # asked for beside the frame tree, so a page of one frame costs one round trip.

@@ -106,7 +106,7 @@ def register(tools: Tools, registry: Registry) -> None:
     ) -> TraceResult:
         """Trace duration_s (of a reload?), or start/stop around your steps; returns load
         timings, LCP, CLS, long tasks, main-thread time, the gzipped trace's path."""
-        browser, page = on.browser, on.tab
+        browser = on.browser
         max_bytes = browser.config.max_capture_mb << 20
         if reload and registry.config.read_only:
             raise NotAllowed("reload is refused in read-only mode (--read-only): it reloads "
@@ -119,19 +119,19 @@ def register(tools: Tools, registry: Registry) -> None:
                         "ends it)" if recording is not None else "")
                 raise CaptureFailed(f"no performance trace started with action='start' is "
                                     f"running on target {browser.name!r}{busy}; start one "
-                                    f"with performance_trace(tab={page.id}, action='start')")
+                                    f"with performance_trace(tab={on.tab.id}, action='start')")
             if recording.tab.dialog is not None:  # it goes on recording: stop after answering
                 raise recording.tab.dialog_error()
         else:
             if action == "start" and save_to is not None:
                 raise InvalidArgument("save_to belongs to the call with action='stop'")
-            recording = await recorder.start(browser, page, on.budget,
+            recording = await recorder.start(browser, on.tab, on.budget,
                                              manual=action == "start")
             try:
                 if reload:
-                    await browser.tab_call(page, "Page.reload", timeout_s=on.budget)
+                    await browser.tab_call(on.tab, "Page.reload", timeout_s=on.budget)
                 if action == "start":
-                    return TraceResult(tab=page.id, target=browser.name, recording=True)
+                    return TraceResult(tab=on.tab.id, target=browser.name, recording=True)
                 await _record_for(recording, duration_s)
             except BaseException:
                 await recorder.abandon(recording)
@@ -161,11 +161,11 @@ def register(tools: Tools, registry: Registry) -> None:
     ) -> HeapSnapshot:
         """Take a heap snapshot; returns its path, the 10 constructors with the largest
         self size, detached DOM nodes."""
-        browser, page = on.browser, on.tab
+        browser = on.browser
         budget = timeout_s or max(on.budget, HEAP_TIMEOUT_S)
 
         async def write(file: Any) -> int:
-            return await take_heap_snapshot(browser, page, file, budget,
+            return await take_heap_snapshot(browser, on.tab, file, budget,
                                             browser.config.max_capture_mb << 20)
 
         path, size = await _saved(await save_path(ctx, registry, save_to), "heap",
@@ -175,7 +175,7 @@ def register(tools: Tools, registry: Registry) -> None:
         except anyio.get_cancelled_exc_class():
             path.unlink(missing_ok=True)  # cancelled while summing up: no file either
             raise
-        return HeapSnapshot(tab=page.id, target=browser.name, path=str(path), file_bytes=size,
+        return HeapSnapshot(tab=on.tab.id, target=browser.name, path=str(path), file_bytes=size,
                             **summary.model_dump())
 
 

@@ -15,7 +15,7 @@ from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.actions import Action, StepResult, run_actions
 from gateway.page.navigation import navigate_tab
 from gateway.page.snapshot import fetch_snapshot
-from gateway.page.view import ViewState, render_view
+from gateway.page.view import ViewState, first_ref, remember_view, render_view
 
 from .args import MaxChars, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
 from .definition import OnTab, Tools
@@ -60,21 +60,22 @@ async def _view(on: OnTab, max_chars: int) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
     Refs count on across views of a tab, so a ref from an older view can never
-    name an element of the new one. Hold ``page.lock``.
+    name an element of the new one. Hold ``tab.lock``.
     """
-    t, page = on.browser, on.tab
-    snapshot, loader_id = await fetch_snapshot(t, page)
-    rendered = render_view(snapshot, first_ref=page.next_ref)
-    page.next_ref += len(rendered.refs)
-    if page.loader_id is None:
-        page.loader_id = loader_id
+    tab = on.tab
+    snapshot, loader_id = await fetch_snapshot(on.browser, tab)
+    first = first_ref(tab)
+    rendered = render_view(snapshot, first_ref=first)
+    if tab.loader_id is None:
+        tab.loader_id = loader_id
     # Refs need only where each frame hangs, not its tree: a news page's AX nodes are
     # ~4 MB of objects a tab would otherwise hold (and every full collection scan) until
     # its next view.
-    page.view = ViewState(rendered.refs, loader_id, {
-        f.frame_id: dataclasses.replace(f, nodes=(), attributes={}) for f in snapshot.frames})
+    remember_view(tab, ViewState(rendered.refs, loader_id, {
+        f.frame_id: dataclasses.replace(f, nodes=(), attributes={}) for f in snapshot.frames},
+        next_ref=first + len(rendered.refs)))
     fitted = fit(rendered.text, max_chars)
-    return PageView(tab=page.id, target=t.name, url=snapshot.url, view=fitted.value,
+    return PageView(tab=tab.id, target=on.browser.name, url=snapshot.url, view=fitted.value,
                     refs=len(rendered.refs), truncated=fitted.truncated)
 
 

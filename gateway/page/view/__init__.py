@@ -48,7 +48,7 @@ from gateway.page.view.labels import attribute_requests
 from gateway.page.view.model import FrameSnapshot, PageSnapshot, RefTarget, View, snapshot_from_json
 from gateway.page.view.render import render_view
 from gateway.page.view.roles import URL_MAX
-from gateway.page.view.state import ViewState, current_view
+from gateway.page.view.state import ViewState, current_view, first_ref, remember_view
 
 __all__ = [
     "URL_MAX",
@@ -59,6 +59,8 @@ __all__ = [
     "ViewState",
     "attribute_requests",
     "current_view",
+    "first_ref",
+    "remember_view",
     "render_view",
     "snapshot_from_json",
 ]

@@ -1,21 +1,22 @@
 """The view an agent last saw of a tab: the refs it may act on and the document they name.
 
-It lives on the tab (``Tab.view``), but the browsers layer below knows nothing
-of views, so ``Tab.view`` is typed ``object``; ``current_view`` is the one
-place that narrows it back.
+Page-layer state, so the page layer keeps it: by tab, weakly (a tab the browsers
+layer forgets takes its view along), typed here — the browsers layer below knows
+nothing of views.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from gateway.page.view.model import FrameSnapshot, RefTarget
 
 if TYPE_CHECKING:
     from gateway.browsers.tab import Tab
 
-__all__ = ["ViewState", "current_view"]
+__all__ = ["ViewState", "current_view", "first_ref", "remember_view"]
 
 
 @dataclass(frozen=True)
@@ -26,9 +27,23 @@ class ViewState:
     loader_id: str
     frames: dict[str, FrameSnapshot]   # frame id → where it hangs (session, iframe owner);
                                        # its nodes are not kept
+    next_ref: int                      # the first ref of the tab's next view
+
+
+_views: WeakKeyDictionary[Tab, ViewState] = WeakKeyDictionary()
 
 
 def current_view(tab: Tab) -> ViewState | None:
-    """The tab's last view, None before the first (or if something else was stored)."""
-    view = tab.view
-    return view if isinstance(view, ViewState) else None
+    """The tab's last view, None before the first."""
+    return _views.get(tab)
+
+
+def first_ref(tab: Tab) -> int:
+    """The first ref of the tab's next view: refs count on across a tab's views, so a
+    ref from an older view never names an element of a newer one."""
+    view = _views.get(tab)
+    return view.next_ref if view is not None else 1
+
+
+def remember_view(tab: Tab, view: ViewState) -> None:
+    _views[tab] = view

@@ -103,11 +103,13 @@ async def test_a_long_wait_reports_seconds_of_its_timeout_then_a_final_report(
             await anyio.sleep(0.65)
             tab.on_event("Page.loadEventFired", {})
     ticks, final = sent[:-1], sent[-1]
-    assert 3 <= len(ticks) <= 6, sent  # from 0.2 s on, every 0.1 s, until 0.65 s
-    assert all(total == 5.0 and 0.2 <= done < 0.7 for done, total, _ in ticks), sent
+    # From 0.2 s on, every 0.1 s, until 0.65 s: at most 5; a loaded machine ticks late,
+    # so fewer (the load comes after at least 0.65 s, and nothing ticks after it).
+    assert 1 <= len(ticks) <= 6, sent
+    assert all(total == 5.0 and 0.2 <= done <= final[0] for done, total, _ in ticks), sent
     assert ticks[0][2] == f"waiting for 'load' of the page: {ticks[0][0]:.1f} of 5 s", sent
     assert [done for done, _, _ in sent] == sorted({done for done, _, _ in sent}), sent
-    assert final[0] == final[1] and 0.65 <= final[0] < 1.5, final
+    assert final[0] == final[1] and 0.65 <= final[0] < 5.0, final
     assert final[2] == f"waited {final[0]:.1f} s for 'load' of the page"
 
 

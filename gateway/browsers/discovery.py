@@ -250,6 +250,7 @@ class Launch:
 
     async def find(self, search: Search) -> Found | None:
         launcher = self.launcher
+        await launcher.reclaim()
         if launcher.profile is not None:
             found = await ActivePortFiles((launcher.profile,), configured=True).find(search)
             if found is not None:

@@ -2,10 +2,11 @@
 
 Launching runs as ONE ``sh`` command on the host — over SSH every exec is a
 round trip: find the binary, refuse a profile another Chrome holds, start the
-browser detached from the session (``setsid``, else ``nohup``; stdin from
-/dev/null, output to a log file in the profile) so an SSH drop does not take it
-down, then wait there for ``DevToolsActivePort`` — or for the browser to exit,
-and print the last lines it wrote. The same script without the start is the
+browser in a session of its own (``setsid``, else ``nohup``; stdin from /dev/null,
+output to a log file in the profile) — so an SSH drop alone does not take a kept
+one down, and a held one is stopped by its script, not by a signal to a group —
+then wait there for ``DevToolsActivePort`` — or for the browser to exit, and
+print the last lines it wrote. The same script without the start is the
 doctor's probe: nothing is started, nothing is written.
 
 Each fact comes back on a line of its own, ``@csgw <what> <value>``; what the
@@ -32,6 +33,7 @@ __all__ = [
     "ScriptResult",
     "launch_command",
     "parse_script",
+    "stop_command",
 ]
 
 # In this order, after $CHROME_PATH; names are looked up on the host's PATH.
@@ -136,9 +138,10 @@ def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True,
     dies (SIGKILL included: the kernel closes the pipe, sshd the channel); then it
     stops the browser (``_stop``) and removes a temporary profile. It ignores the
     signals a terminal or a killed process group would send it, so that only that end
-    stops it; the browser gets them back. A temporary launch first sweeps away the
-    temporary profiles whose holder is gone (a machine that lost power, a killed
-    process group)."""
+    stops it; the browser gets TERM and HUP back (INT and QUIT stay ignored, as for
+    any background job of a shell — it is stopped with TERM). A temporary launch
+    first sweeps away the temporary profiles whose holder is gone (a machine that lost
+    power, a killed process group)."""
     held = held or plan.profile is None
     parts = ["trap '' INT HUP TERM PIPE; " if held and start else "", _find_binary()]
     if plan.profile is not None:
@@ -163,7 +166,7 @@ def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True,
         display = plan.display or ":0"
         env = (f"export {'DISPLAY' if ':' in display else 'WAYLAND_DISPLAY'}="
                f"{shlex.quote(display)}; ")
-    rounds = max(1, int(timeout_s / _POLL_S))
+    wait_s = max(1, round(timeout_s))
     remove = plan.profile is None
     parts.append(
         f"printf '{_MARK} profile %s\\n' \"$P\"; "
@@ -173,21 +176,25 @@ def launch_command(plan: LaunchPlan, timeout_s: float, *, start: bool = True,
         f'({"trap - INT HUP TERM PIPE; " if held else ""}{env}'
         f'exec $S "$B" {" ".join(shlex.quote(f) for f in flags)} $NS "--user-data-dir=$P" '
         f'about:blank) </dev/null >"$P/{LOG_NAME}" 2>&1 & '
-        f"pid=$!; printf '{_MARK} pid %s\\n' $pid; i=0; o=slow; "
-        f'while [ $i -lt {rounds} ]; do '
+        # Bounded by the clock, not by rounds: each round's ps costs more than its
+        # sleep on a loaded host.
+        f"pid=$!; printf '{_MARK} pid %s\\n' $pid; o=slow; end=$(($(date +%s) + {wait_s})); "
+        'while [ "$(date +%s)" -lt "$end" ]; do '
         'if [ -s "$P/DevToolsActivePort" ]; then o=ready; break; fi; '
         f"{_alive('$pid')} || {{ o=exited; break; }}; "
-        f'sleep {_POLL_S}; i=$((i+1)); done; '
+        f'sleep {_POLL_S}; done; '
         f"echo \"{_MARK} $o\"; "
         f"echo '{_MARK} stderr'; tail -n {STDERR_LINES} \"$P/{LOG_NAME}\" 2>/dev/null; ")
     if held:
-        # Not ready: stopped at once (a slow one may still start). Ready: held until
-        # the gateway says how to stop it ("quitting": it was asked to quit already)
-        # or its end of stdin closes; nothing is printed after HELD (no reader).
+        # Ready: held until the gateway says how to stop it ("quitting": it was asked
+        # to quit already) or its end of stdin closes. Not ready: stopped at once (a
+        # slow one may still start), the output ended first so the gateway has the
+        # browser's words without waiting for the stop. Nothing is printed after that.
         pid = '"$pid"'
         stop = _stop(pid, '"$P"', remove_profile=remove)
-        parts.append(f'if [ "$o" = ready ]; then echo \'{HELD}\'; exec >/dev/null 2>&1; '
-                     'how=; read -r how; else how=; fi; '
+        parts.append(f'how=; if [ "$o" = ready ]; then echo \'{HELD}\'; '
+                     'exec >/dev/null 2>&1; read -r how; else exec >/dev/null 2>&1; '
+                     f'kill -KILL -{pid} 2>/dev/null; fi; '
                      f'if [ "$how" = {QUITTING} ]; then {_wait_gone(pid)}fi; {stop}')
     return "".join(parts) + "true"
 
@@ -199,6 +206,12 @@ def _wait_gone(pid: str, grace_s: float = STOP_GRACE_S) -> str:
             "i=$((i+1)); done; ")
 
 
+def stop_command(pid: int, profile: str, *, remove_profile: bool) -> str:
+    """Stop the browser ``pid`` on ``profile`` from a command of its own: one whose
+    holder is gone (``ChromeLauncher.reclaim``)."""
+    return _stop(str(pid), quote_path(profile), remove_profile=remove_profile) + "true"
+
+
 def _stop(pid: str, profile: str, *, remove_profile: bool) -> str:
     """Stop the browser ``pid`` (shell words) — only if it still is the one running on
     ``profile`` (a reused pid is left alone): TERM to the browser alone, as ``kill``
@@ -208,7 +221,7 @@ def _stop(pid: str, profile: str, *, remove_profile: bool) -> str:
     (temporary) profile."""
     script = (f'case "$(ps -ww -o args= -p {pid} 2>/dev/null)" in *--user-data-dir={profile}*) '
               f"kill -TERM {pid} 2>/dev/null; " + _wait_gone(pid) +
-              f"kill -KILL -- -{pid} 2>/dev/null || kill -KILL {pid} 2>/dev/null ;; esac; ")
+              f"kill -KILL -{pid} 2>/dev/null || kill -KILL {pid} 2>/dev/null ;; esac; ")
     if remove_profile:
         script += f"rm -rf -- {profile}; "
     return script
@@ -223,7 +236,9 @@ def _sweep_temporary_profiles() -> str:
             '[ -d "$d" ] && [ -O "$d" ] || continue; '
             f'h=$(cat "$d/{HOLDER_NAME}" 2>/dev/null); '
             'u=$(ps -eww -o pid=,args= 2>/dev/null | '
-            'awk -v d="--user-data-dir=$d" \'index($0, d) { print $1 }\'); '
+            # whole arguments: awk's own "d=--user-data-dir=…" must not match itself
+            'awk -v d="--user-data-dir=$d" '
+            '\'{ for (i = 2; i <= NF; i++) if ($i == d) { print $1; break } }\'); '
             'if [ -n "$h" ]; then '
             f'case "$(ps -ww -o args= -p "$h" 2>/dev/null)" in *{_MARK}*) continue ;; esac; '
             '[ -z "$u" ] || kill -KILL $u 2>/dev/null; '

@@ -18,8 +18,10 @@ logins made there survive restarts; temporary (the embedded local default, alway
 held): a fresh 0700 directory per start, removed with the browser — and by the
 next temporary launch on that host if its holder was killed too.
 
-Only a browser this process started is ever stopped — by its pid, and only
-while that pid still runs on the profile it was started on. A browser it
+Only a browser this process started is ever stopped by it — by its pid, and only
+while that pid still runs on the profile it was started on (the sweep of a
+temporary launch also stops a browser left on a temporary profile whose holder is
+gone: a gateway's that was killed with its script). A browser it
 started that dies is started again by the supervisor, at most
 ``MAX_STARTS_PER_MINUTE`` times a minute; ``restarts`` counts those.
 """
@@ -38,6 +40,7 @@ from gateway.browsers.launch_script import (
     ScriptResult,
     launch_command,
     parse_script,
+    stop_command,
 )
 from gateway.config import TargetConfig
 from gateway.errors import DiscoveryError, HostError
@@ -161,14 +164,36 @@ class ChromeLauncher:
             raise DiscoveryError(self._target, "the launch script named no profile")
         return self.profile
 
+    async def reclaim(self) -> None:
+        """Before looking for the browser again: if the script holding the one this
+        process started is gone — its SSH connection dropped (sshd may not even know
+        yet), or it was killed — stop that browser now, so that it is not served unheld
+        (or killed under a new session later); the next launch starts a fresh one."""
+        if self._held is not None and self._held.gone:
+            await self.aclose()
+
     async def aclose(self, *, quitting: bool = False) -> None:
         """Stop the browser this process started, unless it is to keep running; a
         temporary profile goes with it. ``quitting``: it was asked to quit already."""
         pid, self.pid = self.pid, None
         held, self._held = self._held, None
+        profile = self.profile
         if self.plan.profile is None:
             self.profile = None
         if held is None:
             return
+        if held.gone and pid is not None and profile is not None:
+            await self._stop_unheld(pid, profile)
         await held.release(QUITTING if quitting else STOP, STOP_TIMEOUT_S * 2)
-        log.info("stopped the launched browser", target=self._target, pid=pid)
+        log.info("let go of the launched browser", target=self._target, pid=pid)
+
+    async def _stop_unheld(self, pid: int, profile: str) -> None:
+        """Stop a browser whose holding script is gone (killed, or its SSH connection
+        lost) with a command of its own, over the connection there is now."""
+        try:
+            await self._host.run(stop_command(pid, profile,
+                                              remove_profile=self.plan.profile is None),
+                                 STOP_TIMEOUT_S * 2)
+        except HostError as exc:
+            log.warning("could not stop the browser whose holder is gone", target=self._target,
+                        pid=pid, host=self._host.label, error=exc.reason)

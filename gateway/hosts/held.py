@@ -13,16 +13,19 @@ session's channel, so such a browser is tied to its SSH connection too.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from gateway.errors import HostError
+
 if TYPE_CHECKING:  # imported by its only caller, ``SshHost``: a local gateway never needs it
     import asyncssh
 
-__all__ = ["Held", "hold_here", "hold_over_ssh"]
+__all__ = ["Held", "Sessions", "hold_here", "hold_over_ssh"]
 
 _MAX_LINE = 64 * 1024
 
@@ -30,14 +33,82 @@ _MAX_LINE = 64 * 1024
 class Held(Protocol):
     """A command that runs until released (or until the gateway is gone)."""
 
+    @property
+    def gone(self) -> bool:
+        """Whether the command has ended already (killed, or its connection lost)."""
+
     async def release(self, word: str, timeout_s: float) -> None:
         """Write ``word`` on its stdin, close it and wait up to ``timeout_s`` for the
         command to end; never raises (the far end may be gone already)."""
 
 
+class Sessions:
+    """The sessions of one connection (sshd refuses more than ``MaxSessions``): a
+    command takes one while it runs (``async with``); a held command keeps one for as
+    long as it is held, and is refused when holds would leave commands fewer than
+    ``for_commands``."""
+
+    def __init__(self, total: int, for_commands: int) -> None:
+        self._free = anyio.Semaphore(total)
+        self._most_held = total - for_commands
+        self._held = 0
+
+    async def __aenter__(self) -> None:
+        await self._free.acquire()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._free.release()
+
+    async def hold(self, start: Callable[[], Awaitable[tuple[str, Held | None]]],
+                   where: str) -> tuple[str, Held | None]:
+        """``start()`` (a ``hold_…``) in a session kept until its hold is released."""
+        if self._held >= self._most_held:
+            raise HostError(f"{self._held} launched browsers are held over {where} "
+                            "already, the most that leaves room for commands; set "
+                            "keep_running = true for some of its targets")
+        self._held += 1
+        await self._free.acquire()
+        held: Held | None = None
+        try:
+            output, held = await start()
+        finally:
+            if held is None:
+                self._give_back()
+        return output, (_Slot(held, self._give_back) if held is not None else None)
+
+    def _give_back(self) -> None:
+        self._held -= 1
+        self._free.release()
+
+
+class _Slot:
+    """A hold that gives its session back once released."""
+
+    def __init__(self, held: Held, give_back: Callable[[], None]) -> None:
+        self._held: Held | None = held
+        self._give_back = give_back
+
+    @property
+    def gone(self) -> bool:
+        return self._held is None or self._held.gone
+
+    async def release(self, word: str, timeout_s: float) -> None:
+        held, self._held = self._held, None
+        if held is None:
+            return
+        try:
+            await held.release(word, timeout_s)
+        finally:
+            self._give_back()
+
+
 class _HeldHere:
     def __init__(self, process: Process) -> None:
         self._process = process
+
+    @property
+    def gone(self) -> bool:
+        return self._process.returncode is not None
 
     async def release(self, word: str, timeout_s: float) -> None:
         stdin = self._process.stdin
@@ -54,6 +125,10 @@ class _HeldHere:
 class _HeldOverSsh:
     def __init__(self, process: asyncssh.SSHClientProcess[bytes]) -> None:
         self._process = process
+
+    @property
+    def gone(self) -> bool:
+        return self._process.is_closing() or self._process.exit_status is not None
 
     async def release(self, word: str, timeout_s: float) -> None:
         import asyncssh
@@ -84,7 +159,8 @@ async def hold_here(command: str, until: str, timeout_s: float) -> tuple[str, He
                 try:
                     line = (await lines.receive_until(b"\n", _MAX_LINE)).decode("utf-8",
                                                                                 "replace")
-                except (anyio.IncompleteRead, anyio.EndOfStream):
+                except (anyio.IncompleteRead, anyio.EndOfStream):  # ended unheld
+                    printed.append(bytes(lines.buffer).decode("utf-8", "replace"))
                     await process.wait()
                     return "".join(printed), None
                 if line == until:

@@ -49,7 +49,7 @@ from gateway.errors import (
 )
 from gateway.hosts.asyncssh_import import asyncssh
 from gateway.hosts.base import FileText, HostKind, Route, Staged
-from gateway.hosts.held import Held, hold_over_ssh
+from gateway.hosts.held import Held, Sessions, hold_over_ssh
 from gateway.hosts.http import ByteStream, ChannelStream, HttpResponse, request
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.shell import parse_read_files, read_files_command
@@ -62,7 +62,8 @@ log = structlog.get_logger("gateway.ssh")
 
 _AES_GCM = (b"aes128-gcm@openssh.com", b"aes256-gcm@openssh.com")
 _Forward = tuple[asyncssh.SSHClientConnection, asyncssh.SSHListener]
-MAX_SESSIONS = 8  # commands run at once over one connection (below sshd's MaxSessions 10)
+MAX_SESSIONS = 8  # sessions at once over one connection (below sshd's MaxSessions 10)
+MIN_COMMAND_SESSIONS = 2  # of those, what held launches always leave to commands
 UPLOAD_CHUNK = 4 * 1024 * 1024  # read locally per SFTP write (asyncssh pipelines its requests)
 
 
@@ -103,7 +104,7 @@ class SshHost:
         self.progress = ConnectProgress()  # of the latest connect attempt
         # sshd refuses more than MaxSessions (10 by default) commands at once on one
         # connection; many browsers connecting together queue here instead.
-        self._sessions = anyio.Semaphore(MAX_SESSIONS)
+        self._sessions = Sessions(MAX_SESSIONS, MIN_COMMAND_SESSIONS)
         self._socket_dir: str | None = None
         self._routes: dict[tuple[str, int], _Forward] = {}
         self._exposed: dict[tuple[str, int], tuple[int, _Forward]] = {}
@@ -210,9 +211,12 @@ class SshHost:
         return out.decode("utf-8", "replace") if isinstance(out, bytes) else ""
 
     async def hold(self, command: str, until: str, timeout_s: float) -> tuple[str, Held | None]:
-        conn = await self.connection()
-        with map_exceptions(command_errors(timeout_s)):
-            return await hold_over_ssh(conn, command, until, timeout_s)
+        async def start() -> tuple[str, Held | None]:
+            conn = await self.connection()
+            with map_exceptions(command_errors(timeout_s)):
+                return await hold_over_ssh(conn, command, until, timeout_s)
+
+        return await self._sessions.hold(start, f"the one SSH connection to {self.label}")
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         marker = f"#csgw-file-{secrets.token_hex(8)}"

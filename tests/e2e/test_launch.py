@@ -163,14 +163,49 @@ async def test_keep_running_false_ties_the_browser_to_the_gateway_and_its_ssh_co
     topology, _, profile = no_browser
     config = _config(tmp_path, profile, keep_running=False)
     env, marker = marked_env(topology.client_env())
-    with contextlib.suppress(Exception):  # the client's end of a gateway killed under it
+    killed = False
+    try:
         async with open_gateway(env, ["--config", str(config)]) as gw:
             await call_ok(gw, "list_tabs", {"target": "vm"}, timeout=60)
             assert _browser_pid(profile) is not None
             os.kill(gateway_pid(marker), signal.SIGKILL)
+            killed = True
+    except Exception:
+        if not killed:
+            raise
+    # (the client's end of a gateway killed under it fails as it may)
+    assert killed
     await eventually(lambda: _async(not _on_profile(profile)), timeout=5,
                      what="the browser of a killed gateway to stop")
     assert profile.is_dir()  # a persistent profile stays
+
+
+async def test_a_held_browser_whose_holder_died_is_stopped_and_launched_afresh(
+        no_browser: tuple[Topology, RemoteHost, Path], tmp_path: Path) -> None:
+    """sshd's session processes killed with the script holding the browser (the browser
+    has a session of its own and survives): the next connect must not serve that
+    browser unheld, but stop it and start one it holds."""
+    topology, h1, profile = no_browser
+    config = _config(tmp_path, profile, keep_running=False)
+    async with open_gateway(topology.client_env(), ["--config", str(config)]) as gw:
+        await _launched_target(gw)
+        first = _browser_pid(profile)
+        assert first is not None
+        # The gateway's SSH sessions die, and the script holding the browser with them;
+        # the browser (a session of its own) lives on: it would be served again as it
+        # was, unheld, had the gateway not stopped it.
+        for pid in h1.ssh_session_pids():
+            if os.getpgid(pid) != first:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        nav = await call_ok(gw, "navigate", {"target": "vm", "url": data_url("afresh")},
+                            timeout=60)
+        assert nav["title"] == "afresh"
+        second = _browser_pid(profile)
+        assert second is not None and second != first
+        assert _state(first) in ("Z", "X", "gone")
+    await eventually(lambda: _async(not _on_profile(profile)), timeout=15,
+                     what="the fresh browser to stop with the gateway")
 
 
 async def _async(value: bool) -> bool:

@@ -172,17 +172,20 @@ def test_a_temporary_launch_sweeps_profiles_whose_holder_is_gone() -> None:
     binary = _fake_chrome(binary_dir, _STAND_IN)
     stale = Path(tempfile.mkdtemp(prefix="csgw-chrome-", dir=binary_dir))
     (stale / "csgw-holder").write_text("99999999\n")
-    orphan = subprocess.Popen(["/bin/sh", "-c", "sleep 60", "sh", f"--user-data-dir={stale}"])
+    orphan = subprocess.Popen(["/bin/sh", "-c", "sleep 60; :", "sh", f"--user-data-dir={stale}"])
     kept = Path(tempfile.mkdtemp(prefix="csgw-chrome-", dir=binary_dir))
-    living = subprocess.Popen(["/bin/sh", "-c", "sleep 60 # @csgw"])
+    living = subprocess.Popen(["/bin/sh", "-c", "sleep 60; : @csgw"])
     (kept / "csgw-holder").write_text(f"{living.pid}\n")
     fresh = Path(tempfile.mkdtemp(prefix="csgw-chrome-", dir=binary_dir))  # no holder yet
+    # No holder file and nothing on it for over a minute: an older gateway's leftover.
+    old = Path(tempfile.mkdtemp(prefix="csgw-chrome-", dir=binary_dir))
+    os.utime(old, (time.time() - 120, time.time() - 120))
     try:
         holder, result = _held(launch_command(LaunchPlan(None), 5), CHROME_PATH=str(binary),
                                TMPDIR=str(binary_dir))
         assert result.outcome == "ready" and Path(result.profile or "").parent == binary_dir
         assert not stale.exists() and orphan.wait(5) == -signal.SIGKILL
-        assert kept.is_dir() and fresh.is_dir()
+        assert kept.is_dir() and fresh.is_dir() and not old.exists()
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait(10)

@@ -365,7 +365,8 @@ class Browser:
             tab.closing = False
         self.pages.retire(tab, "was closed by close_tab")
         await self.pages.uploads.sweep()  # its uploaded files are gone when close_tab answers
-        if tab.context is not None and all(t.context != tab.context for t in self.tabs.values()):
+        if tab.context is not None and all(other.context != tab.context
+                                           for other in self.tabs.values()):
             await self.pages.contexts.dispose(tab.context, self.browser_call)
 
     async def _quit(self, cdp: CdpConnection) -> None:

@@ -163,8 +163,8 @@ class PageTracker:
         context goes, so does the grant. (A named context ends with its last tab.)"""
         if (GEOLOCATION not in gone.overrides or gone.context is not None
                 or self._tasks is None or self._cdp is None
-                or any(GEOLOCATION in t.overrides and t.context is None
-                       for t in self.tabs.values())):
+                or any(GEOLOCATION in other.overrides and other.context is None
+                       for other in self.tabs.values())):
             return
         self._tasks.start_soon(self._send_quietly, self._cdp, "Browser.resetPermissions",
                                {}, None)

@@ -1,11 +1,11 @@
-"""Acting on refs from a tab_input view with real input: click, type, press, select, …
+"""Acting on refs from a page view with real input: click, type, press, select, …
 
 ``upload`` and ``drag`` have modules of their own (``gateway.page.upload``,
 ``gateway.page.drag``).
 
 Each step acts on a ref's element through ``gateway.page.element.TabInput`` (which
 checks the ref and the element first) and the batch stops at the first step
-that fails. After a step the tab_input is given a short, bounded chance to settle
+that fails. After a step the page is given a short, bounded chance to settle
 (``gateway.page.waits.settle``): if it started a navigation, the load is awaited.
 A cancelled batch is cancelled, never reported as a failed step.
 """

@@ -1,11 +1,11 @@
 """``drag``: press on a ref, move in steps, release on another ref (or by an offset).
 
-One gesture serves both kinds of tab_input code. Pointer-event code (sortable lists,
+One gesture serves both kinds of page code. Pointer-event code (sortable lists,
 sliders, drop zones built on pointerdown/move/up) sees the mouse move in
 ``DRAG_STEPS`` steps with the button held. HTML5 drag and drop cannot be driven
 by mouse events alone — Chromium would hand the drag to the OS — so, as
 Puppeteer does, drags are intercepted (``Input.setInterceptDrags``): when the
-tab_input starts one, Chromium reports ``Input.dragIntercepted`` with the drag's
+page starts one, Chromium reports ``Input.dragIntercepted`` with the drag's
 data, and the rest of the path is sent as ``Input.dispatchDragEvent``
 (dragEnter, dragOver…, drop), so dragstart/dragover/drop handlers all run. The
 target point is read after the source was scrolled into view, without

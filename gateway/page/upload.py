@@ -3,10 +3,10 @@
 The paths are checked first (inside the directories ``save_to`` may write, regular
 files, within the size limits: ``gateway.output.files``), then the ref: a file input
 takes the files directly; any other element is clicked with the file chooser
-intercepted (``TabInput.setInterceptFileChooserDialog``), and the input behind the
-chooser (``TabInput.fileChooserOpened``'s ``backendNodeId``) takes them. Only then are
+intercepted (``Page.setInterceptFileChooserDialog``), and the input behind the
+chooser (``Page.fileChooserOpened``'s ``backendNodeId``) takes them. Only then are
 the files copied to the browser's host (``Uploads.stage``), so a refused step
-copies nothing. ``DOM.setFileInputFiles`` fires the tab_input's ``input`` and
+copies nothing. ``DOM.setFileInputFiles`` fires the page's ``input`` and
 ``change`` events as a user's choice would.
 """
 

@@ -12,10 +12,11 @@ import difflib
 import time
 from typing import Any
 
+import structlog
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -52,6 +53,8 @@ from gateway.tools import register_all
 from gateway.tools.sets import Selection, catalogue, select
 
 __all__ = ["GatewayServer", "build_server", "offered_tools"]
+
+log = structlog.get_logger("gateway.server")
 
 INSTRUCTIONS = """\
 Drives Chrome browsers on remote machines (and this one) over SSH. Each browser
@@ -127,7 +130,7 @@ class GatewayServer(Server[Any]):
                          on_list_resources=self._on_list_resources,
                          on_list_resource_templates=self._on_list_resource_templates,
                          on_read_resource=self._on_read_resource)
-        self.middleware.extend(tools.middleware)
+        self.middleware[:] = tools.middleware  # the SDK's (tracing, request state): once
         self.tools = tools
         self.boundary = boundary
         self._published: dict[str, Tool] | None = None
@@ -170,6 +173,9 @@ class GatewayServer(Server[Any]):
             with reporting(context.report_progress):
                 result = await self.tools.call_tool(name, arguments, context)
         except ToolError as exc:  # the SDK's own failures, and the boundary's
+            if isinstance(exc, UnexpectedToolError):  # the SDK's conversion of a result
+                log.error("tool result could not be sent", tool=name,
+                          error=repr(exc.__cause__))
             if isinstance(exc.__cause__, ValidationError):
                 refusal = describe_invalid(name, exc.__cause__)
             elif tool is None:

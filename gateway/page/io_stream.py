@@ -34,11 +34,11 @@ CLOSE_S = 2.0  # how long closing the handle may take, even while cancelled
 
 
 async def read_stream(browser: Browser, tab: Tab, handle: str, take: Callable[[bytes], None],
-                      *, what: str, budget: float, max_bytes: int, smaller: str) -> int:
+                      *, what: str, budget: float, max_bytes: int, too_large: str) -> int:
     """Read the stream ``handle`` into ``take``, then close it: its size in bytes.
 
-    ``what`` names it in progress and errors ("trace"); past ``max_bytes``,
-    ``CaptureFailed`` says the bound and ``smaller``, how to get a smaller one."""
+    ``what`` names it in progress ("trace"); past ``max_bytes`` the read fails with
+    ``CaptureFailed(too_large)``, which says the bound and how to get a smaller one."""
     size = 0
     try:
         while True:
@@ -48,9 +48,7 @@ async def read_stream(browser: Browser, tab: Tab, handle: str, take: Callable[[b
             data = base64.b64decode(text) if got.get("base64Encoded") else text.encode()
             before, size = size, size + len(data)
             if size > max_bytes:
-                raise CaptureFailed(
-                    f"the {what} is larger than {max_bytes >> 20} MB (the bound, from "
-                    f"max_capture_mb, a target setting); {smaller}, or raise the limit")
+                raise CaptureFailed(too_large)
             await anyio.to_thread.run_sync(take, data)
             if got.get("eof"):
                 break

@@ -213,8 +213,10 @@ async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: Bi
             digest.add(event)
 
     try:
-        size = await read_stream(browser, tab, handle, take, what="trace", budget=budget,
-                                 max_bytes=max_bytes, smaller="record a shorter one (duration_s)")
+        size = await read_stream(
+            browser, tab, handle, take, what="trace", budget=budget, max_bytes=max_bytes,
+            too_large=f"the trace is larger than max_capture_mb ({max_bytes >> 20} MB, a "
+                      "target setting); record a shorter one (duration_s) or raise the limit")
         events.close()
     except TraceFormatError as exc:
         raise CaptureFailed(f"Chrome sent a trace the gateway cannot read ({exc})") from None

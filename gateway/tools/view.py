@@ -121,11 +121,9 @@ def register(tools: Tools, registry: Registry) -> None:
         tab: TabArg,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
         find: Annotated[str | None, Field(
-            description="Only lines with this text (or /regex/), under their headings.",
-            min_length=1, max_length=200)] = None,
+            description="Only lines matching this text or /regex/.", max_length=200)] = None,
         within: Annotated[int | None, Field(
-            description="Only the part (list item, form, section…) holding this ref.",
-            ge=1)] = None,
+            description="Only the part of the page holding this ref.", ge=1)] = None,
     ) -> PageView:
         """Read a tab's page as text with fresh refs (as browse); older refs expire.
         """

@@ -21,11 +21,11 @@ Pure: tested on the captured trees (``tests/unit/test_view_focus.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gateway.browsers.network_log import url_matcher
 from gateway.errors import InvalidArgument, StaleRef
-from gateway.page.view.nodes import backend_id_of, role_of
+from gateway.page.view.nodes import backend_id_of, is_control, role_of
 from gateway.page.view.roles import CONTAINERS, NAMED_CONTAINERS, TABLES
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ SCOPE_ROLES = frozenset({*CONTAINERS, *NAMED_CONTAINERS, *TABLES, "listitem",
 its frame's document). A data table's cells and rows are not lines of their own (a cell
 is inline), so a control in one gets its table; a layout table's row (a news site's
 story line) is."""
+MAX_SCAN = 10_000  # nodes looked at below a control for others it holds
 PART_NAMES = {**CONTAINERS, "listitem": "list item", "LayoutTableRow": "row",
               "LayoutTable": "table", "RootWebArea": "page"}
 """A part's role as the view's header names it."""
@@ -142,9 +143,7 @@ def scopes_of(snapshot: PageSnapshot, target: RefTarget) -> list[AXNode]:
     if node is None:
         raise StaleRef(f'{target.role} "{target.name}" is no longer in the page; call '
                        "browse_view for fresh refs")
-    holds = any(role_of(nodes.get(kid) or {}) not in ("StaticText", "InlineTextBox", "")
-                for kid in node.get("childIds") or ())
-    scopes = [node] if holds else []
+    scopes = [node] if _holds_controls(nodes, node) else []
     seen = {node.get("nodeId")}
     parent = nodes.get(node.get("parentId"))
     while parent is not None and parent.get("nodeId") not in seen:
@@ -153,3 +152,18 @@ def scopes_of(snapshot: PageSnapshot, target: RefTarget) -> list[AXNode]:
             scopes.append(parent)
         parent = nodes.get(parent.get("parentId"))
     return scopes
+
+
+def _holds_controls(nodes: dict[Any, AXNode], node: AXNode) -> bool:
+    """Whether a control holds others (a listbox its options, a tree its items) — not
+    a field its editor's text. A loop over at most ``MAX_SCAN`` nodes."""
+    stack, seen = list(node.get("childIds") or ()), 0
+    while stack and seen < MAX_SCAN:
+        kid = nodes.get(stack.pop())
+        seen += 1
+        if kid is None:
+            continue
+        if kid.get("ignored") is not True and is_control(kid, role_of(kid)):
+            return True
+        stack.extend(kid.get("childIds") or ())
+    return False

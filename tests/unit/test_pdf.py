@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.errors import InvalidArgument
-from gateway.page.printing import MAX_RANGES, PAPER_INCHES, PageCounter, page_ranges
+from gateway.errors import CaptureFailed, CdpError, InvalidArgument
+from gateway.page.printing import MAX_RANGES, PAPER_INCHES, PageCounter, _refusal, page_ranges
 from gateway.tools.pdf import _print_params
 
 
@@ -58,3 +58,14 @@ def test_a_pdf_that_hides_its_pages_counts_none() -> None:
     counter = PageCounter()
     counter.feed(b"%PDF-1.7\n1 0 obj\n<</Type /ObjStm /Filter /FlateDecode>>\nstream\nx\n")
     assert counter.pages == 0
+
+
+def test_chrome_with_a_window_is_told_apart() -> None:
+    """Headful Chrome's answer (as puppeteer, Playwright and chromedp users report it)."""
+    error = _refusal(CdpError("Page.printToPDF", -32000, "PrintToPDF is not implemented"), {})
+    assert isinstance(error, CaptureFailed) and "headless" in str(error)
+    past = _refusal(CdpError("Page.printToPDF", -32000, "Page range exceeds page count"),
+                    {"pageRanges": "500"})
+    assert isinstance(past, InvalidArgument) and "'500'" in str(past)
+    other = _refusal(CdpError("Page.printToPDF", -32000, "Printing failed"), {})
+    assert isinstance(other, CaptureFailed) and "Printing failed" in str(other)

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import tempfile
 import time
+import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -91,6 +94,8 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         yield "performance_trace", await call("performance_trace",
                                               {"tab": tab, "duration_s": 0.5})
         yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
+        pdf = Path(tempfile.gettempdir()) / f"csgw-pdf-{uuid.uuid4().hex}.pdf"  # a new file
+        yield "pdf", await call("pdf", {"tab": tab, "save_to": str(pdf)})
         await call("evaluate", {"tab": tab,
                                 "expression": "setTimeout(() => alert('hi'), 10); 1"})
         deadline = time.monotonic() + 10

@@ -15,7 +15,10 @@ of its own to the gateway's tab) and alternate, ``ROUNDS`` times each:
   ``HeapProfiler.takeHeapSnapshot`` with its chunks counted and dropped. Beside them:
   the file's size and the gateway process's peak RSS growth (VmHWM after the
   snapshots - VmRSS before): the snapshot is streamed to disk, so the growth must stay
-  far below the file's size.
+  far below the file's size;
+* pdf (issue 21): ``pdf`` of ``shop.html`` into a new file, ``PDF_ROUNDS`` times,
+  against the floor — ``Page.printToPDF`` with ``transferMode: ReturnAsStream`` and
+  ``IO.read`` until EOF into memory. Beside them: the PDF's size and the difference.
 """
 
 from __future__ import annotations
@@ -34,13 +37,15 @@ import anyio
 from benchmarks.bench import Bench
 from benchmarks.clients import call, child_pid_with
 from benchmarks.page_server import page_server
-from gateway.page.tracing import CATEGORIES, READ_BYTES
+from gateway.page.io_stream import READ_BYTES
+from gateway.page.tracing import CATEGORIES
 from tests.e2e.helpers import proc_status_kb, write_targets
 from tests.topology import Topology
 
 __all__ = ["ROW_KEYS", "define_rows", "profiling_phase", "run"]
 
 ROUNDS = 3
+PDF_ROUNDS = 5
 HEAP_ROUNDS = 2                # a 50 MB snapshot takes Chrome 10-40 s here
 TRACE_S = 3.0
 HEAP_MB = 50
@@ -50,7 +55,7 @@ CAPTURE_TIMEOUT_S = 300.0      # one capture; the gateway's heap_snapshot gets t
 HEAP_TIMEOUT_S = 280.0
 SITE = Path(__file__).resolve().parents[1] / "tests" / "e2e" / "browse_site"
 ROW_KEYS = ("trace_raw", "trace_gw", "trace_over", "trace_kb", "heap_raw", "heap_gw",
-            "heap_over", "heap_file", "heap_rss")
+            "heap_over", "heap_file", "heap_rss", "pdf_raw", "pdf_gw", "pdf_over", "pdf_kb")
 # ~85 bytes of heap per item (an object, its string and a two-element array; measured:
 # 600,000 items → 57 MB used).
 FILL_HEAP = ("window.bench = []; for (let i = 0; i < {n}; i++) "
@@ -71,6 +76,11 @@ def define_rows(row: Callable[..., Any]) -> None:
     row("heap_file", "↳ snapshot file size", unit="MB", show_p90=False)
     row("heap_rss", "↳ gateway peak RSS growth while snapshotting", unit="MB",
         show_p90=False, target=f"≤ {TARGET_HEAP_RSS_SHARE:.0%} of the file")
+    row("pdf_raw", "raw CDP: printToPDF of shop.html as a stream, IO.read into memory",
+        target="floor")
+    row("pdf_gw", "gateway `pdf` of shop.html (a new file)")
+    row("pdf_over", "↳ gateway - floor: the call, the file", show_p90=False)
+    row("pdf_kb", "↳ PDF size", unit="kB", show_p90=False)
 
 
 async def profiling_phase(topo: Topology, rows: dict[str, Any], *, gateway: Callable[..., Any],
@@ -96,6 +106,8 @@ async def profiling_phase(topo: Topology, rows: dict[str, Any], *, gateway: Call
             await floor.open(attach_to=info["result"]["targetInfo"]["targetId"])
             await floor.send("Page.enable")
             await _traces(gw, call, floor, tab, rows)
+            await call(gw, "navigate", {"url": base + "shop.html", "tab": tab})
+            await _pdfs(gw, call, floor, tab, rows, workdir)
             await call(gw, "navigate", {"url": "about:blank", "tab": tab})
             await _heaps(gw, call, floor, tab, rows, pid)
         finally:
@@ -144,7 +156,12 @@ async def _raw_trace(floor: Any) -> int:
     await floor.send("Tracing.end", events=note)
     while not complete:
         note(json.loads(await floor.ws.recv()))
-    handle, size = complete[0]["stream"], 0
+    return await _raw_read(floor, complete[0]["stream"])
+
+
+async def _raw_read(floor: Any, handle: str) -> int:
+    """A CDP IO stream read into memory, then closed: its size."""
+    size = 0
     while True:
         got = await floor.send("IO.read", {"handle": handle, "size": READ_BYTES})
         size += len(base64.b64decode(got["data"]) if got.get("base64Encoded")
@@ -153,6 +170,27 @@ async def _raw_trace(floor: Any) -> int:
             break
     await floor.send("IO.close", {"handle": handle})
     return size
+
+
+async def _pdfs(gw: Any, call: Callable[..., Any], floor: Any, tab: int,
+                rows: dict[str, Any], workdir: Path) -> None:
+    for n in range(PDF_ROUNDS):
+        raw_ms, raw_bytes = await _timed(_raw_pdf(floor))
+        path = workdir / f"shop-{n}.pdf"
+        gw_ms, result = await _timed(call(gw, "pdf", {"tab": tab, "save_to": str(path)}))
+        path.unlink()
+        rows["pdf_raw"].samples.append(raw_ms)
+        rows["pdf_gw"].samples.append(gw_ms)
+        rows["pdf_kb"].samples.append(round(result["bytes"] / 1000))
+        assert raw_bytes > 0 and result["bytes"] > 0, result
+    rows["pdf_over"].samples = [rows["pdf_gw"].median - rows["pdf_raw"].median]
+
+
+async def _raw_pdf(floor: Any) -> int:
+    """The floor's PDF: what the gateway asks Chrome for, read into memory."""
+    printed = await floor.send("Page.printToPDF", {
+        "landscape": False, "printBackground": False, "transferMode": "ReturnAsStream"})
+    return await _raw_read(floor, printed["stream"])
 
 
 async def _heaps(gw: Any, call: Callable[..., Any], floor: Any, tab: int,

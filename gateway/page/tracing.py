@@ -5,13 +5,12 @@ a time: ``Recorder`` keeps the running one per target, and Chrome's own refusal 
 trace started elsewhere, e.g. in DevTools) becomes the same error. It is started on
 the tab's session with the categories the DevTools Performance panel records, so the
 saved file opens there; ``transferMode: ReturnAsStream`` with gzip compression makes
-Chrome keep the trace on its side and hand over a stream handle: ``IO.read`` then
-brings it back in ``READ_BYTES`` pieces — compressed, so what crosses SSH is ~10x
-smaller than the JSON. Each piece is appended to the file as it is (the file *is*
-Chrome's gzip stream) and fed to the streaming parser and digest in a worker thread,
-so neither the trace nor its events are ever held whole, and the event loop stays
-free for other calls while a large trace is parsed. The bytes read are the call's
-progress, and the last report says all of them.
+Chrome keep the trace on its side and hand over a stream handle, read back in pieces
+(``gateway.page.io_stream``) — compressed, so what crosses SSH is ~10x smaller than
+the JSON. Each piece is appended to the file as it is (the file *is* Chrome's gzip
+stream) and fed to the streaming parser and digest in a worker thread, so neither the
+trace nor its events are ever held whole, and the event loop stays free for other
+calls while a large trace is parsed.
 
 A trace nobody will read (its call failed or was cancelled) is ended in Chrome and
 the stream Chrome then hands over is closed (``Recorder.abandon``, and ``stop`` when
@@ -21,17 +20,15 @@ is left with nothing of it, and the next trace can start at once.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import anyio
-import anyio.to_thread
 
-from gateway import progress
 from gateway.concurrency import first
 from gateway.errors import CaptureFailed, CdpError, GatewayError
+from gateway.page.io_stream import read_stream
 from gateway.page.trace_stream import TraceEventStream, TraceFormatError
 from gateway.page.trace_summary import TraceDigest, TraceSummary
 
@@ -39,9 +36,8 @@ if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.tab import Arrival, Tab
 
-__all__ = ["CATEGORIES", "READ_BYTES", "Recorder", "Recording"]
+__all__ = ["CATEGORIES", "Recorder", "Recording"]
 
-READ_BYTES = 1 << 20
 CATEGORIES = (
     "-*", "devtools.timeline", "v8.execute", "disabled-by-default-devtools.timeline",
     "disabled-by-default-devtools.timeline.frame", "toplevel", "blink.console",
@@ -216,31 +212,14 @@ async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: Bi
         for event in events.feed(data):
             digest.add(event)
 
-    size = 0
     try:
-        while True:
-            got = await browser.tab_call(tab, "IO.read", {"handle": handle, "size": READ_BYTES},
-                                         timeout_s=budget)
-            text = got.get("data", "")
-            data = base64.b64decode(text) if got.get("base64Encoded") else text.encode()
-            before, size = size, size + len(data)
-            if size > max_bytes:
-                raise CaptureFailed(
-                    f"the trace is larger than max_capture_mb ({max_bytes >> 20} MB, a target "
-                    "setting); record a shorter one (duration_s) or raise the limit")
-            await anyio.to_thread.run_sync(take, data)
-            if got.get("eof"):
-                break
-            # the bytes before this piece: the final report (all of them) must be larger,
-            # and the last piece may come empty
-            await progress.report(before, None, f"reading the trace: {before / 2**20:.1f} MB")
+        size = await read_stream(
+            browser, tab, handle, take, what="trace", budget=budget, max_bytes=max_bytes,
+            too_large=f"the trace is larger than max_capture_mb ({max_bytes >> 20} MB, a "
+                      "target setting); record a shorter one (duration_s) or raise the limit")
         events.close()
-        await progress.report(size, size, f"trace read: {size / 2**20:.1f} MB", final=True)
     except TraceFormatError as exc:
         raise CaptureFailed(f"Chrome sent a trace the gateway cannot read ({exc})") from None
-    finally:
-        with contextlib.suppress(GatewayError), anyio.move_on_after(2, shield=True):
-            await browser.tab_call(tab, "IO.close", {"handle": handle}, timeout_s=2)
     return size
 
 

@@ -15,6 +15,7 @@ from . import (
     dialogs,
     emulation,
     network,
+    pdf,
     profiling,
     runtime,
     screenshot,
@@ -33,5 +34,5 @@ __all__ = ["register_all"]
 def register_all(registrar: ToolRegistrar, registry: Registry) -> None:
     tools = Tools(registrar, registry)
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
-                   emulation, profiling):
+                   emulation, profiling, pdf):
         family.register(tools, registry)

@@ -13,8 +13,6 @@ started (the trace ended in Chrome, the snapshot no longer read) and leaves no f
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
@@ -24,7 +22,6 @@ from pydantic import BaseModel, Field
 from gateway import progress
 from gateway.errors import CaptureFailed, InvalidArgument, NotAllowed
 from gateway.output.absent import absent
-from gateway.output.files import default_save_path, open_private
 from gateway.page.heap import summarize_file, take_heap_snapshot
 from gateway.page.heap_summary import HeapSummary
 from gateway.page.trace_summary import TraceSummary
@@ -32,11 +29,9 @@ from gateway.page.tracing import Recorder, Recording
 
 from .args import TabArg, TimeoutArg
 from .definition import OnTab, Tools
-from .saving import save_path
+from .saving import save_new, save_path
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
-
     from gateway.browsers.registry import Registry
 
 __all__ = ["register"]
@@ -71,23 +66,6 @@ class HeapSnapshot(HeapSummary):
         return [self.path]
 
 
-
-async def _saved(path: Path | None, kind: str, suffix: str,
-                 write: Callable[[Any], Awaitable[int]]) -> tuple[Path, int]:
-    """Run ``write(file)`` on ``path`` (the checked ``save_to``; a fresh temp file
-    without it): (path, bytes). The file is created here, never replaced (a file put
-    there since the check is refused too), so a capture that fails removes only the
-    partial file of its own."""
-    path = path or default_save_path(kind, suffix)
-    file = open_private(path, exclusive=True)
-    try:
-        with file:
-            size = await write(file)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            path.unlink()
-        raise
-    return path, size
 
 
 def register(tools: Tools, registry: Registry) -> None:
@@ -144,7 +122,7 @@ def register(tools: Tools, registry: Registry) -> None:
             return written
 
         try:
-            saved, size = await _saved(path, "trace", ".json.gz", write)
+            saved, size = await save_new(path, "trace", ".json.gz", write)
         except BaseException:  # Chrome must not go on tracing (the file may not open)
             await recorder.abandon(recording)
             raise
@@ -168,7 +146,7 @@ def register(tools: Tools, registry: Registry) -> None:
             return await take_heap_snapshot(browser, on.tab, file, budget,
                                             browser.config.max_capture_mb << 20)
 
-        path, size = await _saved(await save_path(ctx, registry, save_to), "heap",
+        path, size = await save_new(await save_path(ctx, registry, save_to), "heap",
                                   ".heapsnapshot", write)
         try:
             summary = await summarize_file(path)

@@ -1,10 +1,13 @@
 """``save_to`` for the tools that can write a file: where it may go, checked before any
-browser work (a refused path should fail at once, not after a capture), and the write."""
+browser work (a refused path should fail at once, not after a capture), and the write
+of a capture streamed into a new file (``save_new``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -13,14 +16,19 @@ import anyio
 import structlog
 
 from gateway.errors import InvalidArgument
-from gateway.output.files import default_allowed_dirs, resolve_save_path
+from gateway.output.files import (
+    default_allowed_dirs,
+    default_save_path,
+    open_private,
+    resolve_save_path,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import Context
 
     from gateway.browsers.registry import Registry
 
-__all__ = ["allowed_dirs", "save_path"]
+__all__ = ["allowed_dirs", "save_new", "save_path"]
 
 log = structlog.get_logger("gateway.files")
 ROOTS_TIMEOUT_S = 5.0
@@ -70,3 +78,21 @@ async def allowed_dirs(ctx: Context[Any, Any]) -> list[Path]:
     """Where the gateway may write (``save_to``) and read (``upload``) files: the MCP
     client's roots and the OS temp directory."""
     return [*await _client_roots(ctx), *default_allowed_dirs()]
+
+
+async def save_new(path: Path | None, kind: str, suffix: str,
+                   write: Callable[[Any], Awaitable[int]]) -> tuple[Path, int]:
+    """Run ``write(file)`` on ``path`` (the checked ``save_to``; a fresh temp file
+    without it): (path, bytes). The file is created here 0600, never replaced (a file put
+    there since the check is refused too), so a capture that fails or is cancelled
+    removes only the partial file of its own."""
+    path = path or default_save_path(kind, suffix)
+    file = open_private(path, exclusive=True)
+    try:
+        with file:
+            size = await write(file)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+    return path, size

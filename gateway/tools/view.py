@@ -16,9 +16,18 @@ from gateway.output.absent import absent
 from gateway.output.files import resolve_read_path
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.actions import Action, StepResult, run_actions
+from gateway.page.element import TabInput
 from gateway.page.navigation import navigate_tab
 from gateway.page.snapshot import fetch_snapshot
-from gateway.page.view import ViewState, first_ref, remember_view, render_view
+from gateway.page.view import (
+    ViewState,
+    first_ref,
+    line_matcher,
+    narrow_view,
+    remember_view,
+    render_view,
+    scopes_of,
+)
 
 from .args import MaxChars, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
 from .definition import OnTab, Tools
@@ -38,11 +47,13 @@ class PageView(BaseModel):
     view: str
     refs: int
     truncated: bool = absent(False)
+    narrowed: str | None = absent()  # what find / within left of the view
 
     def header(self) -> str:
         """Which tab, and how many refs; the URL is the view's own first line."""
         cut = " (view truncated: raise max_chars)" if self.truncated else ""
-        return f"tab {self.tab} on {self.target} ({self.refs} refs){cut}"
+        narrowed = f"; {self.narrowed}" if self.narrowed else ""
+        return f"tab {self.tab} on {self.target} ({self.refs} refs{narrowed}){cut}"
 
     def as_text(self) -> str:
         """The view as plain text after a one-line header (``ReadsAsText``)."""
@@ -59,17 +70,23 @@ class ActResult(PageView):
         return f"{self.header()}\nsteps: {steps}\n{self.view}"
 
 
-async def _view(on: OnTab, max_chars: int) -> PageView:
+async def _view(on: OnTab, max_chars: int, find: str | None = None,
+                within: int | None = None) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
     Refs count on across views of a tab, so a ref from an older view can never
-    name an element of the new one. Hold ``tab.lock``.
+    name an element of the new one. Hold ``tab.lock``. ``find`` / ``within`` narrow
+    what is shown, not what is remembered: the refs kept are the whole view's.
     """
     tab = on.tab
+    element = TabInput(on.browser, tab).ref(within)[1] if within is not None else None
+    if find is not None:
+        line_matcher(find)  # a bad regex is refused before any browser work
     with _collector_paused():
         snapshot, loader_id = await fetch_snapshot(on.browser, tab)
         first = first_ref(tab)
-        rendered = render_view(snapshot, first_ref=first)
+        rendered = render_view(snapshot, first_ref=first,
+                               within=scopes_of(snapshot, element) if element is not None else ())
         # Refs need only where each frame hangs, not its tree: a news page's AX nodes
         # are ~4 MB of objects a tab would otherwise hold until its next view.
         frames = {f.frame_id: dataclasses.replace(f, nodes=(), attributes={})
@@ -80,9 +97,10 @@ async def _view(on: OnTab, max_chars: int) -> PageView:
         tab.loader_id = loader_id
     remember_view(tab, ViewState(rendered.refs, loader_id, frames,
                                  next_ref=first + len(rendered.refs)))
-    fitted = fit(rendered.text, max_chars)
+    text, narrowed = narrow_view(rendered, find, within)
+    fitted = fit(text, max_chars)
     return PageView(tab=tab.id, target=on.browser.name, url=url, view=fitted.value,
-                    refs=len(rendered.refs), truncated=fitted.truncated)
+                    refs=len(rendered.refs), truncated=fitted.truncated, narrowed=narrowed)
 
 
 _views_pausing = 0
@@ -131,11 +149,18 @@ def register(tools: Tools, registry: Registry) -> None:
         return await _view(on, max_chars)
 
     @tools.tab_tool("View a page as text", read_only=True)
-    async def browse_view(on: OnTab, tab: TabArg,
-                          max_chars: MaxChars = DEFAULT_MAX_CHARS) -> PageView:
+    async def browse_view(
+        on: OnTab,
+        tab: TabArg,
+        max_chars: MaxChars = DEFAULT_MAX_CHARS,
+        find: Annotated[str | None, Field(
+            description="Only lines matching this text or /regex/.", max_length=200)] = None,
+        within: Annotated[int | None, Field(
+            description="Only the part of the page holding this ref.", ge=1)] = None,
+    ) -> PageView:
         """Read a tab's page as text with fresh refs (as browse); older refs expire.
         """
-        return await _view(on, max_chars)
+        return await _view(on, max_chars, find, within)
 
     @tools.tab_tool("Act on a page", destructive=True, open_world=True)
     async def browse_act(

@@ -263,3 +263,44 @@ async def test_a_cancelled_heap_snapshot_leaves_no_file_and_the_tab_answers(
 async def _absent(path: Path) -> bool:
     return not path.exists()
 
+
+
+NOISE_JS = """
+for (let i = 0; i < 6; i++) {
+  const c = document.createElement('canvas');
+  c.width = c.height = 1200;
+  const g = c.getContext('2d'), img = g.createImageData(1200, 1200);
+  for (let j = 0; j < img.data.length; j++) img.data[j] = (Math.random() * 256) | 0;
+  g.putImageData(img, 0, 0);
+  document.body.append(c);
+}
+document.querySelectorAll('canvas').length
+"""
+"""Canvases of noise: a PDF of several MB (noise does not compress), read back in
+several pieces."""
+
+
+async def test_a_pdf_reports_its_bytes_and_a_cancelled_one_leaves_no_file(
+        env: DevtoolsEnv, tmp_path: Path) -> None:
+    tab = await open_page(env.client, env.site("h1"), "/browse/second.html", "h1")
+    assert await js(env.client, tab, NOISE_JS) == 6
+    whole = tmp_path / "noise.pdf"
+    _, heard = await call_hearing(env, "pdf", {"tab": tab, "save_to": str(whole)})
+    print(f"\na {whole.stat().st_size / 2**20:.1f} MB PDF: {len(heard.notes)} notifications: "
+          f"{[(p, t, m) for p, t, m, _ in heard.notes]}")
+    assert len(heard.notes) >= 2 and strictly_increasing(heard.values), heard.notes
+    done, total, message, _ = heard.notes[-1]
+    assert done == total == whole.stat().st_size and str(message).startswith("PDF read"), \
+        heard.notes
+    whole.unlink()
+
+    save = tmp_path / "cancelled.pdf"
+    await cancel_after_first_progress(env, "pdf", {"tab": tab, "save_to": str(save)})
+    await eventually(lambda: _absent(save), timeout=10, what=f"{save} removed")
+    with anyio.fail_after(30):  # the tab is free: the cancelled call let go of it
+        assert await js(env.client, tab, "1 + 1") == 2
+    again = tmp_path / "again.pdf"  # and Chrome prints again (its stream was closed)
+    assert (await call_ok(env.client, "pdf", {"tab": tab, "save_to": str(again)},
+                          timeout=CALL_BOUND))["bytes"] > 0
+    assert list(tmp_path.iterdir()) == [again], list(tmp_path.iterdir())
+    await call_ok(env.client, "close_tab", {"tab": tab})

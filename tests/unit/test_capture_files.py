@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gateway.errors import CaptureFailed, InvalidArgument
-from gateway.tools.profiling import _saved
+from gateway.tools.saving import save_new
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +23,7 @@ async def test_a_capture_writes_a_new_0600_file(tmp_path: Path) -> None:
     async def write(file: Any) -> int:
         return file.write(b"trace")
 
-    path, size = await _saved(tmp_path / "t.json.gz", "trace", ".json.gz", write)
+    path, size = await save_new(tmp_path / "t.json.gz", "trace", ".json.gz", write)
     assert (path.read_bytes(), size) == (b"trace", 5)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
@@ -38,7 +38,7 @@ async def test_an_existing_file_is_neither_overwritten_nor_removed(tmp_path: Pat
         raise CaptureFailed("the heap snapshot is larger than max_capture_mb")
 
     with pytest.raises(InvalidArgument, match="exists already"):
-        await _saved(mine, "heap", ".heapsnapshot", write)
+        await save_new(mine, "heap", ".heapsnapshot", write)
     assert mine.read_bytes() == b"the user's own work" and not called
 
 
@@ -48,5 +48,5 @@ async def test_a_failed_capture_removes_only_its_own_partial_file(tmp_path: Path
         raise CaptureFailed("tab 3 went away")
 
     with pytest.raises(CaptureFailed):
-        await _saved(tmp_path / "h.heapsnapshot", "heap", ".heapsnapshot", write)
+        await save_new(tmp_path / "h.heapsnapshot", "heap", ".heapsnapshot", write)
     assert list(tmp_path.iterdir()) == []

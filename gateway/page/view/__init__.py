@@ -38,12 +38,14 @@ Modules, each with one job: ``model`` (the snapshot and view data, JSON
 parsing), ``roles`` (which role prints how, length limits), ``text`` (quoting,
 cutting), ``nodes`` (safe AX node readers, a frame indexed), ``labels`` (what a
 control is called and says), ``controls`` (ref numbering, a control's line),
-``out`` (lines being written), ``render`` (the pass itself) and ``state`` (the
-tab's last view, which refs are checked against).
+``out`` (lines being written), ``render`` (the pass itself), ``state`` (the
+tab's last view, which refs are checked against) and ``focus`` (a view narrowed to
+the lines that match, or to one part of the page).
 """
 
 from __future__ import annotations
 
+from gateway.page.view.focus import Found, find_lines, line_matcher, narrow_view, scopes_of
 from gateway.page.view.labels import attribute_requests
 from gateway.page.view.model import FrameSnapshot, PageSnapshot, RefTarget, View, snapshot_from_json
 from gateway.page.view.render import render_view
@@ -52,6 +54,7 @@ from gateway.page.view.state import ViewState, current_view, first_ref, remember
 
 __all__ = [
     "URL_MAX",
+    "Found",
     "FrameSnapshot",
     "PageSnapshot",
     "RefTarget",
@@ -59,8 +62,12 @@ __all__ = [
     "ViewState",
     "attribute_requests",
     "current_view",
+    "find_lines",
     "first_ref",
+    "line_matcher",
+    "narrow_view",
     "remember_view",
     "render_view",
+    "scopes_of",
     "snapshot_from_json",
 ]

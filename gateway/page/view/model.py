@@ -78,6 +78,8 @@ class View:
 
     text: str
     refs: dict[int, RefTarget]
+    part: str | None = None   # ``render_view(within=…)``: that part's lines, if printed
+    part_role: str = ""
 
 
 def snapshot_from_json(data: Mapping[str, Any]) -> PageSnapshot:

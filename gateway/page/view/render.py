@@ -7,7 +7,8 @@ whose children alone show. Controls are numbered and described by ``Controls``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from gateway.page.view.controls import Controls
@@ -48,22 +49,38 @@ from gateway.page.view.text import quote, squash
 __all__ = ["render_view"]
 
 
-def render_view(snapshot: PageSnapshot, *, first_ref: int = 1) -> View:
+def render_view(snapshot: PageSnapshot, *, first_ref: int = 1,
+                within: Sequence[AXNode] = ()) -> View:
     """The view of a page: header lines, then every frame in document order, with refs.
 
     Refs are numbered from ``first_ref`` on: a caller that keeps counting across
     views of one tab makes sure a ref from an older view never names an element
     of a newer one.
+
+    ``within``: nodes of the snapshot (``focus.scopes_of``), innermost first; the
+    view's ``part`` is then the lines of the first one printed on lines of its own
+    (not inside a table cell), and ``part_role`` its role. Refs are numbered over the
+    whole page either way.
     """
     if first_ref < 1:
         raise ValueError(f"first_ref must be 1 or more, not {first_ref}")
     renderer = _Renderer(snapshot, first_ref)
+    renderer.scopes = {id(node) for node in within}
     out = Out()
     for root in index_frames(snapshot):
         renderer.render_frame(root, out, 0)
     body = out.result()
     header = f"url: {snapshot.url}\ntitle: {squash(snapshot.title)}"
-    return View(header + ("\n\n" + body if body else ""), renderer.refs)
+    part = next((renderer.parts[id(node)] for node in within if id(node) in renderer.parts),
+                None)
+    return View(header + ("\n\n" + body if body else ""), renderer.refs,
+                part=None if part is None else _lines(out.lines[part[0]:part[1]]),
+                part_role="" if part is None else part[2])
+
+
+def _lines(lines: list[str]) -> str:
+    """A part's lines without the blank lines around it, and without its indentation."""
+    return textwrap.dedent("\n".join(lines)).strip("\n")
 
 
 _Handler = Callable[[Frame, AXNode, str, Out, int], None]
@@ -76,6 +93,8 @@ class _Renderer(Controls):
     def __init__(self, snapshot: PageSnapshot, first_ref: int) -> None:
         super().__init__(snapshot.url, first_ref)
         self.frames_done: set[int] = set()
+        self.scopes: set[int] = set()  # ids of ``within`` nodes, not yet printed
+        self.parts: dict[int, tuple[int, int, str]] = {}  # their lines: (start, end, role)
         self.list_depth = 0  # lists inside list items indent
         self.handlers: dict[str, _Handler] = {
             "StaticText": self.text, "LineBreak": self.line_break, "heading": self.heading,
@@ -144,6 +163,14 @@ class _Renderer(Controls):
     def visit(self, frame: Frame, node: AXNode, role: str, out: Out, depth: int) -> None:
         """Print one node (and what it holds) by what its role calls for."""
         if role in SKIPPED or depth > MAX_DEPTH:
+            return
+        if self.scopes and id(node) in self.scopes and not out.inline:
+            self.scopes.discard(id(node))
+            out.newline()  # the part starts a line of its own
+            start = len(out.lines)
+            self.visit(frame, node, role, out, depth)
+            out.newline()
+            self.parts[id(node)] = (start, len(out.lines), role)
             return
         if is_control(node, role):
             self.control(frame, node, role, props_of(node), out, depth)

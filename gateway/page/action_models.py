@@ -108,7 +108,7 @@ class Drag(BaseModel):
     do: Literal["drag"]
     ref: Ref
     to: Ref | None = None
-    by: Annotated[list[int] | None, Field(description="[dx, dy] px, not with to.",
+    by: Annotated[list[int] | None, Field(description="[dx, dy] px",
                                           min_length=2, max_length=2)] = None
 
     @model_validator(mode="after")

@@ -72,9 +72,7 @@ def register(tools: Tools, registry: Registry) -> None:
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> EvaluateResult:
-        """Run JavaScript in a tab; returns its value as JSON (a throw: an error with
-        its stack).
-        """
+        """Run JavaScript in a tab; gives its value as JSON."""
         check_evaluate(on.browser.config)
         result = await on.browser.tab_call(on.tab, "Runtime.evaluate", {
             "expression": expression, "awaitPromise": await_promise,

@@ -85,7 +85,7 @@ def _url_or_history(arguments: dict[str, Any]) -> None:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tool("List tabs", read_only=True)
     async def list_tabs(target: TargetArg = None) -> TabList:
-        """List open tabs (id, title, url) of all targets or of `target`."""
+        """List open tabs (id, title, url)."""
         if target is not None:
             browser = registry.browser(target)
             await browser.connection()
@@ -144,7 +144,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tab_tool("Close a tab", destructive=True, idempotent=True, lock=False)
     async def close_tab(on: OnTab, tab: TabArg) -> CloseResult:
-        """Close a tab (a hung one too)."""
+        """Close a tab (even hung)."""
         if on.browser.tabs.get(on.tab.target_id) is not on.tab:
             raise InvalidArgument(f"tab {tab} is already closed")
         await on.browser.close_tab(on.tab)

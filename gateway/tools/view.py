@@ -142,8 +142,8 @@ def register(tools: Tools, registry: Registry) -> None:
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> PageView:
-        """Open a URL (in `tab`, else a new tab) and read it as text, controls numbered
-        (role#N) for browse_act; cheaper than a screenshot.
+        """Open a URL (in `tab` or a new tab) as text, controls numbered #N for
+        browse_act; cheaper than screenshots.
         """
         await navigate_tab(on.browser, on.tab, url, wait, on.budget)
         return await _view(on, max_chars)
@@ -154,12 +154,11 @@ def register(tools: Tools, registry: Registry) -> None:
         tab: TabArg,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
         find: Annotated[str | None, Field(
-            description="Only lines matching this text or /regex/.", max_length=200)] = None,
+            description="Only lines matching text or /regex/.", max_length=200)] = None,
         within: Annotated[int | None, Field(
-            description="Only the part of the page holding this ref.", ge=1)] = None,
+            description="Only the part holding this ref.", ge=1)] = None,
     ) -> PageView:
-        """Read a tab's page as text with fresh refs (as browse); older refs expire.
-        """
+        """Read a tab again as text with fresh refs (as browse)."""
         return await _view(on, max_chars, find, within)
 
     @tools.tab_tool("Act on a page", destructive=True, open_world=True)
@@ -168,13 +167,13 @@ def register(tools: Tools, registry: Registry) -> None:
         ctx: Context[Any, Any],
         tab: TabArg,
         actions: Annotated[list[Action], Field(
-            description="Steps in order; ref: a #N of the latest view.",
+            description="In order; ref: #N of the latest view.",
             min_length=1, max_length=50)],
         timeout_s: TimeoutArg = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> ActResult:
         """Click, type, press, select, hover, scroll, drag, upload, wait: real input on
-        the latest view's refs, then a fresh view (stops at a failed step).
+        the latest view's refs, then a fresh view.
         """
         uploads = any(getattr(a, "do", None) == "upload" for a in actions)
         readable = functools.partial(resolve_read_path, allowed=await allowed_dirs(ctx) if uploads

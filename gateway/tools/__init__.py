@@ -18,6 +18,7 @@ from . import (
     profiling,
     runtime,
     screenshot,
+    storage,
     tabs,
     targets,
     view,
@@ -33,5 +34,5 @@ __all__ = ["register_all"]
 def register_all(registrar: ToolRegistrar, registry: Registry) -> None:
     tools = Tools(registrar, registry)
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
-                   emulation, profiling):
+                   emulation, profiling, storage):
         family.register(tools, registry)

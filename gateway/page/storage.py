@@ -1,0 +1,212 @@
+"""A browser context's sign-in state over CDP: its cookies and per-origin localStorage.
+
+Cookies are the context's own, all of them, through the browser-level ``Storage``
+domain with the context's ``browserContextId`` (the default context has one too).
+
+localStorage has no browser-level API: Chrome 156 answers ``DOMStorage.*`` only for
+an origin some frame of the page is showing ("Frame not found for the given storage
+id" otherwise — tried). So:
+
+* saved and cleared is the localStorage of the origins the context's tabs show (each
+  tab's page origin): a context's storage of an origin no tab is on is not reachable
+  without loading that origin, and loading a page to read it is not a save's business;
+* loaded, an origin at a time, through a scratch tab of the context whose requests
+  never leave the browser: ``Fetch`` answers every one with an empty page, so the tab
+  is *at* the origin (its storage is the origin's) without a byte sent to the site —
+  Playwright's way too. The scratch tab is closed afterwards, and the context stays
+  (a fresh named context made for the load keeps the state for its next tab).
+
+No value is returned to the caller's result or logged: the functions hand back the
+state itself (for the file) and the tool reports names and counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from gateway import progress
+from gateway.errors import CaptureFailed, GatewayError
+
+from .storage_file import Cookie, OriginStorage, StorageItem, StorageState
+
+if TYPE_CHECKING:
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.tab import Tab
+
+__all__ = ["clear_state", "context_id", "load_state", "read_state"]
+
+CLOSE_S = 5.0
+_EMPTY_PAGE = {"responseCode": 200, "body": "",
+               "responseHeaders": [{"name": "Content-Type", "value": "text/html"}]}
+_SET_ITEMS_JS = ("(items => {{ localStorage.clear(); for (const [k, v] of items) "
+                 "localStorage.setItem(k, v); return location.origin; }})({items})")
+_AT_ORIGIN_TRIES = 20
+
+
+async def context_id(browser: Browser, tab: Tab | None, context: str | None) -> str:
+    """The ``browserContextId`` meant: the tab's (as Chrome says, so a tab in a context
+    the gateway did not make counts as its own), the named one (made now if new), or the
+    browser's default context."""
+    if tab is not None:
+        info = await browser.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
+        return str(info["targetInfo"]["browserContextId"])
+    if context is not None:
+        return await browser.pages.contexts.id_for(context, browser.browser_call)
+    found = await browser.browser_call("Target.getBrowserContexts")
+    return str(found["defaultBrowserContextId"])
+
+
+def _origin(url: str) -> str | None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+async def _pages_in(browser: Browser, context: str) -> dict[str, Tab]:
+    """One tab of the context per origin its tabs show (http and https only)."""
+    infos = (await browser.browser_call("Target.getTargets"))["targetInfos"]
+    shown: dict[str, Tab] = {}
+    for info in infos:
+        tab = browser.tabs.get(info["targetId"])
+        origin = _origin(info.get("url", ""))
+        if (tab is not None and origin is not None and info.get("type") == "page"
+                and info.get("browserContextId") == context):
+            shown.setdefault(origin, tab)
+    return shown
+
+
+def _storage_id(origin: str) -> dict[str, Any]:
+    return {"storageId": {"securityOrigin": origin, "isLocalStorage": True}}
+
+
+async def read_state(browser: Browser, context: str) -> tuple[StorageState, list[str]]:
+    """The context's cookies and the localStorage of the origins its tabs show; and the
+    origins that could not be read (a tab that does not answer: a dialog, a hung page)."""
+    cookies = (await browser.browser_call("Storage.getCookies",
+                                          {"browserContextId": context}))["cookies"]
+    origins, unread = [], []
+    for origin, tab in sorted((await _pages_in(browser, context)).items()):
+        try:
+            entries = (await browser.tab_call(tab, "DOMStorage.getDOMStorageItems",
+                                              _storage_id(origin)))["entries"]
+        except GatewayError:
+            unread.append(origin)
+            continue
+        if entries:
+            origins.append(OriginStorage(origin=origin, localStorage=[
+                StorageItem(name=k, value=v) for k, v in entries]))
+    return StorageState(cookies=[_from_cdp(c) for c in cookies], origins=origins), unread
+
+
+def _from_cdp(cookie: dict[str, Any]) -> Cookie:
+    """A CDP ``Network.Cookie`` as Playwright writes it (-1: a session cookie; no
+    SameSite attribute is Chrome's default, Lax)."""
+    return Cookie(name=cookie["name"], value=cookie["value"], domain=cookie["domain"],
+                  path=cookie["path"],
+                  expires=-1 if cookie.get("session") else cookie.get("expires", -1),
+                  httpOnly=cookie.get("httpOnly", False), secure=cookie.get("secure", False),
+                  sameSite=cookie.get("sameSite", "Lax"))
+
+
+def _to_cdp(cookie: Cookie) -> dict[str, Any]:
+    param: dict[str, Any] = {"name": cookie.name, "value": cookie.value,
+                             "domain": cookie.domain, "path": cookie.path,
+                             "httpOnly": cookie.http_only, "secure": cookie.secure,
+                             "sameSite": cookie.same_site}
+    if cookie.expires > 0:
+        param["expires"] = cookie.expires
+    return param
+
+
+async def load_state(browser: Browser, context: str, state: StorageState,
+                     budget: float) -> None:
+    """Put ``state`` into the context: its cookies added (one of the same name, domain
+    and path replaced), and each of its origins' localStorage replaced by the file's."""
+    if state.cookies:
+        await browser.browser_call("Storage.setCookies", {
+            "browserContextId": context, "cookies": [_to_cdp(c) for c in state.cookies]},
+            timeout_s=budget)
+    if not state.origins:
+        return
+    async with _scratch_tab(browser, context) as tab:
+        for done, origin in enumerate(state.origins):
+            await progress.report(done, len(state.origins), f"localStorage of {origin.origin}")
+            await _set_items(browser, tab, origin, budget)
+
+
+async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: float) -> None:
+    """Load the (empty, answered by ``Fetch``) page of the origin in the scratch tab and
+    write its items there in one script; the script says where it ran, and runs again
+    until that is the origin (the new document may still be committing)."""
+    nav = await browser.tab_call(tab, "Page.navigate", {"url": origin.origin + "/"},
+                                 timeout_s=budget)
+    if nav.get("errorText"):
+        raise CaptureFailed(f"could not open a page of {origin.origin} to load its "
+                            f"localStorage: {nav['errorText']}")
+    items = json.dumps([[i.name, i.value] for i in origin.local_storage])
+    expression = _SET_ITEMS_JS.format(items=items)
+    for _ in range(_AT_ORIGIN_TRIES):
+        ran = await browser.tab_call(tab, "Runtime.evaluate", {
+            "expression": expression, "returnByValue": True}, timeout_s=budget)
+        if ran.get("result", {}).get("value") == origin.origin:
+            return
+        await anyio.sleep(0.05)
+    raise CaptureFailed(f"the scratch page never reached {origin.origin}; its localStorage "
+                        "was not loaded — retry")
+
+
+@asynccontextmanager
+async def _scratch_tab(browser: Browser, context: str) -> AsyncIterator[Tab]:
+    """A blank tab of the context whose every request is answered with an empty page
+    by the gateway; closed afterwards (bounded, even when cancelled), the context kept."""
+    tab = await browser.new_tab("about:blank", context_id=context)
+    cdp = await browser.connection()
+    paused, waiting = anyio.create_memory_object_stream[str](math.inf)
+    stop = None
+    try:
+        session = tab.session_id
+        if session is None:
+            raise CaptureFailed("the scratch tab for loading localStorage did not attach; "
+                                "retry")
+        stop = cdp.listen(session, lambda method, params: paused.send_nowait(
+            params["requestId"]) if method == "Fetch.requestPaused" else None)
+        async with anyio.create_task_group() as tg:
+            async def answer() -> None:
+                async for request in waiting:
+                    await cdp.send("Fetch.fulfillRequest", {"requestId": request, **_EMPTY_PAGE},
+                                   session_id=session, timeout_s=CLOSE_S)
+
+            tg.start_soon(answer)
+            await browser.tab_call(tab, "Fetch.enable", {"patterns": [{"urlPattern": "*"}]})
+            yield tab
+            tg.cancel_scope.cancel()
+    finally:
+        if stop is not None:
+            stop()
+        paused.close()
+        waiting.close()
+        # (a GatewayError: gone already, with its connection or by itself)
+        with anyio.move_on_after(CLOSE_S, shield=True), contextlib.suppress(GatewayError):
+            await browser.browser_call("Target.closeTarget", {"targetId": tab.target_id})
+
+
+async def clear_state(browser: Browser, context: str) -> tuple[int, list[str]]:
+    """Delete the context's cookies and the localStorage of the origins its tabs show:
+    (cookies deleted, origins cleared)."""
+    cookies = (await browser.browser_call("Storage.getCookies",
+                                          {"browserContextId": context}))["cookies"]
+    await browser.browser_call("Storage.clearCookies", {"browserContextId": context})
+    cleared = []
+    for origin, tab in sorted((await _pages_in(browser, context)).items()):
+        await browser.tab_call(tab, "DOMStorage.clear", _storage_id(origin))
+        cleared.append(origin)
+    return len(cookies), cleared

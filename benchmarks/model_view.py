@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
+import tempfile
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -91,6 +94,9 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         yield "performance_trace", await call("performance_trace",
                                               {"tab": tab, "duration_s": 0.5})
         yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
+        state = Path(tempfile.gettempdir()) / f"csgw-state-{secrets.token_hex(6)}.json"
+        yield "storage_state", await call("storage_state", {"tab": tab, "action": "save",
+                                                            "path": str(state)})
         await call("evaluate", {"tab": tab,
                                 "expression": "setTimeout(() => alert('hi'), 10); 1"})
         deadline = time.monotonic() + 10

@@ -104,27 +104,7 @@ async def read_state(browser: Browser, context: str) -> tuple[StorageState, list
         if entries:
             origins.append(OriginStorage(origin=origin, localStorage=[
                 StorageItem(name=k, value=v) for k, v in entries]))
-    return StorageState(cookies=[_from_cdp(c) for c in cookies], origins=origins), unread
-
-
-def _from_cdp(cookie: dict[str, Any]) -> Cookie:
-    """A CDP ``Network.Cookie`` as Playwright writes it (-1: a session cookie; no
-    SameSite attribute is Chrome's default, Lax)."""
-    return Cookie(name=cookie["name"], value=cookie["value"], domain=cookie["domain"],
-                  path=cookie["path"],
-                  expires=-1 if cookie.get("session") else cookie.get("expires", -1),
-                  httpOnly=cookie.get("httpOnly", False), secure=cookie.get("secure", False),
-                  sameSite=cookie.get("sameSite", "Lax"))
-
-
-def _to_cdp(cookie: Cookie) -> dict[str, Any]:
-    param: dict[str, Any] = {"name": cookie.name, "value": cookie.value,
-                             "domain": cookie.domain, "path": cookie.path,
-                             "httpOnly": cookie.http_only, "secure": cookie.secure,
-                             "sameSite": cookie.same_site}
-    if cookie.expires > 0:
-        param["expires"] = cookie.expires
-    return param
+    return StorageState(cookies=[Cookie.from_cdp(c) for c in cookies], origins=origins), unread
 
 
 async def load_state(browser: Browser, context: str, state: StorageState,
@@ -133,7 +113,7 @@ async def load_state(browser: Browser, context: str, state: StorageState,
     and path replaced), and each of its origins' localStorage replaced by the file's."""
     if state.cookies:
         await browser.browser_call("Storage.setCookies", {
-            "browserContextId": context, "cookies": [_to_cdp(c) for c in state.cookies]},
+            "browserContextId": context, "cookies": [c.to_cdp() for c in state.cookies]},
             timeout_s=budget)
     if not state.origins:
         return

@@ -46,10 +46,30 @@ class Cookie(_Entry):
     value: str
     domain: str = Field(min_length=1)
     path: str
-    expires: float
+    expires: int | float  # an int stays one: -1, not -1.0, as Playwright writes it
     http_only: bool = Field(alias="httpOnly")
     secure: bool
     same_site: SameSite = Field(alias="sameSite")
+
+    @classmethod
+    def from_cdp(cls, cookie: dict[str, Any]) -> Cookie:
+        """A CDP ``Network.Cookie`` (``Storage.getCookies``) as Playwright writes it: -1
+        for a session cookie; no SameSite attribute is Chrome's default, Lax."""
+        return cls(name=cookie["name"], value=cookie["value"], domain=cookie["domain"],
+                   path=cookie["path"],
+                   expires=-1 if cookie.get("session") else cookie.get("expires", -1),
+                   httpOnly=cookie.get("httpOnly", False), secure=cookie.get("secure", False),
+                   sameSite=cookie.get("sameSite", "Lax"))
+
+    def to_cdp(self) -> dict[str, Any]:
+        """The CDP ``Network.CookieParam`` (``Storage.setCookies``): a session cookie has
+        no ``expires``."""
+        param: dict[str, Any] = {"name": self.name, "value": self.value, "domain": self.domain,
+                                 "path": self.path, "httpOnly": self.http_only,
+                                 "secure": self.secure, "sameSite": self.same_site}
+        if self.expires > 0:
+            param["expires"] = self.expires
+        return param
 
 
 class StorageItem(_Entry):

@@ -318,7 +318,7 @@ async def test_every_tool_says_every_hint_and_its_title() -> None:
                        "console_messages", "network_requests", "network_request",
                        "performance_trace", "heap_snapshot"}
     assert {n for n, t in tools.items() if t["annotations"]["destructive_hint"]} == {
-        "close_tab", "browse_act", "evaluate", "handle_dialog", "cdp_command"}
+        "close_tab", "browse_act", "evaluate", "handle_dialog", "cdp_command", "storage_state"}
     assert {n for n, t in tools.items() if t["annotations"]["open_world_hint"]} == {
         "new_tab", "navigate", "browse", "browse_act", "evaluate", "cdp_command",
         "handle_dialog"}

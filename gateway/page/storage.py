@@ -25,15 +25,15 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
 
 from gateway import progress
-from gateway.errors import CaptureFailed, GatewayError
+from gateway.concurrency import alongside
+from gateway.errors import CaptureFailed, GatewayError, InvalidArgument
 
 from .storage_file import Cookie, OriginStorage, StorageItem, StorageState
 
@@ -51,14 +51,22 @@ _SET_ITEMS_JS = ("(items => {{ localStorage.clear(); for (const [k, v] of items)
 _AT_ORIGIN_TRIES = 20
 
 
-async def context_id(browser: Browser, tab: Tab | None, context: str | None) -> str:
+async def context_id(browser: Browser, tab: Tab | None, context: str | None, *,
+                     make: bool) -> str:
     """The ``browserContextId`` meant: the tab's (as Chrome says, so a tab in a context
-    the gateway did not make counts as its own), the named one (made now if new), or the
-    browser's default context."""
+    the gateway did not make counts as its own), the named one (made now if new and
+    ``make``: a load fills a fresh context), or the browser's default context."""
     if tab is not None:
         info = await browser.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
         return str(info["targetInfo"]["browserContextId"])
     if context is not None:
+        known = browser.pages.contexts.known(context)
+        if known is not None:
+            return known
+        if not make:
+            raise InvalidArgument(f"target {browser.name!r} has no context {context!r} (none "
+                                  "was made, or its last tab was closed); open a tab with "
+                                  "that context, or load a state into it")
         return await browser.pages.contexts.id_for(context, browser.browser_call)
     found = await browser.browser_call("Target.getBrowserContexts")
     return str(found["defaultBrowserContextId"])
@@ -117,10 +125,13 @@ async def load_state(browser: Browser, context: str, state: StorageState,
             timeout_s=budget)
     if not state.origins:
         return
-    async with _scratch_tab(browser, context) as tab:
+
+    async def set_all(tab: Tab) -> None:
         for done, origin in enumerate(state.origins):
             await progress.report(done, len(state.origins), f"localStorage of {origin.origin}")
             await _set_items(browser, tab, origin, budget)
+
+    await _in_scratch_tab(browser, context, set_all)
 
 
 async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: float) -> None:
@@ -144,31 +155,35 @@ async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: 
                         "was not loaded — retry")
 
 
-@asynccontextmanager
-async def _scratch_tab(browser: Browser, context: str) -> AsyncIterator[Tab]:
-    """A blank tab of the context whose every request is answered with an empty page
-    by the gateway; closed afterwards (bounded, even when cancelled), the context kept."""
+async def _in_scratch_tab(browser: Browser, context: str,
+                          work: Callable[[Tab], Awaitable[None]]) -> None:
+    """``work(tab)`` in a blank tab of the context whose every request the gateway
+    answers with an empty page; the tab closed afterwards (bounded, even when cancelled),
+    the context kept."""
     tab = await browser.new_tab("about:blank", context_id=context)
-    cdp = await browser.connection()
     paused, waiting = anyio.create_memory_object_stream[str](math.inf)
-    stop = None
+    stop: Callable[[], None] | None = None
     try:
         session = tab.session_id
         if session is None:
             raise CaptureFailed("the scratch tab for loading localStorage did not attach; "
                                 "retry")
+        cdp = await browser.connection()
         stop = cdp.listen(session, lambda method, params: paused.send_nowait(
             params["requestId"]) if method == "Fetch.requestPaused" else None)
-        async with anyio.create_task_group() as tg:
-            async def answer() -> None:
-                async for request in waiting:
-                    await cdp.send("Fetch.fulfillRequest", {"requestId": request, **_EMPTY_PAGE},
+
+        async def answer() -> None:
+            async for request in waiting:
+                with contextlib.suppress(GatewayError):  # the tab went: work fails itself
+                    await cdp.send("Fetch.fulfillRequest", {"requestId": request,
+                                                            **_EMPTY_PAGE},
                                    session_id=session, timeout_s=CLOSE_S)
 
-            tg.start_soon(answer)
+        async def enabled_work() -> None:
             await browser.tab_call(tab, "Fetch.enable", {"patterns": [{"urlPattern": "*"}]})
-            yield tab
-            tg.cancel_scope.cancel()
+            await work(tab)
+
+        await alongside(answer, enabled_work)
     finally:
         if stop is not None:
             stop()
@@ -177,6 +192,8 @@ async def _scratch_tab(browser: Browser, context: str) -> AsyncIterator[Tab]:
         # (a GatewayError: gone already, with its connection or by itself)
         with anyio.move_on_after(CLOSE_S, shield=True), contextlib.suppress(GatewayError):
             await browser.browser_call("Target.closeTarget", {"targetId": tab.target_id})
+            # out of list_tabs when the call answers, not when Chrome's event comes
+            browser.pages.retire(tab, "was storage_state's scratch tab, closed")
 
 
 async def clear_state(browser: Browser, context: str) -> tuple[int, list[str]]:

@@ -113,17 +113,19 @@ def register(tools: Tools, registry: Registry) -> None:
         known: dict[str, Any] = {"target": browser.name, "action": action, "tab": tab,
                                  "context": page.context if page is not None else context}
         if action == "clear":
-            cookies, cleared = await clear_state(browser, await context_id(browser, page,
-                                                                           context))
+            cookies, cleared = await clear_state(browser, await context_id(
+                browser, page, context, make=False))
             return StorageResult(**known, cookies=cookies,
                                  origins=[OriginSummary(origin=o, items=0) for o in cleared])
         if action == "save":
             file = await save_path(ctx, registry, path)  # refused before any browser work
-            state, unread = await read_state(browser, await context_id(browser, page, context))
+            state, unread = await read_state(browser, await context_id(browser, page, context,
+                                                                       make=False))
             assert file is not None  # path is checked present (_check)
             write_private(file, state.to_json())
             return StorageResult(**known, **_what(state), path=str(file), unread=unread or None)
         assert path is not None  # _check
         state = await _read_file(ctx, registry, path)
-        await load_state(browser, await context_id(browser, page, context), state, on.budget)
+        await load_state(browser, await context_id(browser, page, context, make=True), state,
+                         on.budget)
         return StorageResult(**known, **_what(state), path=path)

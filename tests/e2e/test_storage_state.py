@@ -122,6 +122,12 @@ async def test_sign_in_saved_loaded_on_both_targets_and_cleared(env: DevtoolsEnv
             opened.append(tab)
             assert await _signed_in(env, tab) == (True, _token(site), "csgw"), target
 
+        # saved again by context name from where it was loaded: the same state
+        resaved = env.tmp / "resaved.json"
+        await _storage(env, {"action": "save", "path": str(resaved), "context": "fresh",
+                             "target": "h1"})
+        assert json.loads(resaved.read_text()) == state
+
         stranger = await _open(env, "h2", "stranger", twin.url("/"))  # apart from the rest
         opened.append(stranger)
         assert await _signed_in(env, stranger) == (False, None, None)
@@ -158,3 +164,20 @@ async def test_a_file_that_is_not_a_storage_state_is_refused(
                                                          "target": "h1", "context": "bad"})
     assert "storage-state" in error and says in error, error
     assert "SECRET-VALUE-1" not in error and "Sometimes" not in error
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    ({"action": "save", "context": "nobody", "target": "h1"}, "has no context 'nobody'"),
+    ({"action": "clear", "context": "nobody", "target": "h1"}, "has no context 'nobody'"),
+    ({"action": "load", "target": "h1"}, "action='load' needs path"),
+    ({"action": "clear", "tab": 1, "context": "x"}, "pass tab or context, not both"),
+])
+async def test_arguments_that_do_not_fit_are_refused(env: DevtoolsEnv, args: dict[str, Any],
+                                                     says: str) -> None:
+    if args["action"] == "save":
+        args["path"] = str(env.tmp / "never-written.json")
+    error = await call_err(env.client, "storage_state", args)
+    assert says in error, error
+    assert not (env.tmp / "never-written.json").exists()
+    listed = (await call_ok(env.client, "list_tabs"))["tabs"]
+    assert all(t.get("context") != "nobody" for t in listed)

@@ -33,7 +33,7 @@ import anyio
 
 from gateway import progress
 from gateway.concurrency import alongside
-from gateway.errors import CaptureFailed, GatewayError, InvalidArgument
+from gateway.errors import CaptureFailed, CdpError, GatewayError, InvalidArgument
 
 from .storage_file import Cookie, OriginStorage, StorageItem, StorageState
 
@@ -116,15 +116,15 @@ async def read_state(browser: Browser, context: str) -> tuple[StorageState, list
 
 
 async def load_state(browser: Browser, context: str, state: StorageState,
-                     budget: float) -> None:
+                     budget: float) -> list[str]:
     """Put ``state`` into the context: its cookies added (one of the same name, domain
-    and path replaced), and each of its origins' localStorage replaced by the file's."""
-    if state.cookies:
-        await browser.browser_call("Storage.setCookies", {
-            "browserContextId": context, "cookies": [c.to_cdp() for c in state.cookies]},
-            timeout_s=budget)
+    and path replaced), and each of its origins' localStorage replaced by the file's.
+    The names of the cookies Chrome did not keep (invalid, expired, or SameSite=None
+    without Secure, which Chrome drops without a word)."""
+    refused = await _set_cookies(browser, context, state.cookies, budget) if state.cookies \
+        else []
     if not state.origins:
-        return
+        return refused
 
     async def set_all(tab: Tab) -> None:
         for done, origin in enumerate(state.origins):
@@ -132,6 +132,27 @@ async def load_state(browser: Browser, context: str, state: StorageState,
             await _set_items(browser, tab, origin, budget)
 
     await _in_scratch_tab(browser, context, set_all)
+    return refused
+
+
+async def _set_cookies(browser: Browser, context: str, cookies: list[Cookie],
+                       budget: float) -> list[str]:
+    """Set ``cookies`` in the context; the names of those it did not keep. One invalid
+    cookie fails Chrome's whole batch ("Invalid cookie fields", naming none): then each
+    is set alone, so the others still load and the result can say which one it was."""
+    params = [c.to_cdp() for c in cookies]
+    try:
+        await browser.browser_call("Storage.setCookies", {
+            "browserContextId": context, "cookies": params}, timeout_s=budget)
+    except CdpError:
+        for param in params:
+            with contextlib.suppress(CdpError):  # it shows as not kept below
+                await browser.browser_call("Storage.setCookies", {
+                    "browserContextId": context, "cookies": [param]}, timeout_s=budget)
+    kept = {(c["name"], c["domain"].lstrip("."), c["path"]) for c in (
+        await browser.browser_call("Storage.getCookies", {"browserContextId": context}))[
+        "cookies"]}
+    return [c.name for c in cookies if (c.name, c.domain.lstrip("."), c.path) not in kept]
 
 
 async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: float) -> None:

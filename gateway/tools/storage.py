@@ -55,6 +55,7 @@ class StorageResult(BaseModel):
     cookie_names: list[str] = Field(default_factory=list)
     origins: list[OriginSummary] = Field(default_factory=list)
     unread: list[str] | None = absent()  # origins whose tab did not answer (a dialog, a hung page)
+    refused: list[str] | None = absent()  # cookies loaded that Chrome did not keep
 
     def written(self) -> list[str]:
         """The state file, for a save (``WritesFiles``)."""
@@ -126,6 +127,6 @@ def register(tools: Tools, registry: Registry) -> None:
             return StorageResult(**known, **_what(state), path=str(file), unread=unread or None)
         assert path is not None  # _check
         state = await _read_file(ctx, registry, path)
-        await load_state(browser, await context_id(browser, page, context, make=True), state,
-                         on.budget)
-        return StorageResult(**known, **_what(state), path=path)
+        refused = await load_state(browser, await context_id(browser, page, context,
+                                                             make=True), state, on.budget)
+        return StorageResult(**known, **_what(state), path=path, refused=refused or None)

@@ -181,3 +181,26 @@ async def test_arguments_that_do_not_fit_are_refused(env: DevtoolsEnv, args: dic
     assert not (env.tmp / "never-written.json").exists()
     listed = (await call_ok(env.client, "list_tabs"))["tabs"]
     assert all(t.get("context") != "nobody" for t in listed)
+
+
+async def test_cookies_chrome_will_not_keep_are_named_and_the_rest_load(
+        env: DevtoolsEnv) -> None:
+    """One invalid cookie fails Chrome's whole batch; SameSite=None without Secure is
+    dropped without a word: both are named in ``refused``, and the good one loads."""
+    def cookie(name: str, value: str, same_site: str) -> dict[str, Any]:
+        return {"name": name, "value": value, "domain": "127.0.0.1", "path": "/",
+                "expires": -1, "httpOnly": False, "secure": False, "sameSite": same_site}
+
+    path = env.tmp / "picky.json"
+    path.write_text(json.dumps({"cookies": [
+        cookie("kept", "yes", "Lax"), cookie("dropped", "SECRET-D", "None"),
+        cookie("broken", "SECRET;B", "Strict")], "origins": []}))
+    loaded, text = await _storage(env, {"action": "load", "path": str(path),
+                                        "target": "h1", "context": "picky"})
+    assert (loaded["cookies"], loaded["refused"]) == (3, ["dropped", "broken"])
+    assert "SECRET" not in text
+    tab = await _open(env, "h1", "picky", env.site("h1").url("/"))
+    try:
+        assert await js(env.client, tab, "document.cookie") == "kept=yes"
+    finally:
+        await close_tabs(env.client, [tab])

@@ -76,7 +76,7 @@ def _check(arguments: dict[str, Any]) -> None:
 async def _read_file(ctx: Context[Any, Any], registry: Registry, requested: str) -> StorageState:
     """The storage state in ``requested``: a file where uploads may come from, bounded."""
     file = resolve_read_path(requested, await allowed_dirs(ctx),
-                             allow_any=registry.config.allow_any_path)
+                             allow_any=registry.config.allow_any_path, what="path")
     if file.size > MAX_STATE_BYTES:
         raise InvalidArgument(f"{file.path} is {file.size:,} bytes, over the limit of "
                               f"{MAX_STATE_BYTES:,} for a storage-state file")
@@ -119,7 +119,7 @@ def register(tools: Tools, registry: Registry) -> None:
             return StorageResult(**known, cookies=cookies,
                                  origins=[OriginSummary(origin=o, items=0) for o in cleared])
         if action == "save":
-            file = await save_path(ctx, registry, path)  # refused before any browser work
+            file = await save_path(ctx, registry, path, "path")  # before any browser work
             state, unread = await read_state(browser, await context_id(browser, page, context,
                                                                        make=False))
             assert file is not None  # path is checked present (_check)

@@ -79,9 +79,9 @@ def _origin(url: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
 
 
-async def _pages_in(browser: Browser, context: str) -> dict[str, Tab]:
+async def _pages_in(browser: Browser, context: str, budget: float) -> dict[str, Tab]:
     """One tab of the context per origin its tabs show (http and https only)."""
-    infos = (await browser.browser_call("Target.getTargets"))["targetInfos"]
+    infos = (await browser.browser_call("Target.getTargets", timeout_s=budget))["targetInfos"]
     shown: dict[str, Tab] = {}
     for info in infos:
         tab = browser.tabs.get(info["targetId"])
@@ -96,16 +96,17 @@ def _storage_id(origin: str) -> dict[str, Any]:
     return {"storageId": {"securityOrigin": origin, "isLocalStorage": True}}
 
 
-async def read_state(browser: Browser, context: str) -> tuple[StorageState, list[str]]:
+async def read_state(browser: Browser, context: str, budget: float
+                     ) -> tuple[StorageState, list[str]]:
     """The context's cookies and the localStorage of the origins its tabs show; and the
     origins that could not be read (a tab that does not answer: a dialog, a hung page)."""
-    cookies = (await browser.browser_call("Storage.getCookies",
-                                          {"browserContextId": context}))["cookies"]
+    cookies = (await browser.browser_call("Storage.getCookies", {"browserContextId": context},
+                                          timeout_s=budget))["cookies"]
     origins, unread = [], []
-    for origin, tab in sorted((await _pages_in(browser, context)).items()):
+    for origin, tab in sorted((await _pages_in(browser, context, budget)).items()):
         try:
             entries = (await browser.tab_call(tab, "DOMStorage.getDOMStorageItems",
-                                              _storage_id(origin)))["entries"]
+                                              _storage_id(origin), timeout_s=budget))["entries"]
         except GatewayError:
             unread.append(origin)
             continue
@@ -149,9 +150,9 @@ async def _set_cookies(browser: Browser, context: str, cookies: list[Cookie],
             with contextlib.suppress(CdpError):  # it shows as not kept below
                 await browser.browser_call("Storage.setCookies", {
                     "browserContextId": context, "cookies": [param]}, timeout_s=budget)
-    kept = {(c["name"], c["domain"].lstrip("."), c["path"]) for c in (
-        await browser.browser_call("Storage.getCookies", {"browserContextId": context}))[
-        "cookies"]}
+    now = await browser.browser_call("Storage.getCookies", {"browserContextId": context},
+                                     timeout_s=budget)
+    kept = {(c["name"], c["domain"].lstrip("."), c["path"]) for c in now["cookies"]}
     return [c.name for c in cookies if (c.name, c.domain.lstrip("."), c.path) not in kept]
 
 
@@ -217,14 +218,15 @@ async def _in_scratch_tab(browser: Browser, context: str,
             browser.pages.retire(tab, "was storage_state's scratch tab, closed")
 
 
-async def clear_state(browser: Browser, context: str) -> tuple[int, list[str]]:
+async def clear_state(browser: Browser, context: str, budget: float) -> tuple[int, list[str]]:
     """Delete the context's cookies and the localStorage of the origins its tabs show:
     (cookies deleted, origins cleared)."""
-    cookies = (await browser.browser_call("Storage.getCookies",
-                                          {"browserContextId": context}))["cookies"]
-    await browser.browser_call("Storage.clearCookies", {"browserContextId": context})
+    cookies = (await browser.browser_call("Storage.getCookies", {"browserContextId": context},
+                                          timeout_s=budget))["cookies"]
+    await browser.browser_call("Storage.clearCookies", {"browserContextId": context},
+                               timeout_s=budget)
     cleared = []
-    for origin, tab in sorted((await _pages_in(browser, context)).items()):
-        await browser.tab_call(tab, "DOMStorage.clear", _storage_id(origin))
+    for origin, tab in sorted((await _pages_in(browser, context, budget)).items()):
+        await browser.tab_call(tab, "DOMStorage.clear", _storage_id(origin), timeout_s=budget)
         cleared.append(origin)
     return len(cookies), cleared

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import secrets
 import tempfile
 import time
 import uuid
@@ -96,6 +97,9 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         yield "heap_snapshot", await call("heap_snapshot", {"tab": tab})
         pdf = Path(tempfile.gettempdir()) / f"csgw-pdf-{uuid.uuid4().hex}.pdf"  # a new file
         yield "pdf", await call("pdf", {"tab": tab, "save_to": str(pdf)})
+        state = Path(tempfile.gettempdir()) / f"csgw-state-{secrets.token_hex(6)}.json"
+        yield "storage_state", await call("storage_state", {"tab": tab, "action": "save",
+                                                            "path": str(state)})
         await call("evaluate", {"tab": tab,
                                 "expression": "setTimeout(() => alert('hi'), 10); 1"})
         deadline = time.monotonic() + 10

@@ -1,4 +1,5 @@
-"""What anyio leaves out of asyncio, in anyio's terms: ``gather`` and ``OneShot``.
+"""What anyio leaves out of asyncio, in anyio's terms: ``gather``, ``alongside`` and
+``OneShot``.
 
 ``gather`` is the structured version of ``asyncio.gather``: the first failure
 cancels the rest and is raised *as itself*, and no task outlives the call. A bare
@@ -17,12 +18,12 @@ nothing but the waiter's own cancellation, and its timeout is a plain ``False``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Generic, TypeVar
 
 import anyio
 
-__all__ = ["OneShot", "first", "gather"]
+__all__ = ["OneShot", "alongside", "first", "gather"]
 
 T = TypeVar("T")
 
@@ -121,3 +122,21 @@ async def first(shots: tuple[OneShot[T], ...], timeout_s: float) -> bool:
             for shot in shots:
                 tg.start_soon(wait, shot)
     return any(shot.done for shot in shots)
+
+
+async def alongside(companion: Callable[[], Coroutine[Any, Any, None]],
+                    work: Callable[[], Awaitable[Any]]) -> None:
+    """Await ``work()`` with ``companion()`` running beside it until it ends (a progress
+    reporter, a responder to events); a failure of ``work`` is raised as itself, as in
+    ``gather``. The companion is cancelled when ``work`` ends; it should not fail."""
+    failure: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(companion)
+        try:
+            await work()
+        except Exception as exc:
+            failure = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure

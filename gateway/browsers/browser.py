@@ -337,18 +337,18 @@ class Browser:
             except GatewayError:
                 pass  # the session or connection is gone, and its objects with it
 
-    async def new_tab(self, url: str, context: str | None = None) -> Tab:
-        """Open a tab (in the isolated browser context ``context``, see ``contexts.py``);
-        load ``url`` only once its collectors run, so its very first request (the
-        document) is recorded too."""
-        params: dict[str, Any] = {"url": "about:blank"}
+    async def new_tab(self, url: str, context: str | None = None, *,
+                      context_id: str | None = None) -> Tab:
+        """Open a tab (in the isolated browser context ``context``, see ``contexts.py``,
+        or the one whose id is ``context_id``); load ``url`` only once its collectors
+        run, so its very first request (the document) is recorded too."""
         if context is not None:
-            params["browserContextId"] = await self.pages.contexts.id_for(context,
-                                                                         self.browser_call)
+            context_id = await self.pages.contexts.id_for(context, self.browser_call)
+        params: dict[str, Any] = {"url": "about:blank"}
+        if context_id is not None:
+            params["browserContextId"] = context_id
         created = await self.browser_call("Target.createTarget", params)
-        tab = self.pages.track({"targetId": created["targetId"], "url": "about:blank",
-                                **({"browserContextId": params["browserContextId"]}
-                                   if context is not None else {})})
+        tab = self.pages.track({"targetId": created["targetId"], **params})
         with anyio.move_on_after(SETUP_TIMEOUT_S):
             await tab.ready.wait()
         if url != "about:blank":

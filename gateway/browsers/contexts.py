@@ -34,6 +34,10 @@ class BrowserContexts:
                 return name
         return None
 
+    def known(self, name: str) -> str | None:
+        """The id of the context called ``name``, if the gateway made one (never made here)."""
+        return self._ids.get(name)
+
     async def id_for(self, name: str, call: Call) -> str:
         """The context called ``name``, created now when there is none yet."""
         async with self._lock:

@@ -49,26 +49,28 @@ def default_allowed_dirs() -> list[Path]:
     return [Path(os.path.realpath(tempfile.gettempdir()))]
 
 
-def resolve_save_path(requested: str, allowed: Sequence[Path], *, allow_any: bool) -> Path:
-    """The real path to write ``requested`` to, or ``InvalidArgument`` saying why not."""
+def resolve_save_path(requested: str, allowed: Sequence[Path], *, allow_any: bool,
+                      what: str = "save_to") -> Path:
+    """The real path to write ``requested`` to, or ``InvalidArgument`` saying why not
+    (naming the argument ``what``)."""
     if "\x00" in requested:
-        raise InvalidArgument("save_to contains a NUL character")
+        raise InvalidArgument(f"{what} contains a NUL character")
     path = Path(requested).expanduser()
     if not path.is_absolute():
-        raise InvalidArgument(f"save_to must be an absolute path, got {requested[:200]!r}")
+        raise InvalidArgument(f"{what} must be an absolute path, got {requested[:200]!r}")
     if path.is_symlink():
-        raise InvalidArgument(f"save_to {requested[:200]!r} is a symlink; the gateway does not "
+        raise InvalidArgument(f"{what} {requested[:200]!r} is a symlink; the gateway does not "
                               "write through links — pass the real path")
     resolved = Path(os.path.realpath(path))
     if not resolved.parent.is_dir():
         raise InvalidArgument(f"directory {str(resolved.parent)[:200]!r} does not exist")
     if resolved.is_dir():
-        raise InvalidArgument(f"save_to {requested[:200]!r} is a directory; name a file in it")
+        raise InvalidArgument(f"{what} {requested[:200]!r} is a directory; name a file in it")
     if resolved.exists() and not resolved.is_file():
-        raise InvalidArgument(f"save_to {requested[:200]!r} is not a regular file (a FIFO, "
+        raise InvalidArgument(f"{what} {requested[:200]!r} is not a regular file (a FIFO, "
                               "socket or device); name a regular file")
     if not allow_any:
-        _confine("save_to", requested, resolved, allowed, "name a file inside one of them")
+        _confine(what, requested, resolved, allowed, "name a file inside one of them")
     return resolved
 
 
@@ -88,27 +90,28 @@ def _confine(what: str, requested: str, resolved: Path, allowed: Sequence[Path],
                               "[gateway] table of the targets file")
 
 
-def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: bool) -> Readable:
-    """The real path and size of a file to upload, or ``InvalidArgument`` saying why not:
-    inside ``allowed`` (after following every symlink), a regular file, and not larger
-    than ``MAX_UPLOAD_FILE_BYTES``."""
+def resolve_read_path(requested: str, allowed: Sequence[Path], *, allow_any: bool,
+                      what: str = "upload path") -> Readable:
+    """The real path and size of a file to upload (or read, as the argument ``what``),
+    or ``InvalidArgument`` saying why not: inside ``allowed`` (after following every
+    symlink), a regular file, and not larger than ``MAX_UPLOAD_FILE_BYTES``."""
     if "\x00" in requested:
-        raise InvalidArgument("an upload path contains a NUL character")
+        raise InvalidArgument(f"{what} contains a NUL character")
     path = Path(requested).expanduser()
     if not path.is_absolute():
-        raise InvalidArgument(f"upload paths must be absolute, got {requested[:200]!r}")
+        raise InvalidArgument(f"{what} must be absolute, got {requested[:200]!r}")
     resolved = Path(os.path.realpath(path))
     if not allow_any:
-        _confine("upload path", requested, resolved, allowed, "copy the file into one of them")
+        _confine(what, requested, resolved, allowed, "copy the file into one of them")
     try:
         info = resolved.stat()
     except OSError as exc:
-        raise InvalidArgument(f"cannot upload {requested[:200]!r}: "
+        raise InvalidArgument(f"cannot read {requested[:200]!r}: "
                               f"{exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise InvalidArgument(f"cannot upload {requested[:200]!r}: not a regular file")
+        raise InvalidArgument(f"cannot read {requested[:200]!r}: not a regular file")
     if info.st_size > MAX_UPLOAD_FILE_BYTES:
-        raise InvalidArgument(f"cannot upload {requested[:200]!r}: {info.st_size:,} bytes is "
+        raise InvalidArgument(f"cannot read {requested[:200]!r}: {info.st_size:,} bytes is "
                               f"over the limit of {MAX_UPLOAD_FILE_BYTES:,} bytes per file")
     return Readable(resolved, info.st_size, (info.st_dev, info.st_ino))
 

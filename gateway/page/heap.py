@@ -23,7 +23,7 @@ lands in its file.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -32,6 +32,7 @@ import anyio
 import anyio.to_thread
 
 from gateway import progress
+from gateway.concurrency import alongside
 from gateway.errors import CaptureFailed, GatewayError
 from gateway.page.heap_summary import HeapFormatError, HeapSummary, summarize_snapshot
 
@@ -113,7 +114,7 @@ async def take_heap_snapshot(browser: Browser, tab: Tab, file: BinaryIO, budget:
         await browser.tab_call(tab, "HeapProfiler.collectGarbage", timeout_s=budget,
                                timeout_hint=hint)
         stop_listening = cdp.listen(session, sink.on_event)
-        await _while(sink.report_progress, lambda: browser.tab_call(
+        await alongside(sink.report_progress, lambda: browser.tab_call(
             tab, "HeapProfiler.takeHeapSnapshot",
             {"reportProgress": True, "captureNumericValue": False},
             timeout_s=budget, timeout_hint=hint))
@@ -136,23 +137,6 @@ async def take_heap_snapshot(browser: Browser, tab: Tab, file: BinaryIO, budget:
     await progress.report(sink.written, sink.written, "heap snapshot received: "
                           f"{sink.written / 2**20:.1f} MB", final=True)
     return sink.written
-
-
-async def _while(companion: Callable[[], Coroutine[Any, Any, None]],
-                 work: Callable[[], Awaitable[Any]]) -> None:
-    """Await ``work()`` with ``companion()`` running beside it until it ends; a failure
-    of ``work`` is raised as itself (a task group would wrap it)."""
-    failure: Exception | None = None
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(companion)
-        try:
-            await work()
-        except Exception as exc:
-            failure = exc
-        finally:
-            tg.cancel_scope.cancel()
-    if failure is not None:
-        raise failure
 
 
 async def _disable(browser: Browser, cdp: CdpConnection, tab: Tab, session: str, *,

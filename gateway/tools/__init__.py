@@ -19,6 +19,7 @@ from . import (
     profiling,
     runtime,
     screenshot,
+    storage,
     tabs,
     targets,
     view,
@@ -34,5 +35,5 @@ __all__ = ["register_all"]
 def register_all(registrar: ToolRegistrar, registry: Registry) -> None:
     tools = Tools(registrar, registry)
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
-                   emulation, profiling, pdf):
+                   emulation, profiling, pdf, storage):
         family.register(tools, registry)

@@ -54,8 +54,8 @@ async def _client_roots(ctx: Context[Any, Any]) -> list[Path]:
     return roots
 
 
-async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str | None
-                    ) -> Path | None:
+async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str | None,
+                    what: str = "save_to") -> Path | None:
     """The real path to write to for ``save_to`` (None when not given), or ``InvalidArgument``
     — also, at once, when a file is there already: the gateway never replaces a file.
     Tools that write are offered as read-only (clients run them without asking), and
@@ -67,9 +67,9 @@ async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str |
     if requested is None:
         return None
     path = resolve_save_path(requested, await allowed_dirs(ctx),
-                             allow_any=registry.config.allow_any_path)
+                             allow_any=registry.config.allow_any_path, what=what)
     if os.path.lexists(path):
-        raise InvalidArgument(f"save_to {str(path)[:200]!r} exists already; the gateway "
+        raise InvalidArgument(f"{what} {str(path)[:200]!r} exists already; the gateway "
                               "never replaces a file — name a new one")
     return path
 

@@ -207,6 +207,20 @@ window.csgwDone = (async () => {{
 """
 
 
+SIGNIN_HTML = f"""<!doctype html>
+<html><head><title>csgw-signin</title></head><body>
+<script>
+window.csgwDone = (async () => {{
+  await fetch('/set-cookie');
+  localStorage.setItem('token', {json.dumps("LS" + AUTH_SECRET[::-1])});  // not verbatim
+  localStorage.setItem('user', 'csgw');
+  return localStorage.length;
+}})();
+</script>
+</body></html>
+"""
+
+
 POPUP_HTML = """<!doctype html>
 <html><head><title>csgw-popup</title></head><body>
 <script>console.warn('csgw-popup-loaded');</script>
@@ -259,6 +273,7 @@ PAGES = {
     "/api/auth": "checks the Authorization header and the cookie; says whether they matched",
     "/api/echo": "POST: how many bytes came",
     "/set-cookie": "sets the secret cookie with Set-Cookie",
+    "/signin.html": "a sign-in: the secret cookie (as /set-cookie), localStorage token and user",
     "/dialogs.html": "openAlert/openConfirm/openPrompt(text) open a dialog 100 ms later",
     "/beforeunload.html": "asks before leaving",
     "/many.html?n=N": "logs N lines",
@@ -327,6 +342,8 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/set-cookie":
             self._send(200, "cookie set", "text/plain",
                        {"Set-Cookie": f"sid={COOKIE_SECRET}; Path=/; HttpOnly; SameSite=Lax"})
+        elif path == "/signin.html":
+            self._send(200, SIGNIN_HTML, html)
         elif path == "/dialogs.html":
             self._send(200, DIALOGS_HTML, html)
         elif path == "/beforeunload.html":
@@ -371,7 +388,9 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main() -> int:
-    servers = [ThreadingHTTPServer(("127.0.0.1", 0), Handler) for _ in range(2)]
+    # a second host can serve origin ``a`` at the first's port: one origin on two hosts
+    port_a = int(os.environ.get("CSGW_PAGE_PORT_A", "0"))
+    servers = [ThreadingHTTPServer(("127.0.0.1", port), Handler) for port in (port_a, 0)]
     refused = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     refused.bind(("127.0.0.1", 0))  # bound, never listening: connections get RST
     ports = {"a": servers[0].server_address[1], "b": servers[1].server_address[1],

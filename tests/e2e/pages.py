@@ -138,11 +138,15 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def serve_pages(host: RemoteHost, log: Path | None = None) -> Iterator[PageSite]:
-    """Run the page server inside ``host``'s network namespace for the duration."""
-    auth_secret = f"AUTHSECRET{secrets.token_hex(12)}"
-    cookie_secret = f"COOKIESECRET{secrets.token_hex(12)}"
+def serve_pages(host: RemoteHost, log: Path | None = None,
+                like: PageSite | None = None) -> Iterator[PageSite]:
+    """Run the page server inside ``host``'s network namespace for the duration; ``like``
+    another host's: the same secrets, and its origin ``a`` (the same port) — the same
+    site on two hosts, for state carried from one browser to another."""
+    auth_secret = like.auth_secret if like else f"AUTHSECRET{secrets.token_hex(12)}"
+    cookie_secret = like.cookie_secret if like else f"COOKIESECRET{secrets.token_hex(12)}"
     env = {
+        **({"CSGW_PAGE_PORT_A": str(like.ports["a"])} if like else {}),
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",

@@ -12,8 +12,9 @@ import anyio
 import pytest
 
 from gateway import progress
+from gateway.concurrency import alongside
 from gateway.errors import CdpTimeout
-from gateway.page.heap import _Sink, _while
+from gateway.page.heap import _Sink
 
 pytestmark = pytest.mark.anyio
 
@@ -94,11 +95,11 @@ async def test_the_command_failure_is_raised_as_itself_and_the_reporter_stopped(
         raise CdpTimeout("HeapProfiler.takeHeapSnapshot", 1.0)
 
     with pytest.raises(CdpTimeout):
-        await _while(companion, failing)
+        await alongside(companion, failing)
     assert stopped.is_set()
 
     async def answering() -> dict[str, str]:
         return {}
 
     with anyio.fail_after(1):
-        await _while(companion, answering)
+        await alongside(companion, answering)

@@ -401,8 +401,14 @@ class ShareHost:
 
     def kill_browser(self, browser: ShareBrowser) -> None:
         """SIGKILL the browser and its children, as a crash would: its
-        ``DevToolsActivePort`` stays, naming a port nobody listens on."""
-        _kill_and_wait(self._family(browser), browser.process)
+        ``DevToolsActivePort`` stays, naming a port nobody listens on. The family is
+        looked for again after each round: a child the browser was starting while it
+        was read (a renderer, crashpad) is not in it yet."""
+        deadline = time.monotonic() + 10
+        family = self._family(browser)
+        while family and time.monotonic() < deadline:
+            _kill_and_wait(family, browser.process)
+            family = {pid for pid in self._family(browser) if _running(pid)}
 
     def stop_browser(self, browser: ShareBrowser, grace: float = 15) -> None:
         """SIGTERM the browser (as ``kill <pid>``), wait for it; SIGKILL what is left."""

@@ -55,7 +55,7 @@ def _reencoded(jpeg: bytes, width: int, height: int) -> bytes:
 
 def test_frames_keep_their_times_and_the_last_lasts_until_the_stop(tmp_path: Path) -> None:
     path = tmp_path / "v.webm"
-    frames = [(jpeg, meta["timestamp"] - FIRST) for jpeg, meta in zip(JPEGS, METADATA)]
+    frames = [(jpeg, meta["timestamp"] - FIRST) for jpeg, meta in zip(JPEGS, METADATA, strict=True)]
     writer = _record(path, frames, stop=3.0)
     times, size, codec = _decoded(path)
     assert codec == "vp8"

@@ -229,7 +229,7 @@ async def test_two_viewers_and_a_stalled_one(env: Env) -> None:
     await _sees_frames(second, await _frames(second) + 3)
 
     url = (await call_ok(env.client, "live_view", {"tab": tab}))["url"]
-    status, headers, _ = await _get(url)
+    _, headers, _ = await _get(url)
     base = url.split("/live/")[0]
     ws_url = (base + headers["location"]).replace("http://", "ws://") + f"ws?tab={tab}"
     sock = socket.socket()

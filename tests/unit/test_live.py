@@ -77,7 +77,7 @@ def test_host_and_origin_rules() -> None:
 
 
 def test_pointer_events_map_through_the_frame_metadata() -> None:
-    # A frame 400 px wide of an 800 px viewport: zoom 0.5, so image px × 2.
+    # A frame 400 px wide of an 800 px viewport: zoom 0.5, so image px times 2.
     click = parse_input('{"kind":"mouse","type":"mousePressed","x":100,"y":50,"w":400,'
                         '"button":"left","clickCount":1}')
     method, params = input_command(click, META)

@@ -46,6 +46,7 @@ class Hold:
     reason: str
     until: float
     released: anyio.Event = field(default_factory=anyio.Event)
+    ended: str | None = None  # "done" (the person) or "expired", once released
 
     def active(self) -> bool:
         return not self.released.is_set() and time.monotonic() < self.until

@@ -125,6 +125,7 @@ class Live:
         held = tab.held()
         if held is None:
             return False
+        held.ended = "done"
         held.released.set()
         return True
 
@@ -133,7 +134,7 @@ class Live:
         started = time.monotonic()
         with anyio.move_on_after(max(hold.until - started, 0)):
             await hold.released.wait()
-        how = "done" if hold.released.is_set() else "expired"
+        how = hold.ended = hold.ended or "expired"
         hold.released.set()  # an expired hold ends for its waiters as well
         if tab.hold is hold:
             tab.hold = None

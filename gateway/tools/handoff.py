@@ -33,6 +33,7 @@ __all__ = ["DEFAULT_HOLD_S", "register"]
 DEFAULT_HOLD_S = 300.0
 """How long a person holds a tab when the agent names no ``timeout_s``: five minutes."""
 REPORT_EVERY_S = 1.0
+ENDING_S = 0.5
 
 
 class Handoff(BaseModel):
@@ -62,7 +63,8 @@ def register(tools: Tools, registry: Registry, live: Live | None) -> None:
         url = await live.url(on.tab.id, control=True, handoff=True)
         if wait:
             start = time.monotonic()
-            bound = min(hold.until - start, timeout_s or DEFAULT_HOLD_S)
+            # The hold's own end is written by its task a moment after ``until``.
+            bound = min(hold.until - start + ENDING_S, timeout_s or DEFAULT_HOLD_S)
             with anyio.move_on_after(bound):
                 message = f"waiting for a person on tab {on.tab.id} ({reason}): open {url}"
                 while not hold.released.is_set():
@@ -70,7 +72,7 @@ def register(tools: Tools, registry: Registry, live: Live | None) -> None:
                     message = f"waiting for a person on tab {on.tab.id} ({reason})"
                     with anyio.move_on_after(REPORT_EVERY_S):
                         await hold.released.wait()
-        left = hold.until - time.monotonic()
-        if hold.active():
+        if hold.ended is None:
+            left = max(hold.until - time.monotonic(), 0)
             return Handoff(tab=on.tab.id, url=url, state="held", left_s=round(left, 1))
-        return Handoff(tab=on.tab.id, state="expired" if left <= 0 else "done")
+        return Handoff(tab=on.tab.id, state="expired" if hold.ended == "expired" else "done")

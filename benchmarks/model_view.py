@@ -100,6 +100,9 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         state = Path(tempfile.gettempdir()) / f"csgw-state-{secrets.token_hex(6)}.json"
         yield "storage_state", await call("storage_state", {"tab": tab, "action": "save",
                                                             "path": str(state)})
+        yield "live_view", await call("live_view", {"tab": tab})
+        yield "handoff", await call("handoff", {"tab": tab, "reason": "look", "wait": True,
+                                                "timeout_s": 0.2})  # over before what follows
         await call("evaluate", {"tab": tab,
                                 "expression": "setTimeout(() => alert('hi'), 10); 1"})
         deadline = time.monotonic() + 10

@@ -215,8 +215,6 @@ class Boundary:
         if outcome != "ok":
             log.info("call failed", call_id=call_id, tool=tool, outcome=outcome, error=error,
                      duration_ms=duration_ms)
-        if not self._call_log.enabled:
-            return
         self._call_log.write({
             "ts": time.time(),
             "call_id": call_id,

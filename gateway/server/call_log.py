@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +25,24 @@ import structlog
 
 from gateway.output.redact import redact
 
-__all__ = ["MAX_LOGGED_CHARS", "CallLog", "bounded"]
+__all__ = ["MAX_LOGGED_CHARS", "RECENT", "CallLog", "bounded"]
 
 log = structlog.get_logger("gateway.log")
 
 MAX_LOGGED_CHARS = 4096
 """Longest string a call-log record keeps (arguments, error text)."""
+RECENT = 500
+"""Records kept in memory (``CallLog.recent``) for the live view's list of calls."""
 
 
 class CallLog:
-    """Append-only JSON-lines file of tool calls; a no-op when disabled."""
+    """Append-only JSON-lines file of tool calls (none when disabled), and its newest
+    records in memory, redacted and bounded as written (``recent``: the live view)."""
 
     def __init__(self, fd: int | None, path: Path | None) -> None:
         self._fd = fd
         self.path = path
+        self.recent: deque[dict[str, object]] = deque(maxlen=RECENT)
 
     @property
     def enabled(self) -> bool:
@@ -60,9 +65,12 @@ class CallLog:
         return cls(fd, path)
 
     def write(self, record: dict[str, Any]) -> None:
+        kept = bounded(redact(record))
+        assert isinstance(kept, dict)
+        self.recent.append(kept)
         if self._fd is None:
             return
-        line = json.dumps(bounded(redact(record)), default=str, ensure_ascii=False) + "\n"
+        line = json.dumps(kept, default=str, ensure_ascii=False) + "\n"
         try:
             os.write(self._fd, line.encode())
         except OSError as exc:

@@ -243,6 +243,11 @@ def _view_of_steady(max_chars: int | None = None) -> Check:
     return check
 
 
+async def _live_url(h: Hostile, result: dict[str, Any]) -> None:
+    assert result["url"].startswith("http://127.0.0.1:") and "/live/?t=" in result["url"]
+    assert result["idle_expiry_s"] == 900 and set(result) == {"url", "idle_expiry_s"}
+
+
 def _emulating(expected: dict[str, Any]) -> Check:
     async def check(h: Hostile, result: dict[str, Any]) -> None:
         assert (result["tab"], result["emulating"]) == (h.tab, expected), result
@@ -670,6 +675,25 @@ TABLE: dict[str, list[Case]] = {
                 "has no context 'nobody'"),
         refused("tab-and-context", {"action": "clear", "tab": TAB, "context": "c"},
                 "pass tab or context, not both"),
+    ],
+    "handoff": [
+        *tab_cases({"reason": "sign in"}),
+        *no_target_cases({"tab": TAB, "reason": "sign in"}),
+        *missing({"tab": TAB, "reason": "sign in"}, "reason"),
+        *timeout_cases({"tab": TAB, "reason": "sign in"}),
+        extra_fields({"tab": TAB, "reason": "sign in"}),
+        refused("reason-empty", {"tab": TAB, "reason": ""}, "reason", "at least 1 character"),
+        refused("reason-10MB", {"tab": TAB, "reason": HUGE}, "reason",
+                "at most 200 characters"),
+        refused("wait-word", {"tab": TAB, "reason": "x", "wait": "maybe"}, "wait",
+                "Input should be a valid boolean"),
+    ],
+    "live_view": [
+        *tab_cases({}),
+        extra_fields({}),
+        refused("control-word", {"control": "please"}, "control",
+                "Input should be a valid boolean"),
+        answered("every-tab", {}, _live_url),
     ],
     "handle_dialog": [
         *tab_cases({"accept": True}),

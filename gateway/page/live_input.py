@@ -1,0 +1,123 @@
+"""A person's input on a live view → the CDP input command for the tab.
+
+Pure. The live page never speaks CDP: it sends one of a fixed set of input events
+(``ViewerInput``), each field bounded, and this module turns one into exactly one
+``Input.*`` command. Anything else is refused before it reaches a browser.
+
+Coordinates arrive in the pixels of the frame image the person clicked on (``x``,
+``y``, with the image's width ``w``). A frame shows the tab's viewport,
+``deviceWidth`` by ``deviceHeight`` device-independent pixels, scaled to fit the
+screencast's bounds, below ``offsetTop`` pixels of browser chrome (mobile
+emulation's top bar; 0 on a desktop tab); ``pageScaleFactor`` is the pinch zoom the
+frame already shows. Input events are addressed in the same viewport pixels as the
+frame shows (Chrome applies the pinch zoom itself, as for a real mouse), so the
+point is ``x / zoom``, ``y / zoom - offsetTop`` with ``zoom = w / deviceWidth`` —
+what DevTools' own screencast view does.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from gateway.errors import InvalidArgument
+
+__all__ = ["KeyPress", "Mouse", "Text", "ViewerInput", "Wheel", "input_command", "parse_input"]
+
+Pixel = Annotated[float, Field(ge=0, le=100_000)]
+Modifiers = Annotated[int, Field(ge=0, le=15)]  # Alt 1, Control 2, Meta 4, Shift 8
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Pointed(_Event):
+    x: Pixel
+    y: Pixel
+    w: Annotated[float, Field(gt=0, le=100_000)]
+    modifiers: Modifiers = 0
+
+
+class Mouse(_Pointed):
+    kind: Literal["mouse"]
+    type: Literal["mousePressed", "mouseReleased", "mouseMoved"]
+    button: Literal["none", "left", "middle", "right"] = "none"
+    clickCount: Annotated[int, Field(ge=0, le=3)] = 0
+
+
+class Wheel(_Pointed):
+    kind: Literal["wheel"]
+    dx: Annotated[float, Field(ge=-10_000, le=10_000)] = 0
+    dy: Annotated[float, Field(ge=-10_000, le=10_000)] = 0
+
+
+class KeyPress(_Event):
+    kind: Literal["key"]
+    type: Literal["keyDown", "keyUp"]
+    key: Annotated[str, Field(min_length=1, max_length=32)]
+    code: Annotated[str, Field(max_length=32)] = ""
+    keyCode: Annotated[int, Field(ge=0, le=255)] = 0
+    text: Annotated[str, Field(max_length=4)] = ""
+    modifiers: Modifiers = 0
+
+
+class Text(_Event):
+    kind: Literal["text"]
+    text: Annotated[str, Field(min_length=1, max_length=10_000)]
+
+
+ViewerInput = Annotated[Mouse | Wheel | KeyPress | Text, Field(discriminator="kind")]
+_ADAPTER: TypeAdapter[Mouse | Wheel | KeyPress | Text] = TypeAdapter(ViewerInput)
+
+
+def parse_input(raw: str | bytes) -> Mouse | Wheel | KeyPress | Text:
+    """One input event from a live page's JSON; ``InvalidArgument`` for anything else."""
+    try:
+        return _ADAPTER.validate_json(raw)
+    except ValueError as exc:
+        raise InvalidArgument(f"not an input event the live view accepts: "
+                              f"{str(exc).splitlines()[0][:200]}") from None
+
+
+def input_command(event: Mouse | Wheel | KeyPress | Text,
+                  metadata: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The CDP command (method, params) for ``event`` on a tab whose last frame carried
+    ``metadata``; ``InvalidArgument`` for a pointer event before any frame."""
+    if isinstance(event, Text):
+        return "Input.insertText", {"text": event.text}
+    if isinstance(event, KeyPress):
+        params: dict[str, Any] = {
+            "type": "keyUp" if event.type == "keyUp" else
+                    "keyDown" if event.text else "rawKeyDown",
+            "key": event.key, "code": event.code, "windowsVirtualKeyCode": event.keyCode,
+            "modifiers": event.modifiers}
+        if event.text and event.type == "keyDown":
+            params["text"] = params["unmodifiedText"] = event.text
+        return "Input.dispatchKeyEvent", params
+    x, y = viewport_point(event, metadata)
+    if isinstance(event, Wheel):
+        return "Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y,
+                                            "deltaX": event.dx, "deltaY": event.dy,
+                                            "modifiers": event.modifiers}
+    return "Input.dispatchMouseEvent", {"type": event.type, "x": x, "y": y,
+                                        "button": event.button,
+                                        "clickCount": event.clickCount,
+                                        "modifiers": event.modifiers}
+
+
+def viewport_point(event: Mouse | Wheel, metadata: dict[str, Any]) -> tuple[float, float]:
+    """Where in the tab's viewport (CSS pixels) the person pointed on the frame image."""
+    width = metadata.get("deviceWidth")
+    if not isinstance(width, int | float) or width <= 0:
+        raise InvalidArgument("no frame shown yet: point at the page once it appears")
+    zoom = event.w / width
+    top = metadata.get("offsetTop")
+    top = top if isinstance(top, int | float) else 0
+    height = metadata.get("deviceHeight")
+    x = min(event.x / zoom, width)
+    y = max(event.y / zoom - top, 0)
+    if isinstance(height, int | float) and height > 0:
+        y = min(y, height)
+    return round(x, 2), round(y, 2)

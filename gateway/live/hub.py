@@ -1,5 +1,5 @@
-"""The live view of one gateway: its links, its screencasts, the tabs people hold, and
-where its page is served.
+"""The live view of one gateway: its links, its screencasts (and the recordings that
+watch them), the tabs people hold, and where its page is served.
 
 In ``serve --http`` mode on a loopback TCP port the page is part of that server, at
 ``/live`` (``mounted``). Otherwise (stdio, the ``call`` daemon on its Unix socket, a
@@ -23,6 +23,7 @@ import structlog
 from gateway.browsers.tab import Hold, Tab
 from gateway.errors import GatewayError
 from gateway.live.links import Links
+from gateway.page.recording import Recordings
 from gateway.page.screencast import Screencasts
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class Live:
         self.recent = recent
         self.links = Links()
         self.screencasts = Screencasts(tasks)
+        self.recordings = Recordings(tasks, self.screencasts)
         self._note = note
         self._tasks = tasks
         self._base: str | None = None

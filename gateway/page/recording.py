@@ -15,6 +15,7 @@ then. The gateway exiting finishes every file too: what was recorded stays playa
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -42,6 +43,9 @@ log = structlog.get_logger("gateway.recording")
 MAX_RECORDINGS = 4
 STOP_TIMEOUT_S = 30.0
 """How long ``stop`` waits for the file to be finished (the encoder's last frames)."""
+FIRST_FRAME_S = 3.0
+"""How long ``stop`` right after ``start`` waits for the screencast's first frame: a
+video needs one, and Chrome sends it only once the page paints."""
 
 
 class Timeline:
@@ -83,9 +87,10 @@ class Recording:
     writer: VideoWriter
     timeline: Timeline = field(default_factory=Timeline)
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    first_frame: anyio.Event = field(default_factory=anyio.Event)
     ended: anyio.Event = field(default_factory=anyio.Event)
     why_ended: str = ""
-    seconds: float = 0.0
+    stopping: bool = False
 
     @property
     def size(self) -> int:
@@ -99,6 +104,8 @@ class Recordings:
         self._tasks = tasks
         self._screencasts = screencasts
         self._running: dict[Tab, Recording] = {}
+        self._ended: weakref.WeakKeyDictionary[Tab, Recording] = weakref.WeakKeyDictionary()
+        """Recordings that ended by themselves, kept for the ``stop`` that reports them."""
 
     async def start(self, browser: Browser, tab: Tab, path: Path, *, max_seconds: float,
                     max_bytes: int) -> Recording:
@@ -123,11 +130,18 @@ class Recordings:
         return recording
 
     async def stop(self, tab: Tab) -> Recording:
-        """Stop ``tab``'s recording and wait for its file to be finished."""
+        """Stop ``tab``'s recording and wait for its file to be finished (one that ended
+        by itself is reported as it ended)."""
+        ended = self._ended.pop(tab, None)
+        if ended is not None:
+            return ended
         recording = self._running.get(tab)
         if recording is None:
             raise InvalidArgument(f"tab {tab.id} is not being recorded; start a recording "
                                   "with action: start")
+        recording.stopping = True
+        with anyio.move_on_after(FIRST_FRAME_S):
+            await recording.first_frame.wait()
         recording.scope.cancel()
         with anyio.fail_after(STOP_TIMEOUT_S):
             await recording.ended.wait()
@@ -142,21 +156,29 @@ class Recordings:
                         at = recording.timeline.place(frame.metadata.get("timestamp"))
                         if not await anyio.to_thread.run_sync(writer.add, frame.jpeg, at):
                             break
+                        if writer.frames:
+                            recording.first_frame.set()
                     recording.why_ended = (f"the recording reached its {writer.full} bound"
                                            if writer.full else "the tab went")
         except GatewayError as exc:
             recording.why_ended = str(exc)
         finally:
             self._running.pop(recording.tab, None)
-            recording.seconds = recording.timeline.now()
+            if not recording.stopping:
+                self._ended[recording.tab] = recording
+            stopped_at = recording.timeline.now()
             with anyio.CancelScope(shield=True):
                 try:
-                    await anyio.to_thread.run_sync(writer.close, recording.seconds)
+                    await anyio.to_thread.run_sync(writer.close, stopped_at)
                 except Exception as exc:  # a file FFmpeg could not finish: said, kept
                     recording.why_ended = f"the video could not be finished: {exc}"
                     log.warning("recording not finished", tab=recording.tab.id,
                                 error=str(exc))
                 finally:
                     recording.file.close()
+                    if not writer.frames:
+                        recording.path.unlink(missing_ok=True)
+                        recording.why_ended = ("no frame came from the tab (a page that "
+                                               "never painted): no file was kept")
                     recording.ended.set()
 

@@ -23,6 +23,7 @@ from . import (
     storage,
     tabs,
     targets,
+    video,
     view,
 )
 from . import live as live_family
@@ -45,3 +46,4 @@ def register_all(registrar: ToolRegistrar, registry: Registry,
         family.register(tools, registry)
     handoff.register(tools, registry, live)
     live_family.register(tools, registry, live)
+    video.register(tools, registry, live)

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from fractions import Fraction
 from pathlib import Path
 
+import anyio
 import av
 import pytest
 
 from gateway.errors import InvalidArgument
 from gateway.page import video
-from gateway.page.recording import Timeline
+from gateway.page.recording import MAX_RECORDINGS, Recording, Recordings, Timeline
+from gateway.page.screencast import Frame, Mailbox
 from gateway.page.video import VideoWriter
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "screencast"
@@ -144,3 +148,96 @@ def test_the_timeline_spaces_frames_by_chrome_and_anchors_them_here(
     clock.now += 0.01
     assert timeline.place(None) == pytest.approx(0.59)   # no timestamp: when it came
     assert timeline.now() == pytest.approx(0.59)
+
+
+# ------------------------------------------------------------------ Recordings
+
+
+class _Screencast:
+    """Stands in for ``Screencasts``: a mailbox the test feeds with the captured frames."""
+
+    def __init__(self) -> None:
+        self.mailbox = Mailbox()
+        self.watching = 0
+
+    @asynccontextmanager
+    async def watch(self, _browser: object, _tab: object) -> AsyncIterator[Mailbox]:
+        self.watching += 1
+        try:
+            yield self.mailbox
+        finally:
+            self.watching -= 1
+
+
+class _Tab:
+    id = 7
+
+
+async def _recorded(tmp_path: Path, frames: int, *, max_seconds: float = 60
+                    ) -> tuple[Recording, _Screencast]:
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
+                                         max_seconds=max_seconds, max_bytes=10_000_000)
+        for jpeg, meta in list(zip(JPEGS, METADATA, strict=True))[:frames]:
+            screencast.mailbox.put(Frame(jpeg, meta))
+            await anyio.sleep(0.05)
+        with pytest.raises(InvalidArgument, match="being recorded already"):
+            await recordings.start(None, tab, tmp_path / "again.webm",  # type: ignore[arg-type]
+                                   max_seconds=60, max_bytes=10_000_000)
+        assert not (tmp_path / "again.webm").exists()
+        stopped = await recordings.stop(tab)  # type: ignore[arg-type]
+        assert stopped is started and screencast.watching == 0
+        with pytest.raises(InvalidArgument, match="not being recorded"):
+            await recordings.stop(tab)  # type: ignore[arg-type]
+    return stopped, screencast
+
+
+@pytest.mark.anyio
+async def test_a_recording_watches_until_stopped_and_finishes_its_file(tmp_path: Path) -> None:
+    recording, _ = await _recorded(tmp_path, frames=4)
+    times, _, _ = _decoded(recording.path)
+    assert len(times) == recording.writer.frames == 5   # 4 frames, the last shown to the stop
+    assert recording.why_ended == "" and oct(recording.path.stat().st_mode)[-3:] == "600"
+
+
+@pytest.mark.anyio
+async def test_a_recording_without_a_frame_keeps_no_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 0.2)
+    recording, _ = await _recorded(tmp_path, frames=0)
+    assert not recording.path.exists()
+    assert "no frame came from the tab" in recording.why_ended
+
+
+@pytest.mark.anyio
+async def test_stop_reports_a_recording_that_ended_by_itself(tmp_path: Path) -> None:
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
+                               max_seconds=60, max_bytes=10_000_000)
+        screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
+        await anyio.sleep(0.1)
+        screencast.mailbox.close()           # the tab went
+        await anyio.sleep(0.3)
+        assert screencast.watching == 0
+        ended = await recordings.stop(tab)  # type: ignore[arg-type]
+    assert ended.why_ended == "the tab went" and _decoded(ended.path)[0]
+
+
+@pytest.mark.anyio
+async def test_recordings_at_once_are_bounded(tmp_path: Path) -> None:
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, _Screencast())  # type: ignore[arg-type]
+        tabs = [_Tab() for _ in range(MAX_RECORDINGS + 1)]
+        for i, tab in enumerate(tabs[:-1]):
+            await recordings.start(None, tab, tmp_path / f"{i}.webm",  # type: ignore[arg-type]
+                                   max_seconds=60, max_bytes=10_000_000)
+        with pytest.raises(InvalidArgument, match=f"{MAX_RECORDINGS} recordings are running"):
+            await recordings.start(None, tabs[-1], tmp_path / "x.webm",  # type: ignore[arg-type]
+                                   max_seconds=60, max_bytes=10_000_000)
+        tasks.cancel_scope.cancel()

@@ -88,6 +88,16 @@ def _parser() -> argparse.ArgumentParser:
     daemon.add_argument("action", choices=("start", "stop", "status", "run"),
                         help="run: serve in the foreground (what start spawns)")
     _add_idle_timeout(daemon)
+    live = sub.add_parser("live", help="a live view of the tabs call drives, for you",
+                          description="print (and on a desktop, open) a URL where you watch "
+                                      "the tabs of the gateway daemon call uses and act on "
+                                      "them; the link opens once and expires after 15 "
+                                      "minutes idle")
+    _add_options(live, top=False, serving=True)
+    live.add_argument("tab", nargs="?", type=int, help="that tab only (default: every tab)")
+    live.add_argument("--view-only", action="store_true", help="watch, without control")
+    live.add_argument("--no-open", action="store_true", help="only print the URL")
+    _add_idle_timeout(live)
     _add_share(sub)
     doctor = sub.add_parser(
         "doctor",
@@ -237,6 +247,36 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
                         as_json=args.json)
 
 
+def _live(args: argparse.Namespace) -> int:
+    """A live URL from the daemon ``call`` uses (started if need be): printed, and
+    opened in the desktop's browser when there is one."""
+    from gateway.client.live import live_link
+    from gateway.daemon.control import ensure_running
+    from gateway.daemon.runtime_dir import daemon_paths
+
+    paths = daemon_paths(args.config, args.read_only, os.environ, args.tools)
+    notes, _ = ensure_running(paths, _daemon_argv(args), before_start=_loader(args))
+    for note in notes:
+        print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
+    answer = live_link(paths.socket, args.tab, control=not args.view_only)
+    print(answer["url"])
+    if not answer["control"] and not args.view_only:
+        print("chrome-ssh-gateway: view only: the daemon runs read-only", file=sys.stderr)
+    if not args.no_open and _desktop(os.environ):
+        import webbrowser
+
+        if webbrowser.open(answer["url"]):
+            print("chrome-ssh-gateway: opened in your browser (the link opens once; run "
+                  "this again for another)", file=sys.stderr)
+    return 0
+
+
+def _desktop(environ: Mapping[str, str]) -> bool:
+    """Whether a browser can open here: a graphical session, or macOS."""
+    return sys.platform == "darwin" or bool(environ.get("DISPLAY")
+                                            or environ.get("WAYLAND_DISPLAY"))
+
+
 def _daemon(args: argparse.Namespace) -> int:
     from gateway.daemon.control import start, state_of, stop
     from gateway.daemon.runtime_dir import daemon_paths
@@ -299,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2 if arguments is None else _call_daemon(args, arguments)
         if args.command == "daemon" and args.action != "run":
             return _daemon(args)
+        if args.command == "live":
+            return _live(args)
         if args.command == "share":
             return _share(args)
         return _serve_or_run(args)

@@ -36,7 +36,7 @@ from gateway.page.screencast import Mailbox, Screencasts
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
 
-__all__ = ["Live", "live_app", "with_live"]
+__all__ = ["Live", "issuing_links", "live_app", "with_live"]
 
 log = structlog.get_logger("gateway.live")
 
@@ -57,6 +57,8 @@ class Live(Protocol):
     recent: Sequence[dict[str, Any]]
 
     def release(self, tab_id: int) -> bool: ...
+
+    async def url(self, tab: int | None, *, control: bool, handoff: bool = False) -> str: ...
 
 
 class _Checked:
@@ -165,6 +167,40 @@ def live_app(live: Live) -> ASGIApp:
               Route("/s/{link}/done", done, methods=["POST"]),
               WebSocketRoute("/s/{link}/ws", frames)]
     return _Checked(Starlette(routes=[Mount("/live", routes=routes)]))
+
+
+def issuing_links(app: ASGIApp, live: Live) -> ASGIApp:
+    """``app`` that also answers ``POST /live-link`` (``{"tab": N, "control": true}``)
+    with a new live URL: ``chrome-ssh-gateway live`` asks the daemon this way, behind
+    the server's own guard (its Unix socket, or its bearer token)."""
+
+    async def link(request: Request) -> Response:
+        try:
+            asked = json.loads(await request.body() or b"{}")
+            tab, control = asked.get("tab"), asked.get("control") is True
+            if tab is not None and (type(tab) is not int or tab < 1):
+                raise ValueError("tab must be a positive integer")
+        except (ValueError, AttributeError) as exc:
+            return JSONResponse({"error": f"expected {{\"tab\": N, \"control\": true}}: "
+                                          f"{exc}"}, 400)
+        try:
+            if tab is not None:
+                live.registry.tabs.get(tab)
+        except GatewayError as exc:
+            return JSONResponse({"error": str(exc)}, 404)
+        control = control and not live.registry.config.read_only
+        return JSONResponse({"url": await live.url(tab, control=control),
+                             "control": control})
+
+    issuer = Route("/live-link", link, methods=["POST"])
+
+    async def route(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") == "/live-link":
+            await issuer(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return route
 
 
 def with_live(app: ASGIApp, live: Live) -> ASGIApp:

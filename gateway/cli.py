@@ -21,6 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
@@ -88,15 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     daemon.add_argument("action", choices=("start", "stop", "status", "run"),
                         help="run: serve in the foreground (what start spawns)")
     _add_idle_timeout(daemon)
-    live = sub.add_parser("live", help="a live view of the tabs call drives, for you",
-                          description="print (and on a desktop, open) a URL where you watch "
-                                      "the tabs of the gateway daemon call uses and act on "
-                                      "them; the link opens once and expires after 15 "
-                                      "minutes idle")
+    live = sub.add_parser("live", help="a URL to watch and use the tabs of call's daemon")
     _add_options(live, top=False, serving=True)
     live.add_argument("tab", nargs="?", type=int, help="that tab only (default: every tab)")
-    live.add_argument("--view-only", action="store_true", help="watch, without control")
-    live.add_argument("--no-open", action="store_true", help="only print the URL")
     _add_idle_timeout(live)
     _add_share(sub)
     doctor = sub.add_parser(
@@ -209,23 +204,13 @@ async def _call_here(config: GatewayConfig, tool: str, arguments: dict[str, Any]
 
 
 def _daemon_argv(args: argparse.Namespace) -> list[str]:
-    """The command ``call`` and ``daemon start`` spawn: this configuration, run."""
-    argv = [sys.executable, "-m", "gateway", "daemon", "run",
-            "--idle-timeout", str(args.idle_timeout)]
-    if args.config is not None:
-        argv += ["--config", os.path.abspath(args.config)]
-    if args.read_only:
-        argv.append("--read-only")
-    if args.tools is not None:
-        argv += ["--tools", args.tools]
-    if args.log_level is not None:
-        argv += ["--log-level", args.log_level]
-    return argv
+    from gateway.daemon.control import daemon_argv
+
+    return daemon_argv(args.idle_timeout, args.config, args.read_only, args.tools, args.log_level)
 
 
-def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
-    from gateway.client.call import call_tool
-    from gateway.client.output import print_result
+def _running_daemon(args: argparse.Namespace) -> tuple[Path, bool]:
+    """This configuration's daemon's socket (started if need be), and if it replaced one."""
     from gateway.daemon.control import ensure_running
     from gateway.daemon.runtime_dir import daemon_paths
 
@@ -235,6 +220,14 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     notes, replaced = ensure_running(paths, _daemon_argv(args), before_start=_loader(args))
     for note in notes:
         print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
+    return paths.socket, replaced
+
+
+def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
+    from gateway.client.call import call_tool
+    from gateway.client.output import print_result
+
+    socket, replaced = _running_daemon(args)
     if replaced:
         gone = ("the previous gateway daemon is gone (killed or crashed) and a new one "
                 "started: tab ids and view refs from before are no longer valid")
@@ -243,38 +236,8 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
                   "the current tab ids", file=sys.stderr)
             return 1
         print(f"chrome-ssh-gateway: {gone}", file=sys.stderr)
-    return print_result(call_tool(paths.socket, args.tool, arguments, structured=args.json),
+    return print_result(call_tool(socket, args.tool, arguments, structured=args.json),
                         as_json=args.json)
-
-
-def _live(args: argparse.Namespace) -> int:
-    """A live URL from the daemon ``call`` uses (started if need be): printed, and
-    opened in the desktop's browser when there is one."""
-    from gateway.client.live import live_link
-    from gateway.daemon.control import ensure_running
-    from gateway.daemon.runtime_dir import daemon_paths
-
-    paths = daemon_paths(args.config, args.read_only, os.environ, args.tools)
-    notes, _ = ensure_running(paths, _daemon_argv(args), before_start=_loader(args))
-    for note in notes:
-        print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
-    answer = live_link(paths.socket, args.tab, control=not args.view_only)
-    print(answer["url"])
-    if not answer["control"] and not args.view_only:
-        print("chrome-ssh-gateway: view only: the daemon runs read-only", file=sys.stderr)
-    if not args.no_open and _desktop(os.environ):
-        import webbrowser
-
-        if webbrowser.open(answer["url"]):
-            print("chrome-ssh-gateway: opened in your browser (the link opens once; run "
-                  "this again for another)", file=sys.stderr)
-    return 0
-
-
-def _desktop(environ: Mapping[str, str]) -> bool:
-    """Whether a browser can open here: a graphical session, or macOS."""
-    return sys.platform == "darwin" or bool(environ.get("DISPLAY")
-                                            or environ.get("WAYLAND_DISPLAY"))
 
 
 def _daemon(args: argparse.Namespace) -> int:
@@ -340,7 +303,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "daemon" and args.action != "run":
             return _daemon(args)
         if args.command == "live":
-            return _live(args)
+            from gateway.client.live import show_live_link
+
+            return show_live_link(_running_daemon(args)[0], args.tab)
         if args.command == "share":
             return _share(args)
         return _serve_or_run(args)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import sys
+import webbrowser
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from gateway.errors import DaemonError
 
 from .call import UnixConnection
 
-__all__ = ["live_link"]
+__all__ = ["live_link", "show_live_link"]
 
 TIMEOUT_S = 30.0
 
@@ -39,3 +42,19 @@ def live_link(socket_path: Path, tab: int | None, *, control: bool) -> dict[str,
         raise DaemonError(str(answer.get("error") or f"the daemon answered HTTP "
                                                      f"{response.status}"))
     return answer
+
+
+def show_live_link(socket_path: Path, tab: int | None) -> int:
+    """Print a new link's URL (with control, unless the daemon is read-only); in a
+    terminal on a desktop, open it in the browser too — piped, the URL is the caller's
+    to use (it opens once)."""
+    answer = live_link(socket_path, tab, control=True)
+    print(answer["url"])
+    if not answer["control"]:
+        print("chrome-ssh-gateway: view only: the daemon runs read-only", file=sys.stderr)
+    desktop = sys.platform == "darwin" or bool(os.environ.get("DISPLAY")
+                                               or os.environ.get("WAYLAND_DISPLAY"))
+    if desktop and sys.stdout.isatty() and webbrowser.open(answer["url"]):
+        print("chrome-ssh-gateway: opened in your browser (the link opens once; run this "
+              "again for another)", file=sys.stderr)
+    return 0

@@ -1,5 +1,5 @@
 """``chrome-ssh-gateway live [TAB]``: a live-view URL from the daemon ``call`` uses,
-for a tab ``call`` opened — the URL works once, a view-only link is another, an unknown
+for a tab ``call`` opened — the URL works once, another link is another URL, an unknown
 tab says so (issue 20)."""
 
 from __future__ import annotations
@@ -47,15 +47,15 @@ def test_live_prints_a_url_for_the_daemons_tab(topology: Topology, run_dir: Path
     opened = _gw(env, "call", "--json", "new_tab", json.dumps({"url": data_url("cli")}))
     assert opened.returncode == 0, opened.stderr
     tab = json.loads(opened.stdout)["tab"]
-    live = _gw(env, "live", str(tab), "--no-open")
+    live = _gw(env, "live", str(tab))
     assert live.returncode == 0, live.stderr
     url = live.stdout.strip()
     assert url.startswith("http://127.0.0.1:") and "/live/?t=" in url, url
     status, location = _open(url)
     assert status == 303 and location.startswith("/live/s/"), (status, location)
     assert _open(url)[0] == 403, "the link opens once"
-    view = _gw(env, "live", "--view-only", "--no-open")
+    view = _gw(env, "live")
     assert view.returncode == 0 and view.stdout.strip() != url, view.stderr
-    unknown = _gw(env, "live", "987654", "--no-open")
+    unknown = _gw(env, "live", "987654")
     assert unknown.returncode == 1 and "tab 987654 is not a known tab id" in unknown.stderr, (
         unknown.stderr)

@@ -79,6 +79,7 @@ class Live:
             port = sock.getsockname()[1]
             server = QuietServer(uvicorn.Config(
                 live_app(self), log_level="warning", lifespan="off", ws_max_size=65_536,
+                ws_per_message_deflate=False,  # JPEG frames: compressing them costs CPU only
                 timeout_graceful_shutdown=1, access_log=False))
             self._server = server
 

@@ -196,7 +196,8 @@ async def serve_http(config: GatewayConfig, address: HttpAddress, token: str | N
                 live.mounted(f"http://{host_port(address.host, sock.getsockname()[1])}")
                 asgi = with_live(asgi, live)
             web = QuietServer(uvicorn.Config(asgi, log_level="warning", lifespan="on",
-                                         timeout_graceful_shutdown=5))
+                                             timeout_graceful_shutdown=5, ws_max_size=65_536,
+                                             ws_per_message_deflate=False))  # live frames
             async with anyio.create_task_group() as tg:
                 if reload is not None:
                     tg.start_soon(reload_on_hangup, registry, reload)

@@ -123,7 +123,7 @@ def live_app(live: Live) -> ASGIApp:
         if link is None:
             return PlainTextResponse(NO_LINK + "\n", 403)
         chosen = request.query_params.get("tab", "")
-        tab_id = int(chosen) if chosen.isdigit() else link.tab
+        tab_id = int(chosen) if chosen.isdigit() and link.allows(int(chosen)) else link.tab
         return JSONResponse(_state(live, link, tab_id), headers={"cache-control": "no-store"})
 
     async def done(request: Request) -> Response:

@@ -8,24 +8,13 @@ import http.client
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
-
-from tests.e2e.helpers import data_url, stop_daemons
+from tests.e2e.helpers import data_url
 from tests.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def run_dir(tmp_path: Path) -> Iterator[Path]:
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    yield run
-    stop_daemons(run / "chrome-ssh-gateway")
 
 
 def _gw(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:

@@ -53,7 +53,8 @@ class Env:
 
 
 @pytest.fixture(scope="module")
-async def env(topology: Topology) -> AsyncIterator[Env]:
+async def env(topology: Topology,
+              tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
     saved = dict(os.environ)
     os.environ.update(topology.client_env())
     os.environ.pop("SSH_AUTH_SOCK", None)
@@ -61,7 +62,7 @@ async def env(topology: Topology) -> AsyncIterator[Env]:
         config = load_config({**os.environ, "SSH_PROXY_TO": "h1",
                               "CHROME_SSH_GATEWAY_TOOLS": "all"})
         async with running_server(config) as (server, _), Client(server) as client, \
-                person_browser() as person:
+                person_browser(tmp_path_factory.mktemp("person")) as person:
             await wait_for_targets(client, {"default": "up"})
             assert server.live is not None
             yield Env(client, person, server.live.recent)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from gateway.errors import InvalidArgument
 
@@ -76,9 +76,11 @@ def parse_input(raw: str | bytes) -> Mouse | Wheel | KeyPress | Text:
     """One input event from a live page's JSON; ``InvalidArgument`` for anything else."""
     try:
         return _ADAPTER.validate_json(raw)
-    except ValueError as exc:
-        raise InvalidArgument(f"not an input event the live view accepts: "
-                              f"{str(exc).splitlines()[0][:200]}") from None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "event"
+        raise InvalidArgument(f"not an input event the live view accepts: {where}: "
+                              f"{first['msg'][:200]}") from None
 
 
 def input_command(event: Mouse | Wheel | KeyPress | Text,

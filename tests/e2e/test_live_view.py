@@ -25,6 +25,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from gateway.config import load_config
+from gateway.live.hub import Live
 from gateway.server.start import running_server
 from tests.e2e.helpers import call_err, call_ok, eventually, proc_status_kb, wait_for_targets
 from tests.e2e.pages import js
@@ -49,7 +50,15 @@ buffers within seconds (a calm page's frames would all fit in them)."""
 class Env:
     client: Client
     person: Person
-    calls: Sequence[dict[str, Any]]  # the call log's records in memory
+    live: Live
+
+    @property
+    def calls(self) -> Sequence[dict[str, Any]]:
+        """The call log's records in memory."""
+        return self.live.recent
+
+    def watching(self, tab: int) -> int:
+        return self.live.screencasts.watched().get(tab, 0)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +74,7 @@ async def env(topology: Topology,
                 person_browser(tmp_path_factory.mktemp("person")) as person:
             await wait_for_targets(client, {"default": "up"})
             assert server.live is not None
-            yield Env(client, person, server.live.recent)
+            yield Env(client, person, server.live)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -252,3 +261,24 @@ async def test_two_viewers_and_a_stalled_one(env: Env) -> None:
                            ["dropped"])
         assert max(dropped) > 10, f"frames for the stalled viewer were queued: {dropped}"
     assert grown < 15 * 1024, f"the gateway grew {grown} KB while a viewer stalled"
+
+
+async def test_the_screencast_runs_while_watched_and_ends_with_the_tab(env: Env) -> None:
+    tab = await _tab(env, ANIMATED)
+    assert env.watching(tab) == 0
+    page = await env.person.open((await call_ok(env.client, "live_view", {"tab": tab}))["url"])
+    await _sees_frames(page, 3)
+    assert env.watching(tab) == 1
+    await page.eval("location.href = 'about:blank'")  # the person leaves
+
+    async def unwatched() -> bool:
+        return env.watching(tab) == 0
+
+    await eventually(unwatched, timeout=10, what="the screencast to stop with its viewer")
+    page = await env.person.open((await call_ok(env.client, "live_view", {"tab": tab}))["url"])
+    await _sees_frames(page, 3)
+    await call_ok(env.client, "close_tab", {"tab": tab})
+    await eventually(lambda: page.eval("document.getElementById('status').textContent"
+                                       " === 'the tab is gone'"),
+                     timeout=10, what="the page to say the tab is gone")
+    assert env.watching(tab) == 0 and tab not in env.live.screencasts.watched()

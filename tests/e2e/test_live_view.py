@@ -27,7 +27,14 @@ from websockets.exceptions import InvalidStatus
 from gateway.config import load_config
 from gateway.live.hub import Live
 from gateway.server.start import running_server
-from tests.e2e.helpers import call_err, call_ok, eventually, proc_status_kb, wait_for_targets
+from tests.e2e.helpers import (
+    STRUCTURED,
+    call_err,
+    call_ok,
+    eventually,
+    proc_status_kb,
+    wait_for_targets,
+)
 from tests.e2e.pages import js
 from tests.e2e.person import Person, PersonPage, person_browser
 from tests.topology import Topology
@@ -222,11 +229,26 @@ async def test_handoff_holds_the_tab_until_done_or_timeout(env: Env) -> None:
     await call_err(env.client, "evaluate", {"tab": tab, "expression": "1"})
     await anyio.sleep(1.3)
     assert await js(env.client, tab, "2 + 2") == 4
+    heard: list[tuple[float, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, message))
+
+    waited = await env.client.call_tool("handoff", {"tab": tab, "reason": "captcha",
+                                                    "wait": True, "timeout_s": 2.5},
+                                        progress_callback=progress, meta=STRUCTURED)
+    assert not waited.is_error and waited.structured_content == {"tab": tab,
+                                                                 "state": "expired"}
+    assert len(heard) >= 2 and heard[0][0] < heard[-1][0], heard
+    assert f"waiting for a person on tab {tab} (captcha): open http://127.0.0.1:" in str(
+        heard[0][1])  # the first says where: a client that shows progress shows the link
+    assert all(message == f"waiting for a person on tab {tab} (captcha)"
+               for _, message in heard[1:]), heard
     ends = [(r["reason"], r["ended"]) for r in env.calls
             if r.get("event") == "handoff_end" and r["tab"] == tab]
-    assert ends == [("sign in", "done"), ("2FA", "expired")]
+    assert ends == [("sign in", "done"), ("2FA", "expired"), ("captcha", "expired")]
     assert [r["reason"] for r in env.calls
-            if r.get("event") == "handoff" and r["tab"] == tab] == ["sign in", "2FA"]
+            if r.get("event") == "handoff" and r["tab"] == tab] == ["sign in", "2FA", "captcha"]
 
 
 async def test_two_viewers_and_a_stalled_one(env: Env) -> None:

@@ -34,7 +34,9 @@ from gateway.page.live_input import input_command, parse_input
 from gateway.page.screencast import Mailbox, Screencasts
 
 if TYPE_CHECKING:
+    from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
+    from gateway.browsers.tab import Tab
 
 __all__ = ["Live", "issuing_links", "live_app", "with_live"]
 
@@ -122,8 +124,8 @@ def live_app(live: Live) -> ASGIApp:
         link = link_of(request)
         if link is None:
             return PlainTextResponse(NO_LINK + "\n", 403)
-        chosen = request.query_params.get("tab", "")
-        tab_id = int(chosen) if chosen.isdigit() and link.allows(int(chosen)) else link.tab
+        chosen = _tab_param(request.query_params.get("tab", ""))
+        tab_id = chosen if chosen is not None and link.allows(chosen) else link.tab
         return JSONResponse(_state(live, link, tab_id), headers={"cache-control": "no-store"})
 
     async def done(request: Request) -> Response:
@@ -136,12 +138,12 @@ def live_app(live: Live) -> ASGIApp:
 
     async def frames(websocket: WebSocket) -> None:
         link = link_of(websocket)
-        chosen = websocket.query_params.get("tab", "")
-        if link is None or not chosen.isdigit() or not link.allows(int(chosen)):
+        chosen = _tab_param(websocket.query_params.get("tab", ""))
+        if link is None or chosen is None or not link.allows(chosen):
             await websocket.close(1008)
             return
         try:
-            browser, tab = await live.registry.tab(int(chosen))
+            browser, tab = await live.registry.tab(chosen)
         except GatewayError as exc:
             await websocket.accept()
             await websocket.send_text(json.dumps({"error": str(exc)}))
@@ -153,9 +155,9 @@ def live_app(live: Live) -> ASGIApp:
                 anyio.create_task_group() as tg:
             tg.start_soon(_send_frames, websocket, mailbox, shown)
             try:
-                while True:
-                    raw = await websocket.receive_text()
-                    error = await _act(live, link, browser, tab, raw, shown)
+                while (message := await websocket.receive())["type"] == "websocket.receive":
+                    raw = message.get("text") or message.get("bytes") or b""
+                    error = await _act(link, browser, tab, raw, shown)
                     if error is not None:
                         await websocket.send_text(json.dumps({"error": error}))
             except WebSocketDisconnect:
@@ -231,7 +233,12 @@ async def _send_frames(websocket: WebSocket, mailbox: Mailbox, shown: dict[str, 
     await websocket.close(1000)
 
 
-async def _act(live: Live, link: Link, browser: Any, tab: Any, raw: str,
+def _tab_param(text: str) -> int | None:
+    """A tab id from a query parameter, or None (not a number, or absurdly long)."""
+    return int(text) if text.isdigit() and len(text) <= 10 else None
+
+
+async def _act(link: Link, browser: Browser, tab: Tab, raw: str | bytes,
                shown: dict[str, Any]) -> str | None:
     """Forward one input event from the page; the error to show, if any."""
     if not link.control:

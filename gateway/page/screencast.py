@@ -150,8 +150,7 @@ class Screencasts:
                         await anyio.sleep(RETRY_S)
                         continue
                 for ack in _take(cast.acks):
-                    await cast.browser.tab_call(tab, "Page.screencastFrameAck",
-                                                {"sessionId": ack}, timeout_s=5)
+                    await _acknowledge(cast, ack)
                 with anyio.move_on_after(CHECK_S):
                     await cast.wake.wait()
                 if not cast.acks:
@@ -177,6 +176,16 @@ class Screencasts:
             log.debug("screencast not started yet", tab=cast.tab.id, error=str(exc))
             return None
         return cast.tab.session_id
+
+
+async def _acknowledge(cast: _Cast, frame: int) -> None:
+    """Let Chrome send the next frame. A refusal (a page mid-navigation, a frame of the
+    session before) is no reason to stop watching; a tab or browser gone is."""
+    try:
+        await cast.browser.tab_call(cast.tab, "Page.screencastFrameAck", {"sessionId": frame},
+                                    timeout_s=5)
+    except CdpError as exc:
+        log.debug("screencast frame not acknowledged", tab=cast.tab.id, error=str(exc))
 
 
 def _take(acks: list[int]) -> list[int]:

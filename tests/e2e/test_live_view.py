@@ -291,6 +291,9 @@ async def test_the_screencast_runs_while_watched_and_ends_with_the_tab(env: Env)
     page = await env.person.open((await call_ok(env.client, "live_view", {"tab": tab}))["url"])
     await _sees_frames(page, 3)
     assert env.watching(tab) == 1
+    await call_ok(env.client, "navigate", {"tab": tab, "url": ANIMATED + "<!-- again -->"})
+    await _sees_frames(page, await _frames(page) + 3)  # a new document: still watched
+    assert env.watching(tab) == 1
     await page.eval("location.href = 'about:blank'")  # the person leaves
 
     async def unwatched() -> bool:

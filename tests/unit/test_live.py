@@ -86,6 +86,9 @@ def test_pointer_events_map_through_the_frame_metadata() -> None:
                       "clickCount": 1, "modifiers": 0}
     top = {**META, "offsetTop": 30}
     assert input_command(click, top)[1]["y"] == 70  # browser chrome above the page
+    pinched = {**META, "pageScaleFactor": 2}  # the frame shows half the page, twice as big
+    assert (input_command(click, pinched)[1]["x"], input_command(click, pinched)[1]["y"]) == (
+        100, 50)
     far = parse_input('{"kind":"wheel","x":400,"y":400,"w":400,"dy":120}')
     assert input_command(far, META)[1] == {"type": "mouseWheel", "x": 800, "y": 600,
                                            "deltaX": 0, "deltaY": 120, "modifiers": 0}

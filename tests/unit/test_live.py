@@ -143,3 +143,17 @@ async def test_a_mailbox_keeps_only_the_newest_frame() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(close_soon)
         assert await mailbox.get() is None
+
+
+def test_the_live_views_call_outlines_keep_no_arguments_and_are_bounded() -> None:
+    from gateway.server.call_log import RECENT, CallLog
+
+    log = CallLog(None, None)  # no file: the outlines are kept all the same
+    for n in range(RECENT + 10):
+        log.write({"ts": 1.0, "tool": "evaluate", "tab": 3, "call_id": n,
+                   "arguments": {"expression": "secret()"}, "duration_ms": 1.5,
+                   "outcome": "error", "error": "x" * 10_000, "result_bytes": 9})
+    assert len(log.recent) == RECENT
+    outline = log.recent[-1]
+    assert set(outline) == {"ts", "tool", "tab", "duration_ms", "outcome", "error"}
+    assert len(str(outline["error"])) < 600  # cut, and said so

@@ -195,6 +195,11 @@ async def test_no_token_foreign_origin_or_host_gets_nothing(env: Env) -> None:
     with pytest.raises(InvalidStatus):
         async with connect(ws_url):
             pass
+    upgrade = {"Cookie": secret, "Upgrade": "websocket", "Connection": "Upgrade",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"}
+    ws_path = ws_url.replace("ws://", "http://")
+    assert (await _get(ws_path, {**upgrade, "Host": f"evil.example:{port}"}))[0] == 403
+    assert (await _get(ws_path, upgrade))[0] == 101  # the same, from this server's Host
     async with connect(ws_url, additional_headers={"Cookie": secret}) as ws:
         await ws.send('{"kind":"text","text":"x"}')
         reply = await ws.recv()

@@ -54,6 +54,10 @@ class Live:
         self._server: Any = None  # a QuietServer, once started
         self._starting = anyio.Lock()
 
+    def watched(self) -> bool:
+        """Whether a person watches a tab now (a gateway that idles out waits for them)."""
+        return bool(self.screencasts.watched())
+
     def mounted(self, base: str) -> None:
         """The page is served at ``base`` + ``/live`` by the HTTP server (``serve --http``)."""
         self._base = base

@@ -190,6 +190,8 @@ async def serve_http(config: GatewayConfig, address: HttpAddress, token: str | N
                 app = FollowFile(app, follow, registry, reload)
             if server.live is not None:
                 app = issuing_links(app, server.live)
+                if idle is not None:
+                    idle.busy_while(server.live.watched)
             asgi: Any = Guard(idle.wrap(app) if idle is not None else app, token)
             if server.live is not None and address.path is None and address.loopback:
                 live = server.live  # a browser can open the page here: served here

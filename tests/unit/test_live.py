@@ -157,3 +157,15 @@ def test_the_live_views_call_outlines_keep_no_arguments_and_are_bounded() -> Non
     outline = log.recent[-1]
     assert set(outline) == {"ts", "tool", "tab", "duration_ms", "outcome", "error"}
     assert len(str(outline["error"])) < 600  # cut, and said so
+
+
+def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
+    from gateway.server.idle import Idle
+
+    idle = Idle(60)
+    watching = [True]
+    idle.busy_while(lambda: watching[0])
+    idle._last -= 3600  # an hour without requests (the test reaches in), but someone watches
+    assert idle.idle_for() == 0.0
+    watching[0] = False
+    assert 0 <= idle.idle_for() < 1.0  # idle from when the watching ended

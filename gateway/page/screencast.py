@@ -179,13 +179,13 @@ class Screencasts:
 
 
 async def _acknowledge(cast: _Cast, frame: int) -> None:
-    """Let Chrome send the next frame. A refusal (a page mid-navigation, a frame of the
-    session before) is no reason to stop watching; a tab or browser gone is."""
-    try:
-        await cast.browser.tab_call(cast.tab, "Page.screencastFrameAck", {"sessionId": frame},
-                                    timeout_s=5)
-    except CdpError as exc:
-        log.debug("screencast frame not acknowledged", tab=cast.tab.id, error=str(exc))
+    """Let Chrome send the next frame, without waiting for its answer (sixty a second:
+    a wait each would cost a timer and a wake-up). A refused one (a page mid-navigation,
+    a frame of the session before) only goes unanswered; a browser gone ends the watch."""
+    session = cast.tab.session_id
+    if session is not None:
+        cdp = await cast.browser.connection(5)
+        await cdp.notify("Page.screencastFrameAck", {"sessionId": frame}, session_id=session)
 
 
 def _take(acks: list[int]) -> list[int]:

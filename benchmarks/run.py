@@ -35,6 +35,7 @@ from benchmarks import (
     context_phase,
     flood_phase,
     launch_phase,
+    live_phase,
     load_phase,
     logs_phase,
     model_phase,
@@ -63,7 +64,8 @@ __all__ = ["PHASES", "main"]
 PHASES: dict[str, ModuleType] = {
     "sequential": sequential_phase, "startup": startup_phase, "targets": targets_phase,
     "load": load_phase, "flood": flood_phase, "screenshot": screenshot_phase,
-    "logs": logs_phase, "view": view_phase, "context": context_phase, "launch": launch_phase,
+    "logs": logs_phase, "live": live_phase, "view": view_phase, "context": context_phase,
+    "launch": launch_phase,
     "scan": scan_phase, "share": share_phase, "shell": shell_phase, "upload": upload_phase,
     "profiling": profiling_phase, "webdriver": webdriver_phase, "model": model_phase,
     "peers": peers_phase,

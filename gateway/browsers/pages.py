@@ -54,7 +54,7 @@ _IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten":
 DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getRequestPostData",
                          "Network.getCookies", "Target.getTargetInfo", "Tracing.end",
                          "IO.read", "IO.close", "Page.startScreencast",
-                         "Page.screencastFrameAck", "Page.stopScreencast"})
+                         "Page.stopScreencast"})
 
 
 class PageTracker:

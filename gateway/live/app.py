@@ -34,9 +34,11 @@ from gateway.page.live_input import input_command, parse_input
 from gateway.page.screencast import Mailbox, Screencasts
 
 if TYPE_CHECKING:
+    from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
+    from gateway.browsers.tab import Tab
 
-__all__ = ["Live", "live_app", "with_live"]
+__all__ = ["Live", "issuing_links", "live_app", "with_live"]
 
 log = structlog.get_logger("gateway.live")
 
@@ -57,6 +59,8 @@ class Live(Protocol):
     recent: Sequence[dict[str, Any]]
 
     def release(self, tab_id: int) -> bool: ...
+
+    async def url(self, tab: int | None, *, control: bool, handoff: bool = False) -> str: ...
 
 
 class _Checked:
@@ -120,8 +124,8 @@ def live_app(live: Live) -> ASGIApp:
         link = link_of(request)
         if link is None:
             return PlainTextResponse(NO_LINK + "\n", 403)
-        chosen = request.query_params.get("tab", "")
-        tab_id = int(chosen) if chosen.isdigit() else link.tab
+        chosen = _tab_param(request.query_params.get("tab", ""))
+        tab_id = chosen if chosen is not None and link.allows(chosen) else link.tab
         return JSONResponse(_state(live, link, tab_id), headers={"cache-control": "no-store"})
 
     async def done(request: Request) -> Response:
@@ -134,12 +138,12 @@ def live_app(live: Live) -> ASGIApp:
 
     async def frames(websocket: WebSocket) -> None:
         link = link_of(websocket)
-        chosen = websocket.query_params.get("tab", "")
-        if link is None or not chosen.isdigit() or not link.allows(int(chosen)):
+        chosen = _tab_param(websocket.query_params.get("tab", ""))
+        if link is None or chosen is None or not link.allows(chosen):
             await websocket.close(1008)
             return
         try:
-            browser, tab = await live.registry.tab(int(chosen))
+            browser, tab = await live.registry.tab(chosen)
         except GatewayError as exc:
             await websocket.accept()
             await websocket.send_text(json.dumps({"error": str(exc)}))
@@ -151,9 +155,9 @@ def live_app(live: Live) -> ASGIApp:
                 anyio.create_task_group() as tg:
             tg.start_soon(_send_frames, websocket, mailbox, shown)
             try:
-                while True:
-                    raw = await websocket.receive_text()
-                    error = await _act(live, link, browser, tab, raw, shown)
+                while (message := await websocket.receive())["type"] == "websocket.receive":
+                    raw = message.get("text") or message.get("bytes") or b""
+                    error = await _act(link, browser, tab, raw, shown)
                     if error is not None:
                         await websocket.send_text(json.dumps({"error": error}))
             except WebSocketDisconnect:
@@ -165,6 +169,40 @@ def live_app(live: Live) -> ASGIApp:
               Route("/s/{link}/done", done, methods=["POST"]),
               WebSocketRoute("/s/{link}/ws", frames)]
     return _Checked(Starlette(routes=[Mount("/live", routes=routes)]))
+
+
+def issuing_links(app: ASGIApp, live: Live) -> ASGIApp:
+    """``app`` that also answers ``POST /live-link`` (``{"tab": N, "control": true}``)
+    with a new live URL: ``chrome-ssh-gateway live`` asks the daemon this way, behind
+    the server's own guard (its Unix socket, or its bearer token)."""
+
+    async def link(request: Request) -> Response:
+        try:
+            asked = json.loads(await request.body() or b"{}")
+            tab, control = asked.get("tab"), asked.get("control") is True
+            if tab is not None and (type(tab) is not int or tab < 1):
+                raise ValueError("tab must be a positive integer")
+        except (ValueError, AttributeError) as exc:
+            return JSONResponse({"error": f"expected {{\"tab\": N, \"control\": true}}: "
+                                          f"{exc}"}, 400)
+        try:
+            if tab is not None:
+                live.registry.tabs.get(tab)
+        except GatewayError as exc:
+            return JSONResponse({"error": str(exc)}, 404)
+        control = control and not live.registry.config.read_only
+        return JSONResponse({"url": await live.url(tab, control=control),
+                             "control": control})
+
+    issuer = Route("/live-link", link, methods=["POST"])
+
+    async def route(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") == "/live-link":
+            await issuer(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return route
 
 
 def with_live(app: ASGIApp, live: Live) -> ASGIApp:
@@ -195,7 +233,12 @@ async def _send_frames(websocket: WebSocket, mailbox: Mailbox, shown: dict[str, 
     await websocket.close(1000)
 
 
-async def _act(live: Live, link: Link, browser: Any, tab: Any, raw: str,
+def _tab_param(text: str) -> int | None:
+    """A tab id from a query parameter, or None (not a number, or absurdly long)."""
+    return int(text) if text.isdigit() and len(text) <= 10 else None
+
+
+async def _act(link: Link, browser: Browser, tab: Tab, raw: str | bytes,
                shown: dict[str, Any]) -> str | None:
     """Forward one input event from the page; the error to show, if any."""
     if not link.control:

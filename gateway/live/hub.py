@@ -56,6 +56,10 @@ class Live:
         self._server: Any = None  # a QuietServer, once started
         self._starting = anyio.Lock()
 
+    def watched(self) -> bool:
+        """Whether a person watches a tab now (a gateway that idles out waits for them)."""
+        return bool(self.screencasts.watched())
+
     def mounted(self, base: str) -> None:
         """The page is served at ``base`` + ``/live`` by the HTTP server (``serve --http``)."""
         self._base = base
@@ -81,6 +85,7 @@ class Live:
             port = sock.getsockname()[1]
             server = QuietServer(uvicorn.Config(
                 live_app(self), log_level="warning", lifespan="off", ws_max_size=65_536,
+                ws_per_message_deflate=False,  # JPEG frames: compressing them costs CPU only
                 timeout_graceful_shutdown=1, access_log=False))
             self._server = server
 

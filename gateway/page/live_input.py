@@ -5,21 +5,23 @@ Pure. The live page never speaks CDP: it sends one of a fixed set of input event
 ``Input.*`` command. Anything else is refused before it reaches a browser.
 
 Coordinates arrive in the pixels of the frame image the person clicked on (``x``,
-``y``, with the image's width ``w``). A frame shows the tab's viewport,
-``deviceWidth`` by ``deviceHeight`` device-independent pixels, scaled to fit the
-screencast's bounds, below ``offsetTop`` pixels of browser chrome (mobile
-emulation's top bar; 0 on a desktop tab); ``pageScaleFactor`` is the pinch zoom the
-frame already shows. Input events are addressed in the same viewport pixels as the
-frame shows (Chrome applies the pinch zoom itself, as for a real mouse), so the
-point is ``x / zoom``, ``y / zoom - offsetTop`` with ``zoom = w / deviceWidth`` —
-what DevTools' own screencast view does.
+``y``, with the image's width ``w``). A frame shows the tab's visual viewport,
+``deviceWidth`` by ``deviceHeight`` device-independent pixels scaled to fit the
+screencast's bounds (``zoom = w / deviceWidth``), below ``offsetTop`` pixels of browser
+chrome (mobile emulation's top bar; 0 on a desktop tab), magnified by
+``pageScaleFactor`` (a pinch zoom). Input events take CSS pixels of the layout
+viewport (measured: with a page scale of 2, ``x: 400`` arrives as ``clientX`` 400,
+where the frame shows it at 800), so the point is ``(x / zoom) / pageScaleFactor``,
+``(y / zoom - offsetTop) / pageScaleFactor`` — what DevTools' own screencast view
+does. (A pinch-zoomed view panned away from the layout viewport's corner would be off
+by that pan, which no frame metadata says.)
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from gateway.errors import InvalidArgument
 
@@ -76,9 +78,11 @@ def parse_input(raw: str | bytes) -> Mouse | Wheel | KeyPress | Text:
     """One input event from a live page's JSON; ``InvalidArgument`` for anything else."""
     try:
         return _ADAPTER.validate_json(raw)
-    except ValueError as exc:
-        raise InvalidArgument(f"not an input event the live view accepts: "
-                              f"{str(exc).splitlines()[0][:200]}") from None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or "event"
+        raise InvalidArgument(f"not an input event the live view accepts: {where}: "
+                              f"{first['msg'][:200]}") from None
 
 
 def input_command(event: Mouse | Wheel | KeyPress | Text,
@@ -109,15 +113,18 @@ def input_command(event: Mouse | Wheel | KeyPress | Text,
 
 def viewport_point(event: Mouse | Wheel, metadata: dict[str, Any]) -> tuple[float, float]:
     """Where in the tab's viewport (CSS pixels) the person pointed on the frame image."""
-    width = metadata.get("deviceWidth")
-    if not isinstance(width, int | float) or width <= 0:
+    width = _number(metadata, "deviceWidth", 0)
+    if width <= 0:
         raise InvalidArgument("no frame shown yet: point at the page once it appears")
     zoom = event.w / width
-    top = metadata.get("offsetTop")
-    top = top if isinstance(top, int | float) else 0
-    height = metadata.get("deviceHeight")
-    x = min(event.x / zoom, width)
-    y = max(event.y / zoom - top, 0)
-    if isinstance(height, int | float) and height > 0:
-        y = min(y, height)
+    scale = _number(metadata, "pageScaleFactor", 1) or 1
+    top = _number(metadata, "offsetTop", 0)
+    height = _number(metadata, "deviceHeight", 0) or float("inf")
+    x = min(event.x / zoom, width) / scale
+    y = min(max(event.y / zoom - top, 0), height) / scale
     return round(x, 2), round(y, 2)
+
+
+def _number(metadata: dict[str, Any], key: str, default: float) -> float:
+    value = metadata.get(key)
+    return float(value) if isinstance(value, int | float) and value >= 0 else default

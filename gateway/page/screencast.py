@@ -21,7 +21,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from gateway.errors import GatewayError
+from gateway.errors import CdpError, GatewayError
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
@@ -34,6 +34,8 @@ log = structlog.get_logger("gateway.screencast")
 SCREENCAST = {"format": "jpeg", "quality": 70, "maxWidth": 1280, "maxHeight": 1280}
 """JPEG at the page's own size up to 1280 px a side: legible, ~25 kB a frame."""
 CHECK_S = 1.0
+RETRY_S = 0.25
+"""How soon a screencast Chrome refused (a page mid-commit) is asked for again."""
 """How often a screencast with no frames looks whether its tab went or its session changed."""
 
 
@@ -112,10 +114,9 @@ class Screencasts:
         self._tasks = tasks
         self._casts: dict[Tab, _Cast] = {}
 
-    def watching(self, tab: Tab) -> int:
-        """How many watch ``tab`` now."""
-        cast = self._casts.get(tab)
-        return len(cast.watchers) if cast else 0
+    def watched(self) -> dict[int, int]:
+        """The tabs whose screencast runs now (by id), and how many watch each."""
+        return {tab.id: len(cast.watchers) for tab, cast in self._casts.items()}
 
     @asynccontextmanager
     async def watch(self, browser: Browser, tab: Tab) -> AsyncIterator[Mailbox]:
@@ -143,11 +144,13 @@ class Screencasts:
         session: str | None = None
         try:
             while cast.watchers and not tab.retired:
-                if tab.session_id != session:
+                if session is None or tab.session_id != session:
                     session = await self._start(cast)
+                    if session is None:  # mid-navigation: once more in a moment
+                        await anyio.sleep(RETRY_S)
+                        continue
                 for ack in _take(cast.acks):
-                    await cast.browser.tab_call(tab, "Page.screencastFrameAck",
-                                                {"sessionId": ack}, timeout_s=5)
+                    await _acknowledge(cast, ack)
                 with anyio.move_on_after(CHECK_S):
                     await cast.wake.wait()
                 if not cast.acks:
@@ -164,8 +167,25 @@ class Screencasts:
                     await _quietly(cast, "Page.stopScreencast")
 
     async def _start(self, cast: _Cast) -> str | None:
-        await cast.browser.tab_call(cast.tab, "Page.startScreencast", SCREENCAST, timeout_s=10)
+        """The session the screencast now runs on; None when Chrome refused it for now
+        ("Not attached to an active page": a new tab committing its first page)."""
+        try:
+            await cast.browser.tab_call(cast.tab, "Page.startScreencast", SCREENCAST,
+                                        timeout_s=10)
+        except CdpError as exc:
+            log.debug("screencast not started yet", tab=cast.tab.id, error=str(exc))
+            return None
         return cast.tab.session_id
+
+
+async def _acknowledge(cast: _Cast, frame: int) -> None:
+    """Let Chrome send the next frame, without waiting for its answer (sixty a second:
+    a wait each would cost a timer and a wake-up). A refused one (a page mid-navigation,
+    a frame of the session before) only goes unanswered; a browser gone ends the watch."""
+    session = cast.tab.session_id
+    if session is not None:
+        cdp = await cast.browser.connection(5)
+        await cdp.notify("Page.screencastFrameAck", {"sessionId": frame}, session_id=session)
 
 
 def _take(acks: list[int]) -> list[int]:

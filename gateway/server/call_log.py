@@ -25,7 +25,7 @@ import structlog
 
 from gateway.output.redact import redact
 
-__all__ = ["MAX_LOGGED_CHARS", "RECENT", "CallLog", "bounded"]
+__all__ = ["MAX_LOGGED_CHARS", "RECENT", "RECENT_FIELDS", "CallLog", "bounded"]
 
 log = structlog.get_logger("gateway.log")
 
@@ -33,11 +33,14 @@ MAX_LOGGED_CHARS = 4096
 """Longest string a call-log record keeps (arguments, error text)."""
 RECENT = 500
 """Records kept in memory (``CallLog.recent``) for the live view's list of calls."""
+RECENT_FIELDS = ("ts", "event", "tool", "target", "tab", "duration_ms", "outcome", "error",
+                 "reason", "ended", "hold_s", "held_s")
+"""What ``recent`` keeps of a record: never arguments or sizes."""
 
 
 class CallLog:
-    """Append-only JSON-lines file of tool calls (none when disabled), and its newest
-    records in memory, redacted and bounded as written (``recent``: the live view)."""
+    """Append-only JSON-lines file of tool calls (none when disabled), and the newest
+    records' outlines in memory (``recent``: the live view), logged to a file or not."""
 
     def __init__(self, fd: int | None, path: Path | None) -> None:
         self._fd = fd
@@ -64,13 +67,18 @@ class CallLog:
         os.fchmod(fd, 0o600)  # an existing file keeps no wider mode than a new one
         return cls(fd, path)
 
-    def write(self, record: dict[str, Any]) -> None:
-        kept = bounded(redact(record))
+    def remember(self, record: dict[str, Any]) -> None:
+        """Keep what the live view shows of a record (``RECENT_FIELDS``), redacted and
+        cut short, in ``recent``; cheap enough for every call, logged or not."""
+        kept = bounded(redact({k: record[k] for k in RECENT_FIELDS if k in record}), 500)
         assert isinstance(kept, dict)
         self.recent.append(kept)
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.remember(record)
         if self._fd is None:
             return
-        line = json.dumps(kept, default=str, ensure_ascii=False) + "\n"
+        line = json.dumps(bounded(redact(record)), default=str, ensure_ascii=False) + "\n"
         try:
             os.write(self._fd, line.encode())
         except OSError as exc:

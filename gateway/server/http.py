@@ -29,7 +29,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.config import GatewayConfig, host_port
 from gateway.errors import ConfigError
-from gateway.live.app import with_live
+from gateway.live.app import issuing_links, with_live
 from gateway.live.web import QuietServer
 from gateway.server.auth import Guard, generate_token, read_token_file
 from gateway.server.follow import FollowFile
@@ -188,13 +188,18 @@ async def serve_http(config: GatewayConfig, address: HttpAddress, token: str | N
                                                   transport_security=_security(address))
             if follow is not None and reload is not None:
                 app = FollowFile(app, follow, registry, reload)
+            if server.live is not None:
+                app = issuing_links(app, server.live)
+                if idle is not None:
+                    idle.busy_while(server.live.watched)
             asgi: Any = Guard(idle.wrap(app) if idle is not None else app, token)
             if server.live is not None and address.path is None and address.loopback:
                 live = server.live  # a browser can open the page here: served here
                 live.mounted(f"http://{host_port(address.host, sock.getsockname()[1])}")
                 asgi = with_live(asgi, live)
             web = QuietServer(uvicorn.Config(asgi, log_level="warning", lifespan="on",
-                                         timeout_graceful_shutdown=5))
+                                             timeout_graceful_shutdown=5, ws_max_size=65_536,
+                                             ws_per_message_deflate=False))  # live frames
             async with anyio.create_task_group() as tg:
                 if reload is not None:
                     tg.start_soon(reload_on_hangup, registry, reload)

@@ -2,17 +2,20 @@
 loopback), driven over its own DevTools websocket, that opens live-view URLs.
 
 Only what the live-view tests need: open a page, evaluate in it, click and type as
-real input. The browser is started as a child of the test and stopped by PID.
+real input. The browser is started as a child of the test and stopped by PID
+(``local_chromium``, which the bad-frames test's proxy talks to as well).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import os
+import signal
 import subprocess
-import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -20,9 +23,9 @@ from typing import Any
 import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
-from tests.topology import CHROMIUM
+from tests.topology import CHROME_FLAGS, CHROMIUM
 
-__all__ = ["Person", "PersonPage", "person_browser"]
+__all__ = ["Person", "PersonPage", "local_chromium", "person_browser"]
 
 
 class PersonPage:
@@ -98,33 +101,45 @@ class Person:
         return page
 
 
-@asynccontextmanager
-async def person_browser() -> AsyncIterator[Person]:
-    profile = Path(tempfile.mkdtemp(prefix="csgw-person-"))
-    process = subprocess.Popen(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-port=0", "--window-size=1200,900",
-         f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+@contextlib.contextmanager
+def local_chromium(home: Path) -> Iterator[str]:
+    """A headless Chromium on this machine's loopback, flags as the topology's; yields its
+    DevTools websocket URL. Stopped by its pid (and its process group) afterwards."""
+    profile = home / "profile"
+    profile.mkdir(parents=True)
+    with (home / "chromium.log").open("wb") as log:
+        browser = subprocess.Popen(
+            [CHROMIUM, *CHROME_FLAGS, "--remote-debugging-port=0",
+             f"--user-data-dir={profile}", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            close_fds=True, start_new_session=True,
+            env={"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     try:
-        active = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 20
-        while not active.exists() or len(active.read_text().splitlines()) < 2:
-            assert time.monotonic() < deadline, "the person's Chromium did not start"
-            await anyio.sleep(0.05)
-        port, path = active.read_text().splitlines()[:2]
-        async with connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws, \
-                anyio.create_task_group() as tg:
+        active_port = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (active_port.exists() and "\n" in active_port.read_text()):
+            assert browser.poll() is None, f"Chromium exited; see {home / 'chromium.log'}"
+            assert time.monotonic() < deadline, "Chromium wrote no DevToolsActivePort in 30 s"
+            time.sleep(0.05)
+        port, path = active_port.read_text().split("\n")[:2]
+        yield f"ws://127.0.0.1:{int(port)}{path.strip()}"
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(10)
+        except subprocess.TimeoutExpired:
+            browser.kill()
+            browser.wait(5)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(browser.pid, signal.SIGKILL)  # helpers left behind, if any
+
+
+@asynccontextmanager
+async def person_browser(home: Path) -> AsyncIterator[Person]:
+    """The person's Chromium (``local_chromium`` in ``home``), connected."""
+    with local_chromium(home) as url:
+        async with connect(url, max_size=None) as ws, anyio.create_task_group() as tg:
             person = Person(ws)
             tg.start_soon(person.run)
             yield person
             tg.cancel_scope.cancel()
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        subprocess.run(["rm", "-rf", str(profile)], check=False)

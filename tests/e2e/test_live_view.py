@@ -25,8 +25,16 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from gateway.config import load_config
+from gateway.live.hub import Live
 from gateway.server.start import running_server
-from tests.e2e.helpers import call_err, call_ok, eventually, proc_status_kb, wait_for_targets
+from tests.e2e.helpers import (
+    STRUCTURED,
+    call_err,
+    call_ok,
+    eventually,
+    proc_status_kb,
+    wait_for_targets,
+)
 from tests.e2e.pages import js
 from tests.e2e.person import Person, PersonPage, person_browser
 from tests.topology import Topology
@@ -49,11 +57,20 @@ buffers within seconds (a calm page's frames would all fit in them)."""
 class Env:
     client: Client
     person: Person
-    calls: Sequence[dict[str, Any]]  # the call log's records in memory
+    live: Live
+
+    @property
+    def calls(self) -> Sequence[dict[str, Any]]:
+        """The call log's records in memory."""
+        return self.live.recent
+
+    def watching(self, tab: int) -> int:
+        return self.live.screencasts.watched().get(tab, 0)
 
 
 @pytest.fixture(scope="module")
-async def env(topology: Topology) -> AsyncIterator[Env]:
+async def env(topology: Topology,
+              tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
     saved = dict(os.environ)
     os.environ.update(topology.client_env())
     os.environ.pop("SSH_AUTH_SOCK", None)
@@ -61,10 +78,10 @@ async def env(topology: Topology) -> AsyncIterator[Env]:
         config = load_config({**os.environ, "SSH_PROXY_TO": "h1",
                               "CHROME_SSH_GATEWAY_TOOLS": "all"})
         async with running_server(config) as (server, _), Client(server) as client, \
-                person_browser() as person:
+                person_browser(tmp_path_factory.mktemp("person")) as person:
             await wait_for_targets(client, {"default": "up"})
             assert server.live is not None
-            yield Env(client, person, server.live.recent)
+            yield Env(client, person, server.live)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -120,6 +137,15 @@ async def test_the_person_sees_the_tab_change_and_acts_on_it(env: Env) -> None:
     width, height = await js(env.client, tab, "[innerWidth, innerHeight]")
     assert abs(clicks[0][0] - width / 2) <= 3 and abs(clicks[0][1] - height / 2) <= 3, (
         clicks, width, height)
+    # Pinch-zoomed twice: the frame shows the page's top-left quarter, magnified.
+    await call_ok(env.client, "cdp_command", {
+        "tab": tab, "method": "Emulation.setPageScaleFactor", "params": {"pageScaleFactor": 2}})
+    await _sees_frames(page, await _frames(page))
+    await js(env.client, tab, "clicks.length = 0")
+    await page.click(*centre)
+    clicks = await eventually(clicked, timeout=10, what="the click on the zoomed page")
+    assert abs(clicks[0][0] - width / 4) <= 3 and abs(clicks[0][1] - height / 4) <= 3, (
+        clicks, width, height)
     await eventually(lambda: page.eval("document.getElementById('calls').textContent"
                                        ".includes('evaluate')"),
                      timeout=10, what="the agent's calls on the tab listed on the page")
@@ -169,6 +195,11 @@ async def test_no_token_foreign_origin_or_host_gets_nothing(env: Env) -> None:
     with pytest.raises(InvalidStatus):
         async with connect(ws_url):
             pass
+    upgrade = {"Cookie": secret, "Upgrade": "websocket", "Connection": "Upgrade",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"}
+    ws_path = ws_url.replace("ws://", "http://")
+    assert (await _get(ws_path, {**upgrade, "Host": f"evil.example:{port}"}))[0] == 403
+    assert (await _get(ws_path, upgrade))[0] == 101  # the same, from this server's Host
     async with connect(ws_url, additional_headers={"Cookie": secret}) as ws:
         await ws.send('{"kind":"text","text":"x"}')
         reply = await ws.recv()
@@ -212,11 +243,26 @@ async def test_handoff_holds_the_tab_until_done_or_timeout(env: Env) -> None:
     await call_err(env.client, "evaluate", {"tab": tab, "expression": "1"})
     await anyio.sleep(1.3)
     assert await js(env.client, tab, "2 + 2") == 4
+    heard: list[tuple[float, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, message))
+
+    waited = await env.client.call_tool("handoff", {"tab": tab, "reason": "captcha",
+                                                    "wait": True, "timeout_s": 2.5},
+                                        progress_callback=progress, meta=STRUCTURED)
+    assert not waited.is_error and waited.structured_content == {"tab": tab,
+                                                                 "state": "expired"}
+    assert len(heard) >= 2 and heard[0][0] < heard[-1][0], heard
+    assert f"waiting for a person on tab {tab} (captcha): open http://127.0.0.1:" in str(
+        heard[0][1])  # the first says where: a client that shows progress shows the link
+    assert all(message == f"waiting for a person on tab {tab} (captcha)"
+               for _, message in heard[1:]), heard
     ends = [(r["reason"], r["ended"]) for r in env.calls
             if r.get("event") == "handoff_end" and r["tab"] == tab]
-    assert ends == [("sign in", "done"), ("2FA", "expired")]
+    assert ends == [("sign in", "done"), ("2FA", "expired"), ("captcha", "expired")]
     assert [r["reason"] for r in env.calls
-            if r.get("event") == "handoff" and r["tab"] == tab] == ["sign in", "2FA"]
+            if r.get("event") == "handoff" and r["tab"] == tab] == ["sign in", "2FA", "captcha"]
 
 
 async def test_two_viewers_and_a_stalled_one(env: Env) -> None:
@@ -251,3 +297,27 @@ async def test_two_viewers_and_a_stalled_one(env: Env) -> None:
                            ["dropped"])
         assert max(dropped) > 10, f"frames for the stalled viewer were queued: {dropped}"
     assert grown < 15 * 1024, f"the gateway grew {grown} KB while a viewer stalled"
+
+
+async def test_the_screencast_runs_while_watched_and_ends_with_the_tab(env: Env) -> None:
+    tab = await _tab(env, ANIMATED)
+    assert env.watching(tab) == 0
+    page = await env.person.open((await call_ok(env.client, "live_view", {"tab": tab}))["url"])
+    await _sees_frames(page, 3)
+    assert env.watching(tab) == 1
+    await call_ok(env.client, "navigate", {"tab": tab, "url": ANIMATED + "<!-- again -->"})
+    await _sees_frames(page, await _frames(page) + 3)  # a new document: still watched
+    assert env.watching(tab) == 1
+    await page.eval("location.href = 'about:blank'")  # the person leaves
+
+    async def unwatched() -> bool:
+        return env.watching(tab) == 0
+
+    await eventually(unwatched, timeout=10, what="the screencast to stop with its viewer")
+    page = await env.person.open((await call_ok(env.client, "live_view", {"tab": tab}))["url"])
+    await _sees_frames(page, 3)
+    await call_ok(env.client, "close_tab", {"tab": tab})
+    await eventually(lambda: page.eval("document.getElementById('status').textContent"
+                                       " === 'the tab is gone'"),
+                     timeout=10, what="the page to say the tab is gone")
+    assert env.watching(tab) == 0 and tab not in env.live.screencasts.watched()

@@ -86,6 +86,9 @@ def test_pointer_events_map_through_the_frame_metadata() -> None:
                       "clickCount": 1, "modifiers": 0}
     top = {**META, "offsetTop": 30}
     assert input_command(click, top)[1]["y"] == 70  # browser chrome above the page
+    pinched = {**META, "pageScaleFactor": 2}  # the frame shows half the page, twice as big
+    assert (input_command(click, pinched)[1]["x"], input_command(click, pinched)[1]["y"]) == (
+        100, 50)
     far = parse_input('{"kind":"wheel","x":400,"y":400,"w":400,"dy":120}')
     assert input_command(far, META)[1] == {"type": "mouseWheel", "x": 800, "y": 600,
                                            "deltaX": 0, "deltaY": 120, "modifiers": 0}
@@ -140,3 +143,29 @@ async def test_a_mailbox_keeps_only_the_newest_frame() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(close_soon)
         assert await mailbox.get() is None
+
+
+def test_the_live_views_call_outlines_keep_no_arguments_and_are_bounded() -> None:
+    from gateway.server.call_log import RECENT, CallLog
+
+    log = CallLog(None, None)  # no file: the outlines are kept all the same
+    for n in range(RECENT + 10):
+        log.write({"ts": 1.0, "tool": "evaluate", "tab": 3, "call_id": n,
+                   "arguments": {"expression": "secret()"}, "duration_ms": 1.5,
+                   "outcome": "error", "error": "x" * 10_000, "result_bytes": 9})
+    assert len(log.recent) == RECENT
+    outline = log.recent[-1]
+    assert set(outline) == {"ts", "tool", "tab", "duration_ms", "outcome", "error"}
+    assert len(str(outline["error"])) < 600  # cut, and said so
+
+
+def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
+    from gateway.server.idle import Idle
+
+    idle = Idle(60)
+    watching = [True]
+    idle.busy_while(lambda: watching[0])
+    idle._last -= 3600  # an hour without requests (the test reaches in), but someone watches
+    assert idle.idle_for() == 0.0
+    watching[0] = False
+    assert 0 <= idle.idle_for() < 1.0  # idle from when the watching ended

@@ -77,11 +77,11 @@ def _check(arguments: dict[str, Any]) -> None:
     if action in ("fulfill", "block", "continue") and not arguments.get("pattern"):
         raise InvalidArgument(f"action={action!r} needs pattern: a URL glob such as "
                               "'**/api/*' or a /regex/")
-    if arguments.get("body") is not None and arguments.get("body_path") is not None:
+    if arguments.get("body") and arguments.get("body_path") is not None:
         raise InvalidArgument("pass body or body_path, not both")
     for name, only in (("body", "fulfill"), ("body_path", "fulfill"), ("url", "continue"),
                        ("headers", "fulfill or continue")):
-        if arguments.get(name) is not None and action not in only.split(" or "):
+        if arguments.get(name) not in (None, "") and action not in only.split(" or "):
             raise InvalidArgument(f"{name} is for action={only}, not {action!r}")
 
 
@@ -97,11 +97,11 @@ def _headers(headers: dict[str, str] | None) -> dict[str, str]:
     return headers
 
 
-async def _body(ctx: Context[Any, Any], registry: Registry, body: str | None,
+async def _body(ctx: Context[Any, Any], registry: Registry, body: str,
                 body_path: str | None) -> tuple[bytes, str | None]:
     """The body's bytes, and a Content-Type guessed from ``body_path``'s name."""
     if body_path is None:
-        data = (body or "").encode()
+        data = body.encode()
         guessed = None
     else:
         file = resolve_read_path(body_path, await allowed_dirs(ctx),
@@ -143,7 +143,7 @@ def register(tools: Tools, registry: Registry) -> None:
         status: Annotated[int | None, Field(ge=100, le=599)] = None,
         headers: Annotated[dict[str, str] | None, Field(
             description="Set on the response (fulfill) or request.")] = None,
-        body: str | None = None,
+        body: str = "",  # not `str | None`: the SDK would parse a JSON body into an object
         body_path: Annotated[str | None, Field(description="Local file as body.",
                                                max_length=4096)] = None,
         url: UrlArg | None = None,

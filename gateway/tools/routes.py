@@ -164,7 +164,7 @@ def register(tools: Tools, registry: Registry) -> None:
                                       f"/regex/: {exc}") from None
             route = Route(pattern, action, matches, status or 200, _headers(headers),
                           times=times,
-                          url=check_url(url, on.browser.config.allow_schemes) if url else None)
+                          url=None if url is None else check_url(url, on.browser.config.allow_schemes))
             if action == "fulfill":
                 route.body, guessed = await _body(ctx, registry, body, body_path)
                 if guessed and not any(k.lower() == "content-type" for k in route.headers):

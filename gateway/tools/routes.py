@@ -162,9 +162,9 @@ def register(tools: Tools, registry: Registry) -> None:
             except ValueError as exc:
                 raise InvalidArgument(f"pattern {pattern[:200]!r} is not a valid glob or "
                                       f"/regex/: {exc}") from None
+            schemes = on.browser.config.allow_schemes
             route = Route(pattern, action, matches, status or 200, _headers(headers),
-                          times=times,
-                          url=None if url is None else check_url(url, on.browser.config.allow_schemes))
+                          times=times, url=None if url is None else check_url(url, schemes))
             if action == "fulfill":
                 route.body, guessed = await _body(ctx, registry, body, body_path)
                 if guessed and not any(k.lower() == "content-type" for k in route.headers):

@@ -174,6 +174,7 @@ REFUSED_URLS = [
      "url scheme 'chrome-extension' is not allowed"),
     ("view-source", "view-source:https://example.com/", "url scheme 'view-source' is not allowed"),
     ("no-scheme", "example.com", "url 'example.com' has no scheme; add one, e.g. https://"),
+    ("ipv6-unclosed", "http://[x", "url 'http://[x' is malformed (Invalid IPv6 URL)"),
     ("no-scheme-port", "localhost:8080/x", "has no scheme; add one"),
     ("empty", "", "url is empty"),
     ("blank", "   ", "url is empty"),

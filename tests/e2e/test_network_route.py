@@ -87,6 +87,17 @@ async def test_fulfilled_blocked_continued_and_expiring(env: DevtoolsEnv,
     assert marks == [("headers", None), ("headers", "fulfilled"), ("headers", "fulfilled"),
                      ("headers", None), ("data.json", "blocked"), ("headers", "continued")]
 
+    # An answer Chrome refuses fails the request instead of leaving it hanging, and the
+    # route says why; the others are still there and still answer.
+    unsafe = await _route(env, tab=tab, action="continue", pattern="**/api/headers?unsafe",
+                          headers={"Content-Length": "abc"})
+    refused = await _fetch(env, tab, "/api/headers?unsafe")
+    assert "Failed to fetch" in refused.get("error", ""), refused
+    [noted] = [r for r in (await _route(env, tab=tab, action="list"))["routes"]
+               if r["id"] == unsafe["added"]]
+    assert "Unsafe header: Content-Length" in noted["error"] and noted["hits"] == 1
+    assert (await _route(env, tab=tab, action="remove", id=unsafe["added"]))["removed"] == 1
+
     removed = await _route(env, tab=tab, action="remove", id=blocked["added"])
     assert removed["removed"] == 1 and [r["action"] for r in removed["routes"]] == ["continue"]
     assert (await _fetch(env, tab, "/api/data.json"))["status"] == 200
@@ -161,6 +172,7 @@ async def test_refusals_name_the_limit(env: DevtoolsEnv, tabs: list[int],
     assert "needs pattern" in await refused(action="block")
     assert "url is for action=continue" in await refused(action="block", pattern="**",
                                                          url="http://x/")
+    assert "is malformed" in await refused(action="continue", pattern="**", url="http://[x")
     assert "not valid HTTP" in await refused(action="fulfill", pattern="**",
                                              headers={"Bad Name": "x"})
     both = await call_err(env.client, "network_route",

@@ -135,6 +135,35 @@ async def test_routes_survive_navigation_and_reconnect(env: DevtoolsEnv, tabs: l
     assert sorted(r["hits"] for r in listed) == [1, 2]
 
 
+async def test_a_cross_site_frames_requests_are_routed(env: DevtoolsEnv,
+                                                        tabs: list[int]) -> None:
+    """A cross-site iframe is a session of its own (``Fetch`` is per session): its own
+    requests meet the tab's routes too — here its document, then an image in it."""
+    site = env.site("h1")
+    tab = await open_page(env.client, site, "/", "h1")
+    tabs.append(tab)
+    before = (await _served(env, tab))["served"]
+    await _route(env, tab=tab, action="fulfill", pattern="**/browse/frame-cross.html",
+                 body='<title>routed frame</title><img src="/api/headers?from=frame">',
+                 headers={"Content-Type": "text/html"})
+    await _route(env, tab=tab, action="block", pattern="**/api/headers?from=frame")
+    await call_ok(env.client, "navigate", {"tab": tab, "url": site.url("/browse/frames.html"),
+                                           "wait": "load"})
+
+    async def marked() -> list[Any] | None:
+        found = (await call_ok(env.client, "network_requests", {
+            "tab": tab, "filter": "from=frame"}))["requests"]
+        return [r.get("routed") for r in found] or None
+
+    assert await eventually(marked, timeout=10, what="the frame's image request") == [
+        "blocked"]
+    frame = [r for r in (await call_ok(env.client, "network_requests", {
+        "tab": tab, "filter": "frame-cross"}))["requests"]]
+    assert [(r["url"].startswith("http://localhost:"), r.get("routed")) for r in frame] == [
+        (True, "fulfilled")]
+    assert (await _served(env, tab))["served"] == before + 1
+
+
 async def test_context_routes_reach_its_later_tabs_only(env: DevtoolsEnv,
                                                         tabs: list[int]) -> None:
     site = env.site("h1")

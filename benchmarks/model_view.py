@@ -100,6 +100,8 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         state = Path(tempfile.gettempdir()) / f"csgw-state-{secrets.token_hex(6)}.json"
         yield "storage_state", await call("storage_state", {"tab": tab, "action": "save",
                                                             "path": str(state)})
+        yield "network_route", await call("network_route", {
+            "tab": tab, "action": "block", "pattern": "**/never-requested/*"})
         await call("evaluate", {"tab": tab,
                                 "expression": "setTimeout(() => alert('hi'), 10); 1"})
         deadline = time.monotonic() + 10

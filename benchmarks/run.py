@@ -40,6 +40,7 @@ from benchmarks import (
     model_phase,
     peers_phase,
     profiling_phase,
+    route_phase,
     scan_phase,
     screenshot_phase,
     sequential_phase,
@@ -65,7 +66,8 @@ PHASES: dict[str, ModuleType] = {
     "load": load_phase, "flood": flood_phase, "screenshot": screenshot_phase,
     "logs": logs_phase, "view": view_phase, "context": context_phase, "launch": launch_phase,
     "scan": scan_phase, "share": share_phase, "shell": shell_phase, "upload": upload_phase,
-    "profiling": profiling_phase, "webdriver": webdriver_phase, "model": model_phase,
+    "profiling": profiling_phase, "route": route_phase, "webdriver": webdriver_phase,
+    "model": model_phase,
     "peers": peers_phase,
 }
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import anyio
 
+from gateway.browsers.routes import Routes
+
 __all__ = ["BrowserContexts"]
 
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -27,6 +29,14 @@ class BrowserContexts:
     def __init__(self) -> None:
         self._ids: dict[str, str] = {}  # name → browserContextId
         self._lock = anyio.Lock()        # one createBrowserContext per new name
+        self._routes: dict[str, Routes] = {}  # name → the routes of all its tabs
+
+    def routes(self, name: str | None) -> Routes:
+        """The routes every tab of context ``name`` has (``network_route``); they go with
+        the context. An empty table for the default context, or one with none yet."""
+        if name is None or name not in self._ids:
+            return Routes()
+        return self._routes.setdefault(name, Routes())
 
     def name_of(self, context_id: str | None) -> str | None:
         for name, known in self._ids.items():
@@ -49,9 +59,11 @@ class BrowserContexts:
     async def dispose(self, name: str, call: Call) -> None:
         """Dispose of the context called ``name`` (one of ours; its last tab is gone)."""
         context_id = self._ids.pop(name, None)
+        self._routes.pop(name, None)
         if context_id is not None:
             await call("Target.disposeBrowserContext", {"browserContextId": context_id})
 
     def forget(self) -> None:
         """The connection ended: Chrome disposed of every context it made (disposeOnDetach)."""
         self._ids.clear()
+        self._routes.clear()

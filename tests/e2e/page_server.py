@@ -272,6 +272,7 @@ PAGES = {
     "/api/image.png": "a 37x23 PNG",
     "/api/auth": "checks the Authorization header and the cookie; says whether they matched",
     "/api/echo": "POST: how many bytes came",
+    "/api/headers": "the request headers it got, and how many requests reached it so far",
     "/set-cookie": "sets the secret cookie with Set-Cookie",
     "/signin.html": "a sign-in: the secret cookie (as /set-cookie), localStorage token and user",
     "/dialogs.html": "openAlert/openConfirm/openPrompt(text) open a dialog 100 ms later",
@@ -292,6 +293,8 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "csgw-pages/1"
     ports: ClassVar[dict[str, int]] = {}
+    served: ClassVar[list[int]] = [0]  # requests /api/headers answered (routes must skip it)
+    served_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -339,6 +342,12 @@ class Handler(BaseHTTPRequestHandler):
                 "cookie_ok": f"sid={COOKIE_SECRET}" in [c.strip() for c in cookies.split(";")],
             }
             self._send(200, json.dumps(result), "application/json")
+        elif path == "/api/headers":
+            with self.served_lock:
+                self.served[0] += 1
+                served = self.served[0]
+            self._send(200, json.dumps({"headers": dict(self.headers.items()),
+                                        "served": served}), "application/json")
         elif path == "/set-cookie":
             self._send(200, "cookie set", "text/plain",
                        {"Set-Cookie": f"sid={COOKIE_SECRET}; Path=/; HttpOnly; SameSite=Lax"})

@@ -174,6 +174,7 @@ REFUSED_URLS = [
      "url scheme 'chrome-extension' is not allowed"),
     ("view-source", "view-source:https://example.com/", "url scheme 'view-source' is not allowed"),
     ("no-scheme", "example.com", "url 'example.com' has no scheme; add one, e.g. https://"),
+    ("ipv6-unclosed", "http://[x", "url 'http://[x' is malformed (Invalid IPv6 URL)"),
     ("no-scheme-port", "localhost:8080/x", "has no scheme; add one"),
     ("empty", "", "url is empty"),
     ("blank", "   ", "url is empty"),
@@ -231,6 +232,10 @@ def _value(expected: Any, kind: str | None = None) -> Check:
         if kind is not None:
             assert result["type"] == kind, result
     return check
+
+
+async def _no_routes(h: Hostile, result: dict[str, Any]) -> None:
+    assert (result["tab"], result["routes"]) == (h.tab, []), result
 
 
 def _view_of_steady(max_chars: int | None = None) -> Check:
@@ -670,6 +675,48 @@ TABLE: dict[str, list[Case]] = {
                 "has no context 'nobody'"),
         refused("tab-and-context", {"action": "clear", "tab": TAB, "context": "c"},
                 "pass tab or context, not both"),
+    ],
+    "network_route": [
+        *tab_cases({"action": "list"}),
+        *target_cases({"action": "list", "context": "hostile"}),
+        *missing({"tab": TAB, "action": "list"}, "action"),
+        extra_fields({"tab": TAB, "action": "list"}),
+        answered("list-none", {"tab": TAB, "action": "list"}, _no_routes),
+        refused("action-unknown", {"tab": TAB, "action": "hijack"}, "action",
+                "'fulfill', 'block', 'continue', 'remove' or 'list'"),
+        refused("neither-tab-nor-context", {"action": "list"}, "pass tab or context"),
+        refused("tab-and-context", {"action": "list", "tab": TAB, "context": "c"},
+                "pass tab or context"),
+        refused("no-pattern", {"tab": TAB, "action": "block"}, "needs pattern"),
+        refused("pattern-open-brace", {"tab": TAB, "action": "block", "pattern": "**/{a"},
+                "not a valid glob or /regex/", "never closed"),
+        refused("pattern-bad-regex", {"tab": TAB, "action": "block", "pattern": "/(a/"},
+                "not a valid glob or /regex/", "missing )"),
+        refused("pattern-10MB", {"tab": TAB, "action": "block", "pattern": HUGE}, "pattern",
+                "at most 2000 characters"),
+        refused("status-999", {"tab": TAB, "action": "fulfill", "pattern": "**/never",
+                               "status": 999}, "status", "less than or equal to 599"),
+        refused("header-injection", {"tab": TAB, "action": "fulfill", "pattern": "**/never",
+                                     "headers": {"X-A": "1\r\nSet-Cookie: x=1"}},
+                "not valid HTTP"),
+        refused("headers-list", {"tab": TAB, "action": "continue", "pattern": "**/never",
+                                 "headers": ["X-A: 1"]}, "headers", "valid dictionary"),
+        refused("body-10MB", {"tab": TAB, "action": "fulfill", "pattern": "**/never",
+                              "body": HUGE}, "over the limit of 4,194,304 (MAX_BODY_BYTES)"),
+        refused("body-and-body_path", {"tab": TAB, "action": "fulfill", "pattern": "**/never",
+                                       "body": "x", "body_path": "/tmp/x"},
+                "pass body or body_path, not both"),
+        refused("body_path-etc", {"tab": TAB, "action": "fulfill", "pattern": "**/never",
+                                  "body_path": "/etc/passwd"}, "outside the allowed directories"),
+        refused("body_path-dir", {"tab": TAB, "action": "fulfill", "pattern": "**/never",
+                                  "body_path": "/tmp"}, "not a regular file"),
+        refused("body-for-block", {"tab": TAB, "action": "block", "pattern": "**/never",
+                                   "body": "x"}, "body is for action=fulfill"),
+        refused("times-zero", {"tab": TAB, "action": "block", "pattern": "**/never",
+                               "times": 0}, "times", "greater than or equal to 1"),
+        refused("id-zero", {"tab": TAB, "action": "remove", "id": 0}, "id",
+                "greater than or equal to 1"),
+        *url_cases({"tab": TAB, "action": "continue", "pattern": "**/never"}),
     ],
     "handle_dialog": [
         *tab_cases({"accept": True}),

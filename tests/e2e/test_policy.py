@@ -38,7 +38,7 @@ READ_ONLY_TOOLS = {"list_targets", "ping", "list_tabs", "browse_view", "screensh
                    "console_messages", "network_requests", "network_request",
                    "performance_trace", "heap_snapshot", "pdf"}
 CHANGING_TOOLS = {"new_tab", "navigate", "close_tab", "browse", "browse_act", "evaluate",
-                  "cdp_command", "handle_dialog", "emulate", "storage_state"}
+                  "cdp_command", "handle_dialog", "emulate", "storage_state", "network_route"}
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +186,10 @@ async def test_read_only_offers_only_tools_that_change_nothing(
 
 
 async def test_without_read_only_every_tool_is_offered(gw: Client) -> None:
-    """Every tool but those off by default (``emulate``: ``--tools +emulation``)."""
-    assert await _tool_names(gw) == READ_ONLY_TOOLS | CHANGING_TOOLS - {"emulate"}
+    """Every tool but those off by default (``emulate``: ``--tools +emulation``;
+    ``network_route``: ``+routes``)."""
+    assert await _tool_names(gw) == READ_ONLY_TOOLS | CHANGING_TOOLS - {"emulate",
+                                                                        "network_route"}
 
 
 CORE_TOOLS = {"list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_tab"}

@@ -34,8 +34,8 @@ def test_catalogue_is_every_tool_with_its_family() -> None:
     ("all,-cdp", set(NAMES) - {"cdp_command"}),
     ("-cdp", set(DEFAULT) - {"cdp_command"}),
     ("default", set(DEFAULT)),
-    ("default,+emulation", set(NAMES)),
-    ("+emulation", set(NAMES)),
+    ("default,+emulation", set(NAMES) - {"network_route"}),
+    ("+emulation,+routes", set(NAMES)),
     ("core,-evaluate,+screenshot", set(CORE) - {"evaluate"} | {"screenshot"}),
     ("browse, browse_act", {"browse", "browse_act"}),
 ])

@@ -52,9 +52,10 @@ from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, Sessions, hold_over_ssh
 from gateway.hosts.http import ByteStream, ChannelStream, HttpResponse, request
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
+from gateway.hosts.sftp import fetch_over_sftp, put_over_sftp
 from gateway.hosts.shell import parse_read_files, read_files_command
 from gateway.hosts.ssh_errors import CHANNEL_ERRORS, command_errors, ssh_errors
-from gateway.hosts.transfer import Copied, fetch_over_sftp, put_over_sftp
+from gateway.hosts.transfer import Copied
 from gateway.output.files import Readable
 
 __all__ = ["SshHost", "cipher_preference"]

@@ -1,11 +1,12 @@
 """Whole files between this machine and a host, chunk by chunk, with the bytes as progress.
 
-Both directions go through here: ``stage_files`` (uploads: this machine's files into a
-private directory on the host, over SFTP) and ``fetch_file`` (downloads: a browser's
-file on its host back to this machine, over SFTP, or read directly on this machine).
-A copy reports its bytes as the call's progress (``gateway.progress``), and one
-copied back is bounded while it is read — its size when asked says little of a file
-a browser may still be writing.
+Both directions count here: ``stage_files`` (uploads: this machine's files into a
+private directory on the host, over SFTP: ``sftp``) and ``fetch_file`` (downloads: a
+browser's file on its host back to this machine, over SFTP, or read directly on this
+machine: ``fetch_here``). A copy reports its bytes as the call's progress
+(``gateway.progress``), and one copied back is bounded while it is read — its size
+when asked says little of a file a browser may still be writing. Nothing here needs
+asyncssh: a gateway with only local targets never imports it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,8 @@ import anyio
 
 from gateway import progress
 from gateway.errors import HostError
-from gateway.hosts.asyncssh_import import asyncssh
-from gateway.output.files import Readable, read_checked
 
-__all__ = ["CHUNK", "Copied", "fetch_here", "fetch_over_sftp", "put_over_sftp"]
+__all__ = ["CHUNK", "Copied", "check_size", "copy_back", "fetch_here"]
 
 CHUNK = 4 * 1024 * 1024  # per SFTP read or write (asyncssh pipelines its requests)
 
@@ -38,29 +37,14 @@ class Copied:
                               f"of {self.total / 2**20:.1f} MB", final=final)
 
 
-async def put_over_sftp(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable,
-                        copied: Copied) -> str:
-    """Copy one file into ``directory/<n>/`` (its own folder: two files may share a name,
-    and the page sees the name) and return its remote path."""
-    folder = f"{directory}/{n}"
-    await sftp.mkdir(folder, asyncssh.SFTPAttrs(permissions=0o700))
-    remote = f"{folder}/{file.path.name}"
-    async with sftp.open(remote, "wb", asyncssh.SFTPAttrs(permissions=0o600)) as out:
-        for chunk in read_checked(file, CHUNK):
-            await out.write(chunk)
-            copied.done += len(chunk)
-            await copied.report()
-    return remote
-
-
-def _check_size(path: str, mode: int, size: int, max_bytes: int) -> None:
+def check_size(path: str, mode: int, size: int, max_bytes: int) -> None:
     if not stat.S_ISREG(mode):
         raise HostError(f"{path} is not a regular file")
     if size > max_bytes:
         raise HostError(f"{path} is {size:,} bytes, over the limit of {max_bytes:,}")
 
 
-async def _copy(read: Callable[[int], Awaitable[bytes]], into: BinaryIO, path: str,
+async def copy_back(read: Callable[[int], Awaitable[bytes]], into: BinaryIO, path: str,
                 size: int, max_bytes: int) -> int:
     """Read ``read`` to its end into ``into``; the bytes as progress, never past
     ``max_bytes``."""
@@ -77,15 +61,6 @@ async def _copy(read: Callable[[int], Awaitable[bytes]], into: BinaryIO, path: s
     return copied.done
 
 
-async def fetch_over_sftp(sftp: asyncssh.SFTPClient, path: str, into: BinaryIO,
-                          max_bytes: int) -> int:
-    """Copy the host's regular file ``path`` (a final link is not followed) into ``into``."""
-    attrs = await sftp.lstat(path)
-    _check_size(path, attrs.permissions or 0, attrs.size or 0, max_bytes)
-    async with sftp.open(path, "rb", encoding=None) as src:
-        return await _copy(src.read, into, path, attrs.size or 0, max_bytes)
-
-
 async def fetch_here(path: str, into: BinaryIO, max_bytes: int) -> int:
     """Copy this machine's regular file ``path`` (a final link is not followed) into
     ``into``; ``HostError`` in the OS's words when it cannot be read."""
@@ -95,7 +70,7 @@ async def fetch_here(path: str, into: BinaryIO, max_bytes: int) -> int:
         raise HostError(f"cannot read {path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as src:
         info = os.fstat(fd)
-        _check_size(path, info.st_mode, info.st_size, max_bytes)
+        check_size(path, info.st_mode, info.st_size, max_bytes)
         os.set_blocking(fd, True)
 
         async def read(size: int) -> bytes:
@@ -104,4 +79,4 @@ async def fetch_here(path: str, into: BinaryIO, max_bytes: int) -> int:
             except OSError as exc:
                 raise HostError(f"cannot read {path}: {exc.strerror or exc}") from None
 
-        return await _copy(read, into, path, info.st_size, max_bytes)
+        return await copy_back(read, into, path, info.st_size, max_bytes)

@@ -90,8 +90,8 @@ def register(tools: Tools, registry: Registry) -> None:
             return DownloadsResult(
                 target=browser.name, dropped=record.dropped, unreachable=record.unreachable,
                 downloads=[_item(e) for e in record.entries if page in (None, e.tab)])
+        path = await save_path(ctx, registry, save_to)  # before anything else
         entry = record.get(fetch)
-        path = await save_path(ctx, registry, save_to)  # before any copying
         suffix = _SUFFIX.search(entry.name)
 
         async def write(file: Any) -> int:

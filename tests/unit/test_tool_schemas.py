@@ -321,7 +321,7 @@ async def test_every_tool_says_every_hint_and_its_title() -> None:
     reading = {n for n, t in tools.items() if t["annotations"]["read_only_hint"]}
     assert reading == {"list_targets", "ping", "list_tabs", "browse_view", "screenshot",
                        "console_messages", "network_requests", "network_request",
-                       "performance_trace", "heap_snapshot", "pdf"}
+                       "performance_trace", "heap_snapshot", "pdf", "downloads"}
     assert {n for n, t in tools.items() if t["annotations"]["destructive_hint"]} == {
         "close_tab", "browse_act", "evaluate", "handle_dialog", "cdp_command", "storage_state"}
     assert {n for n, t in tools.items() if t["annotations"]["open_world_hint"]} == {

@@ -82,7 +82,7 @@ class Browser:
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
         self.pages = PageTracker(self.name, config, registry, Uploads(host))
-        self.downloads = Downloads(self.name, host, self.pages)
+        self.downloads = Downloads(config, host, self.pages)
         self._tab_ids = registry
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()

@@ -40,6 +40,8 @@ from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.download_dir import FILES, parse_prepared, prepare_command
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import PageTracker
+from gateway.config import TargetConfig
+from gateway.config.remote import HostedUrl
 from gateway.errors import GatewayError, HostError, InvalidArgument
 from gateway.hosts.base import Host
 
@@ -84,13 +86,14 @@ def shown_name(suggested: str) -> str:
     return _UNSHOWN.sub("_", suggested)[:200] or "download"
 
 
-def unreachable(endpoint: Endpoint, host: Host) -> str | None:
+def unreachable(endpoint: Endpoint, host: Host, *, hosted: bool) -> str | None:
     """Why the files this browser saves cannot be copied back over ``host`` (None: they
-    can — the browser listens on the host's own loopback, so it runs there)."""
+    can — the browser listens on the host's own loopback, so it runs there); ``hosted``:
+    found at a hosted pool's websocket URL (even one on loopback: a container's)."""
     if endpoint.socket is not None:
         return (f"it is a share: the browser runs on another machine and {host.label} "
                 "only holds its socket")
-    if endpoint.scheme in ("wss", "https") or endpoint.headers:
+    if hosted or endpoint.scheme in ("wss", "https") or endpoint.headers:
         return "it is a hosted browser: the gateway has no access to its machine's files"
     if endpoint.host not in _LOOPBACK:
         return (f"it listens at {endpoint.host}, not on {host.label}'s own loopback: it "
@@ -101,8 +104,9 @@ def unreachable(endpoint: Endpoint, host: Host) -> str | None:
 class Downloads:
     """One browser's download directory on its host and its record of downloads."""
 
-    def __init__(self, target: str, host: Host, pages: PageTracker) -> None:
-        self._target = target
+    def __init__(self, config: TargetConfig, host: Host, pages: PageTracker) -> None:
+        self._target = config.name
+        self._hosted = isinstance(config.cdp, HostedUrl)
         self._host = host
         self._tabs = pages.tabs  # the browser's live tabs by targetId (= main frame id)
         pages.contexts.made = self.context_made  # a context the gateway makes: here too
@@ -124,7 +128,7 @@ class Downloads:
             if entry.state == "in_progress":  # its end was on the old connection
                 entry.end("failed")
         cdp.listen(None, self._on_event)
-        self.unreachable = unreachable(endpoint, self._host)
+        self.unreachable = unreachable(endpoint, self._host, hosted=self._hosted)
         if self.unreachable is None:
             try:
                 output = await self._host.run(prepare_command(self.directory), SETUP_TIMEOUT_S)

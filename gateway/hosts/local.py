@@ -99,7 +99,9 @@ class LocalHost:
 
     async def fetch_file(self, path: str, into: BinaryIO, max_bytes: int,
                          timeout_s: float) -> int:
-        with anyio.fail_after(timeout_s):
+        with map_exceptions({TimeoutError: lambda _: HostError(
+                f"copying {path} timed out after {timeout_s:g} s; raise timeout_s for large "
+                "files")}), anyio.fail_after(timeout_s):
             return await fetch_here(os.path.expanduser(path), into, max_bytes)
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,

@@ -68,9 +68,13 @@ async def fetch_here(path: str, into: BinaryIO, max_bytes: int) -> int:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         raise HostError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as src:
+    try:
         info = os.fstat(fd)
-        check_size(path, info.st_mode, info.st_size, max_bytes)
+        check_size(path, info.st_mode, info.st_size, max_bytes)  # before fdopen: a directory
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as src:
         os.set_blocking(fd, True)
 
         async def read(size: int) -> bytes:

@@ -47,9 +47,9 @@ the core tools made room for them."""
 WHOLE_BUDGET = 23_000
 """The whole ``tools/list`` of ``--tools all``, output schemas and annotations included:
 issue 19 held it below Playwright MCP's 21,432 (25 tools); issue 21's ``pdf`` and
-``storage_state`` took it to ~21,800 for 21 tools, its ``downloads`` (934) to 22,874. What a model gets by default
-(``MODEL_BUDGET``) is what the issues bound, and it stays far below both peers'
-whole lists (chrome-devtools-mcp 1.11: 29,917)."""
+``storage_state`` took it to ~21,800 for 21 tools, its ``downloads`` (934) to 22,874.
+What a model gets by default (``MODEL_BUDGET``) is what the issues bound, and it stays
+far below both peers' whole lists (chrome-devtools-mcp 1.11: 29,917)."""
 
 TEXT_TOOLS = {"browse", "browse_view", "browse_act"}
 LEFT_OUT_NOW = {("network_request", "output_schema"): {("/error", "nullable", "true")}}

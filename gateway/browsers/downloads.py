@@ -131,19 +131,21 @@ class Downloads:
         self.unreachable = unreachable(endpoint, self._host, hosted=self._hosted)
         if self.unreachable is None:
             try:
-                output = await self._host.run(prepare_command(self.directory), SETUP_TIMEOUT_S)
-                self.directory, why = parse_prepared(output)
+                made, why = parse_prepared(await self._host.run(
+                    prepare_command(self.directory), SETUP_TIMEOUT_S))
             except HostError as exc:
-                why = exc.reason
-            if self.directory is None:
+                made, why = None, exc.reason
+            if made is None:  # one made before is kept in mind: removed on exit
                 self.unreachable = f"its download directory could not be made ({why})"
+            else:
+                self.directory = made
         await self.context_made(lambda m, p: cdp.send(m, p, timeout_s=SETUP_TIMEOUT_S), None)
 
     async def context_made(self, call: Call, context_id: str | None) -> None:
         """Send the downloads of the context ``context_id`` (None: the default one) to the
         directory — or, with none, just have Chrome say what it downloads."""
         params: dict[str, Any] = {"behavior": "default", "eventsEnabled": True}
-        if self.unreachable is None and self.directory is not None:
+        if self.unreachable is None:
             params.update(behavior="allowAndName", downloadPath=f"{self.directory}/{FILES}")
         if context_id is not None:
             params["browserContextId"] = context_id

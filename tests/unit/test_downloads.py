@@ -212,3 +212,21 @@ def test_a_sites_name_is_only_shown() -> None:
     assert shown_name("../../.bashrc") == ".._.._.bashrc"
     assert shown_name("a\x00b\nc\\d") == "a_b_c_d"
     assert shown_name("") == "download" and len(shown_name("x" * 999)) == 200
+
+
+async def test_the_directory_goes_at_exit_even_after_a_failed_set_up() -> None:
+    class Flaky(FakeHost):
+        async def run(self, command: str, timeout_s: float) -> str:
+            self.commands.append(command)
+            if len(self.commands) == 2:
+                raise HostError("connection lost")
+            return self.prepared
+
+    host = Flaky()
+    record, _ = await _served(host)
+    await record.start(FakeCdp(), LOOPBACK)  # the reconnect's set-up fails
+    assert record.unreachable is not None and "connection lost" in record.unreachable
+    await record.aclose()
+    assert host.commands[-1] == f"rm -rf -- {DIRECTORY}"
+    await record.aclose()  # once only
+    assert len(host.commands) == 3

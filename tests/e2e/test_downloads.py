@@ -154,8 +154,8 @@ async def test_the_host_directory_goes_when_the_gateway_does(topology: Topology,
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env=topology.client_env(), close_fds=True)
     try:
-        async def made() -> set[str] | None:
-            return (_host_dirs() - before) or None
+        async def made() -> set[str] | None:  # with its holder written: set up
+            return {d for d in _host_dirs() - before if os.path.exists(f"{d}/holder")} or None
 
         left = await eventually(made, timeout=60, what="the killed gateway's directory")
     finally:
@@ -169,9 +169,10 @@ async def test_the_host_directory_goes_when_the_gateway_does(topology: Topology,
                                 errlog=errlog) as client:
             await wait_for_targets(client, {"h2": "up"})
             ours = _host_dirs() - before
-            assert not (left & ours), "the next gateway's connect swept the killed one's"
+            assert not (left & ours), f"the next gateway's connect swept {left}: {ours}"
             assert len(ours) == 1 and file_mode(Path(next(iter(ours)))) == 0o700
-    assert not (_host_dirs() - before), "the directory went with its gateway"
+    stderr = (tmp_path / "gateway.stderr").read_text()
+    assert not (_host_dirs() - before), f"the directory went with its gateway: {stderr}"
 
 
 async def test_a_local_target_copies_from_its_own_directory(tmp_path: Path) -> None:

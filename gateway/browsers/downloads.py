@@ -36,6 +36,7 @@ from typing import Any, BinaryIO, Literal
 import anyio
 import structlog
 
+from gateway import progress
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.download_dir import FILES, parse_prepared, prepare_command
 from gateway.browsers.endpoint import Endpoint
@@ -191,9 +192,14 @@ class Downloads:
     async def fetch(self, entry: Download, into: BinaryIO, max_mb: int,
                     timeout_s: float) -> int:
         """Copy ``entry``'s file back into ``into`` (waiting, within ``timeout_s``, for one
-        still under way): its bytes; ``InvalidArgument`` saying why not."""
+        still under way, its bytes in the browser as progress): its bytes;
+        ``InvalidArgument`` saying why not."""
         with anyio.move_on_after(timeout_s):
-            await entry.ended.wait()
+            while not entry.ended.is_set():
+                await progress.report(entry.bytes, entry.total, "still downloading in the "
+                                      f"browser: {entry.bytes / 2**20:.1f} MB")
+                with anyio.move_on_after(progress.MIN_INTERVAL_S):
+                    await entry.ended.wait()
         if entry.state == "in_progress":
             of = f" of {entry.total:,}" if entry.total else ""
             raise InvalidArgument(
@@ -214,6 +220,7 @@ class Downloads:
                 f"for copying a download back (at most {MAX_DOWNLOAD_MB} MB, lower when the "
                 f"target's max_capture_mb is); it stays on {self._host.label} until the "
                 "gateway lets the browser go")
+        progress.new_phase()  # the copy counts its own bytes
         try:
             return await self._host.fetch_file(entry.path, into, limit << 20, timeout_s)
         except HostError as exc:

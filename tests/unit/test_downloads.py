@@ -14,8 +14,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, BinaryIO
 
+import anyio
 import pytest
 
+from gateway import progress
 from gateway.browsers.contexts import BrowserContexts
 from gateway.browsers.download_dir import DIRECTORY_PREFIX, parse_prepared, prepare_command
 from gateway.browsers.downloads import MAX_DOWNLOADS, Downloads, shown_name, unreachable
@@ -230,3 +232,27 @@ async def test_the_directory_goes_at_exit_even_after_a_failed_set_up() -> None:
     assert host.commands[-1] == f"rm -rf -- {DIRECTORY}"
     await record.aclose()  # once only
     assert len(host.commands) == 3
+
+
+async def test_a_fetch_waits_for_a_download_under_way_and_says_how_far_it_is() -> None:
+    cdp = FakeCdp()
+    record, _ = await _served(cdp=cdp)
+    cdp.listener("Browser.downloadWillBegin", {"guid": "g", "url": "u",
+                                               "suggestedFilename": "s"})
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def send(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total, message))
+
+    async def browser() -> None:
+        for received, state in ((1 << 20, "inProgress"), (2 << 20, "completed")):
+            await anyio.sleep(0.3)
+            cdp.listener("Browser.downloadProgress", {
+                "guid": "g", "receivedBytes": received, "totalBytes": 2 << 20, "state": state})
+
+    with progress.reporting(send):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(browser)
+            assert await record.fetch(record.get(1), io.BytesIO(), 512, 10) == 4
+    assert [h[0] for h in heard] == [0, 1 << 20], heard
+    assert heard[-1] == (1 << 20, 2 << 20, "still downloading in the browser: 1.0 MB")

@@ -33,6 +33,7 @@ import anyio
 
 from benchmarks import (
     context_phase,
+    download_phase,
     flood_phase,
     launch_phase,
     load_phase,
@@ -66,8 +67,8 @@ PHASES: dict[str, ModuleType] = {
     "load": load_phase, "flood": flood_phase, "screenshot": screenshot_phase,
     "logs": logs_phase, "view": view_phase, "context": context_phase, "launch": launch_phase,
     "scan": scan_phase, "share": share_phase, "shell": shell_phase, "upload": upload_phase,
-    "profiling": profiling_phase, "route": route_phase, "webdriver": webdriver_phase,
-    "model": model_phase,
+    "download": download_phase, "profiling": profiling_phase, "route": route_phase,
+    "webdriver": webdriver_phase, "model": model_phase,
     "peers": peers_phase,
 }
 

@@ -6,7 +6,9 @@ made on first use of that name on that browser and reused by name after. The
 gateway disposes of a context when its last tab is closed with ``close_tab``;
 contexts are created with ``disposeOnDetach``, so Chrome drops them itself when
 the gateway's connection ends (exit, crash, reconnect), and a context the
-gateway did not create is never touched: only ids made here are known here.
+gateway did not create is never touched: only ids made here are known here. Each
+context made is set up (``made``: its downloads go where the default context's do)
+before its first tab opens.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from gateway.browsers.routes import Routes
 __all__ = ["BrowserContexts"]
 
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+Made = Callable[[Call, str], Awaitable[None]]
 
 
 class BrowserContexts:
@@ -37,6 +40,7 @@ class BrowserContexts:
         if name is None or name not in self._ids:
             return Routes()
         return self._routes.setdefault(name, Routes())
+        self.made: Made | None = None    # told of each context made (``Downloads``)
 
     def name_of(self, context_id: str | None) -> str | None:
         for name, known in self._ids.items():
@@ -54,6 +58,8 @@ class BrowserContexts:
             if name not in self._ids:
                 created = await call("Target.createBrowserContext", {"disposeOnDetach": True})
                 self._ids[name] = created["browserContextId"]
+                if self.made is not None:
+                    await self.made(call, self._ids[name])
             return self._ids[name]
 
     async def dispose(self, name: str, call: Call) -> None:

@@ -13,6 +13,7 @@ from . import (
     cdp,
     console,
     dialogs,
+    downloads,
     emulation,
     network,
     pdf,
@@ -36,5 +37,5 @@ __all__ = ["register_all"]
 def register_all(registrar: ToolRegistrar, registry: Registry) -> None:
     tools = Tools(registrar, registry)
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
-                   emulation, profiling, pdf, storage, routes):
+                   emulation, profiling, pdf, storage, routes, downloads):
         family.register(tools, registry)

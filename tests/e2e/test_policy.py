@@ -36,7 +36,7 @@ pytestmark = pytest.mark.anyio
 # Everything that changes nothing in a browser; the rest must vanish in read-only mode.
 READ_ONLY_TOOLS = {"list_targets", "ping", "list_tabs", "browse_view", "screenshot",
                    "console_messages", "network_requests", "network_request",
-                   "performance_trace", "heap_snapshot", "pdf"}
+                   "performance_trace", "heap_snapshot", "pdf", "downloads"}
 CHANGING_TOOLS = {"new_tab", "navigate", "close_tab", "browse", "browse_act", "evaluate",
                   "cdp_command", "handle_dialog", "emulate", "storage_state", "network_route"}
 

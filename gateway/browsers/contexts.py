@@ -33,6 +33,7 @@ class BrowserContexts:
         self._ids: dict[str, str] = {}  # name → browserContextId
         self._lock = anyio.Lock()        # one createBrowserContext per new name
         self._routes: dict[str, Routes] = {}  # name → the routes of all its tabs
+        self.made: Made | None = None    # told of each context made (``Downloads``)
 
     def routes(self, name: str | None) -> Routes:
         """The routes every tab of context ``name`` has (``network_route``); they go with
@@ -40,7 +41,6 @@ class BrowserContexts:
         if name is None or name not in self._ids:
             return Routes()
         return self._routes.setdefault(name, Routes())
-        self.made: Made | None = None    # told of each context made (``Downloads``)
 
     def name_of(self, context_id: str | None) -> str | None:
         for name, known in self._ids.items():

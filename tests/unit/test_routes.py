@@ -5,9 +5,11 @@ paused request; and how the network log marks a request a route took (either ord
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
 
+from gateway.browsers.contexts import BrowserContexts
 from gateway.browsers.network_log import NetworkLog
 from gateway.browsers.routes import (
     MAX_ROUTES,
@@ -128,3 +130,21 @@ def test_the_network_log_marks_routed_requests_in_either_order() -> None:
     log.on_event("Network.requestWillBeSent", _sent("3"))  # no route took it
     marks = {e.request_id: e.routed for e in log.query()}
     assert marks == {"1": "fulfilled", "2": "blocked", "3": None}
+
+
+@pytest.mark.anyio
+async def test_a_context_table_makes_contexts_with_no_one_told() -> None:
+    """A ``BrowserContexts`` nobody hooked (no ``Downloads``) makes a context and keeps its
+    routes until it is disposed."""
+    sent: list[str] = []
+
+    async def call(method: str, _params: dict[str, Any]) -> dict[str, Any]:
+        sent.append(method)
+        return {"browserContextId": "C1"}
+
+    contexts = BrowserContexts()
+    assert await contexts.id_for("shop", call) == "C1"
+    assert contexts.routes("shop") is contexts.routes("shop")
+    await contexts.dispose("shop", call)
+    assert sent == ["Target.createBrowserContext", "Target.disposeBrowserContext"]
+    assert contexts.known("shop") is None

@@ -17,7 +17,7 @@ import secrets
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,23 @@ def definition_json(tool: Any) -> str:
     """One tool's definition as a model is given it: name, description, input schema."""
     return json.dumps({"name": tool.name, "description": tool.description or "",
                        "inputSchema": tool.input_schema}, ensure_ascii=False)
+
+
+DOWNLOAD_JS = ("const a = document.createElement('a'); a.download = 'seen.txt';"
+               "a.href = 'data:text/plain,seen%20by%20the%20model'; a.click(); 1")
+"""A download the page starts (a link to a data: URL): ``downloads`` lists it, fetches it."""
+Call = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
+
+
+async def _downloaded(call: Call, tab: int) -> int:
+    """The id of the first download of ``tab`` once it completed (bounded)."""
+    with anyio.fail_after(CALL_TIMEOUT_S):
+        while True:
+            listed = (await call("downloads", {"tab": tab})).structured_content or {}
+            done = [d["id"] for d in listed["downloads"] if d["state"] == "completed"]
+            if done:
+                return int(done[0])
+            await anyio.sleep(0.1)
 
 
 async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, CallToolResult]]:
@@ -103,6 +120,13 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         yield "live_view", await call("live_view", {"tab": tab})
         yield "handoff", await call("handoff", {"tab": tab, "reason": "look", "wait": True,
                                                 "timeout_s": 0.2})  # over before what follows
+        await call("record", {"tab": tab, "action": "start"})
+        yield "record", await call("record", {"tab": tab, "action": "stop"})  # a frame or more
+        yield "network_route", await call("network_route", {
+            "tab": tab, "action": "block", "pattern": "**/never-requested/*"})
+        await call("evaluate", {"tab": tab, "expression": DOWNLOAD_JS})
+        yield "downloads", await call("downloads", {"tab": tab, "fetch": await _downloaded(
+            call, tab)})
         await call("evaluate", {"tab": tab,
                                 "expression": "setTimeout(() => alert('hi'), 10); 1"})
         deadline = time.monotonic() + 10

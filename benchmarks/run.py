@@ -33,6 +33,7 @@ import anyio
 
 from benchmarks import (
     context_phase,
+    download_phase,
     flood_phase,
     launch_phase,
     live_phase,
@@ -41,6 +42,7 @@ from benchmarks import (
     model_phase,
     peers_phase,
     profiling_phase,
+    route_phase,
     scan_phase,
     screenshot_phase,
     sequential_phase,
@@ -67,7 +69,8 @@ PHASES: dict[str, ModuleType] = {
     "logs": logs_phase, "live": live_phase, "view": view_phase, "context": context_phase,
     "launch": launch_phase,
     "scan": scan_phase, "share": share_phase, "shell": shell_phase, "upload": upload_phase,
-    "profiling": profiling_phase, "webdriver": webdriver_phase, "model": model_phase,
+    "download": download_phase, "profiling": profiling_phase, "route": route_phase,
+    "webdriver": webdriver_phase, "model": model_phase,
     "peers": peers_phase,
 }
 

@@ -11,6 +11,7 @@ many callers, the gateway's ``evaluate`` against the no-op tool, in alternating 
 from __future__ import annotations
 
 import math
+import os
 import shutil
 import tempfile
 import time
@@ -23,7 +24,8 @@ from mcp import Client
 
 from benchmarks.bench import Bench
 from benchmarks.clients import call, child_pid_with, mcp_client, noop_params
-from benchmarks.results import RowMaker, fmt, progress
+from benchmarks.cpu import CpuMeter, in_namespaces
+from benchmarks.results import Results, RowMaker, fmt, progress
 from tests.e2e.helpers import proc_status_kb
 
 __all__ = ["ROW_KEYS", "define_rows", "run"]
@@ -37,7 +39,7 @@ THROUGHPUT_BUDGET_S = 40.0     # the throughput rounds stop early (after 1 pair)
 PROMISE_50MS = "await new Promise(r => setTimeout(r, 50))"
 BARE_PROMISE_50MS = "new Promise(r => setTimeout(r, 50))"
 ROW_KEYS = ("rss", "conc", "conc_bg", "conc_nowait", "conc_floor", "tp_mcp", "tp_gw",
-            "tp_ratio")
+            "tp_ratio", "tp_cpu_mcp", "tp_cpu_gw", "tp_ceiling")
 
 
 def define_rows(row: RowMaker, n: int) -> None:
@@ -58,6 +60,12 @@ def define_rows(row: RowMaker, n: int) -> None:
         unit="calls/s")
     row("tp_ratio", "throughput ratio gateway / no-op", unit="%",
         target=f"≥ {TARGET_THROUGHPUT_RATIO:.0%}".replace("%", " %"))
+    row("tp_cpu_mcp", "↳ CPU per no-op call: client + no-op server", unit="µs",
+        show_p90=False)
+    row("tp_cpu_gw", "↳ CPU per gateway call: client + gateway + sshd + Chrome", unit="µs",
+        show_p90=False)
+    row("tp_ceiling", "↳ ratio were the gateway's own CPU the no-op server's (sshd, "
+        "Chrome and the client as measured)", unit="%", show_p90=False)
 
 
 def _targets_file(bench: Bench, directory: Path) -> tuple[Path, list[str]]:
@@ -101,7 +109,8 @@ async def run(bench: Bench) -> None:
                 tabs = await _open_tabs(bench, gw, names)
                 await _check_promise_awaited(bench, gw, tabs[0][1])
                 await _concurrency(bench, gw, noop, [tab for _gw, tab in tabs])
-                await _throughput(bench, gw, noop, [tab for _gw, tab in tabs])
+                await _throughput(bench, gw, noop, [tab for _gw, tab in tabs],
+                                  _meters(bench, pid))
                 r.meta["rss_mb_after_load"] = round(proc_status_kb(pid, "VmRSS") / 1024, 1)
             finally:
                 await bench.close_tabs(tabs)
@@ -193,13 +202,28 @@ async def _concurrency(bench: Bench, gw: Client, noop: Client, tabs: list[int]) 
              f"({fmt(background.median, 'ms')} with background tabs)")
 
 
-async def _throughput(bench: Bench, gw: Client, noop: Client, tabs: list[int]) -> None:
+def _meters(bench: Bench, gateway_pid: int) -> dict[str, CpuMeter]:
+    """A CPU meter per throughput row: the parts on that row's path (``benchmarks.cpu``)."""
+    noop_pid = child_pid_with("noop_server.py")
+    if noop_pid is None:
+        raise RuntimeError("could not find the no-op server's process")
+    netns = [host.netns for host in bench.hosts()]
+    client = [os.getpid()]
+    return {"tp_mcp": CpuMeter({"client": lambda: client, "server": lambda: [noop_pid]}),
+            "tp_gw": CpuMeter({"client": lambda: client, "server": lambda: [gateway_pid],
+                               "sshd": in_namespaces(netns, lambda name: name == "sshd"),
+                               "chrome": in_namespaces(netns, lambda name: name != "sshd")})}
+
+
+async def _throughput(bench: Bench, gw: Client, noop: Client, tabs: list[int],
+                      meters: dict[str, CpuMeter]) -> None:
     r = bench.r
     callers = len(tabs)
     per_caller = max(10, bench.opts.calls // (4 * callers))
     rounds = 3
+    calls = dict.fromkeys(meters, 0)
 
-    async def measure(fn: Callable[[int], Awaitable[None]]) -> float:
+    async def measure(fn: Callable[[int], Awaitable[None]]) -> tuple[float, int]:
         deadline = time.perf_counter() + 10.0  # a round on a loaded machine stops early
         done = 0
 
@@ -216,7 +240,7 @@ async def _throughput(bench: Bench, gw: Client, noop: Client, tabs: list[int]) -
             async with anyio.create_task_group() as tg:
                 for i in range(callers):
                     tg.start_soon(caller, i)
-        return done / (time.perf_counter() - t0)
+        return done / (time.perf_counter() - t0), done
 
     async def gw_call(i: int) -> None:
         content = await call(gw, "evaluate", {"expression": "1+1", "tab": tabs[i]})
@@ -241,7 +265,11 @@ async def _throughput(bench: Bench, gw: Client, noop: Client, tabs: list[int]) -
         if round_no % 2:
             pair.reverse()
         for key, fn in pair:
-            r.rows[key].samples.append(await measure(fn))
+            meters[key].start()
+            rate, done = await measure(fn)
+            meters[key].stop()
+            r.rows[key].samples.append(rate)
+            calls[key] += done
     for key in ("tp_mcp", "tp_gw"):
         r.rows[key].show_p90 = False
     ratio = r.rows["tp_ratio"]
@@ -250,5 +278,23 @@ async def _throughput(bench: Bench, gw: Client, noop: Client, tabs: list[int]) -
     ratio.show_p90 = False
     ratio.ok = ratio.median is not None and ratio.median >= TARGET_THROUGHPUT_RATIO * 100
     r.meta["throughput_calls_per_round"] = callers * per_caller
+    _cpu_rows(r, meters, calls)
     progress(f"throughput: gateway {fmt(r.rows['tp_gw'].median, 'calls/s')}, no-op "
              f"{fmt(r.rows['tp_mcp'].median, 'calls/s')}")
+
+
+def _cpu_rows(r: Results, meters: dict[str, CpuMeter], calls: dict[str, int]) -> None:
+    """CPU per call by part, and the ratio the gateway could reach by itself: its own
+    part replaced by the no-op server's, every other part as measured."""
+    per_call = {key: {part: seconds * 1e6 / max(calls[key], 1)
+                      for part, seconds in meters[key].spent.items()} for key in meters}
+    r.meta["throughput_cpu_us_per_call"] = {key: {part: round(us, 1) for part, us in parts.items()}
+                                           for key, parts in per_call.items()}
+    mcp, gw = per_call["tp_mcp"], per_call["tp_gw"]
+    r.rows["tp_cpu_mcp"].samples = [sum(mcp.values())]
+    r.rows["tp_cpu_gw"].samples = [sum(gw.values())]
+    at_floor = sum(gw.values()) - gw["server"] + mcp["server"]
+    r.rows["tp_ceiling"].samples = [sum(mcp.values()) / at_floor * 100] if at_floor else []
+    progress("throughput CPU per call (µs): " + ", ".join(
+        f"{key} " + " + ".join(f"{part} {us:.0f}" for part, us in parts.items())
+        for key, parts in per_call.items()))

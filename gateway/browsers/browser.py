@@ -8,19 +8,18 @@ State machine::
         any state ──removed from the registry──▶ gone (for good)
     (a WebDriver session's browser starts down: the first call makes the session)
 
-``run()`` is the supervisor: it lives in the registry's task group while the
-browser is registered, owns the CDP reader, and reconnects with exponential
-backoff (``ReconnectPolicy``). How the browser is found is a list of
-discovery strategies (``discovery``), tried on every (re)connect. Callers
-never connect by themselves: a call on an ``up`` browser goes straight to the
-socket; a call on a ``connecting`` one waits for the attempt under way, and a
-call on a ``down`` one wakes the supervisor (the next attempt starts now, not
-after the backoff) and waits for that attempt — both at most ``call_wait_s``,
-then they fail with the reason.
+``run()`` is the supervisor: it lives in the registry's task group while the browser
+is registered, owns the CDP reader, and reconnects with exponential backoff
+(``ReconnectPolicy``). How the browser is found is a list of discovery strategies
+(``discovery``), tried on every (re)connect. Callers never connect by themselves: a
+call on an ``up`` browser goes straight to the socket; a call on a ``connecting`` one
+waits for the attempt under way, and a call on a ``down`` one wakes the supervisor
+(the next attempt starts now, not after the backoff) and waits for that attempt —
+both at most ``call_wait_s``, then they fail with the reason.
 
 A command Chrome does not answer in time makes the host show it still answers
-(``_send``): a dead link fails the call as unreachable and is dropped, so
-reconnecting starts at once, not after the keepalives. Pages: ``PageTracker``.
+(``_send``): a dead link fails the call as unreachable and is dropped, so reconnecting
+starts at once, not after the keepalives. Pages: ``PageTracker``; downloads: ``Downloads``.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ import structlog
 
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.discovery import Held, Scanned, Search, Strategy, find_browser
+from gateway.browsers.downloads import Downloads
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
 from gateway.browsers.scan import Candidate
@@ -82,6 +82,7 @@ class Browser:
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
         self.pages = PageTracker(self.name, config, registry, Uploads(host))
+        self.downloads = Downloads(config, host, self.pages)
         self._tab_ids = registry
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()
@@ -89,7 +90,7 @@ class Browser:
         self._failures = 0  # counts failed attempts: a waiting call sees the one it awaited fail
         self._attempting = False  # one is under way: a retry reads down meanwhile
         self._last_browser_path: str | None = None
-        self.group = group    # the browsers = "all" or sessions = N target it is one of
+        self.group = group  # the browsers = "all" or sessions = N target it is one of
         self._log = log.bind(target=self.name)
 
     def strategy(self, kind: type[_S]) -> _S | None:
@@ -271,14 +272,14 @@ class Browser:
         self._last_browser_path = endpoint.browser_path
         self.endpoint = endpoint
         self.pages.reconcile(infos, restarted)
+        await self.downloads.start(cdp, endpoint)
         self._log.info("browser up", endpoint=endpoint.address, found_by=endpoint.found_by,
                        browser=self.product, tabs=len(self.tabs))
 
     # ------------------------------------------------------------ operations
 
-    async def browser_call(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout_s: float | None = None
-    ) -> dict[str, Any]:
+    async def browser_call(self, method: str, params: dict[str, Any] | None = None, *,
+                           timeout_s: float | None = None) -> dict[str, Any]:
         timeout_s = timeout_s or self.config.command_timeout_s
         cdp = await self.connection(timeout_s)
         return await self._send(cdp, method, params, None, timeout_s, "")
@@ -370,8 +371,8 @@ class Browser:
             await self.pages.contexts.dispose(tab.context, self.browser_call)
 
     async def _quit(self, cdp: CdpConnection) -> None:
-        """Ask a launched browser to quit, as closing its last window would, so it writes
-        its cookies (a signal loses them); the launcher's stop waits for the process."""
+        """Ask a launched browser to quit, as closing its last window would (it writes its
+        cookies: a signal loses them); the launcher's stop waits for the process."""
         with anyio.move_on_after(RELEASE_S, shield=True):
             await cdp.notify("Browser.close")
 
@@ -389,6 +390,7 @@ class Browser:
                 quitting = True
             await self._cdp.aclose()
         await self.pages.uploads.aclose()
+        await self.downloads.aclose()
         for held in self._held:
             await held.let_go(self.host)
         if self.endpoint is not None:

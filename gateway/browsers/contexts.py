@@ -6,7 +6,9 @@ made on first use of that name on that browser and reused by name after. The
 gateway disposes of a context when its last tab is closed with ``close_tab``;
 contexts are created with ``disposeOnDetach``, so Chrome drops them itself when
 the gateway's connection ends (exit, crash, reconnect), and a context the
-gateway did not create is never touched: only ids made here are known here.
+gateway did not create is never touched: only ids made here are known here. Each
+context made is set up (``made``: its downloads go where the default context's do)
+before its first tab opens.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from typing import Any
 
 import anyio
 
+from gateway.browsers.routes import Routes
+
 __all__ = ["BrowserContexts"]
 
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+Made = Callable[[Call, str], Awaitable[None]]
 
 
 class BrowserContexts:
@@ -27,6 +32,15 @@ class BrowserContexts:
     def __init__(self) -> None:
         self._ids: dict[str, str] = {}  # name → browserContextId
         self._lock = anyio.Lock()        # one createBrowserContext per new name
+        self._routes: dict[str, Routes] = {}  # name → the routes of all its tabs
+        self.made: Made | None = None    # told of each context made (``Downloads``)
+
+    def routes(self, name: str | None) -> Routes:
+        """The routes every tab of context ``name`` has (``network_route``); they go with
+        the context. An empty table for the default context, or one with none yet."""
+        if name is None or name not in self._ids:
+            return Routes()
+        return self._routes.setdefault(name, Routes())
 
     def name_of(self, context_id: str | None) -> str | None:
         for name, known in self._ids.items():
@@ -44,14 +58,18 @@ class BrowserContexts:
             if name not in self._ids:
                 created = await call("Target.createBrowserContext", {"disposeOnDetach": True})
                 self._ids[name] = created["browserContextId"]
+                if self.made is not None:
+                    await self.made(call, self._ids[name])
             return self._ids[name]
 
     async def dispose(self, name: str, call: Call) -> None:
         """Dispose of the context called ``name`` (one of ours; its last tab is gone)."""
         context_id = self._ids.pop(name, None)
+        self._routes.pop(name, None)
         if context_id is not None:
             await call("Target.disposeBrowserContext", {"browserContextId": context_id})
 
     def forget(self) -> None:
         """The connection ended: Chrome disposed of every context it made (disposeOnDetach)."""
         self._ids.clear()
+        self._routes.clear()

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.browsers.ring import KEEP_NAVIGATIONS, EpochRing
 
-__all__ = ["KEEP_NAVIGATIONS", "NetworkEntry", "NetworkLog", "UrlMatcher", "url_matcher"]
+__all__ = ["KEEP_NAVIGATIONS", "NetworkEntry", "NetworkLog", "UrlMatcher", "regex_matcher",
+           "url_matcher"]
 
 if TYPE_CHECKING:
     import re2
@@ -59,6 +60,7 @@ class NetworkEntry:
     response_extra: bool = field(default=False, repr=False)
     remote_address: str | None = None
     protocol: str | None = None
+    routed: str | None = None             # what a route did with it (``routes``)
 
     @property
     def failed(self) -> bool:
@@ -93,16 +95,22 @@ def url_matcher(pattern: str) -> UrlMatcher:
     with RE2's reason for a pattern it cannot compile.
     """
     if len(pattern) >= 2 and pattern.startswith("/") and pattern.endswith("/"):
-        import re2  # only a /regex/ filter needs it: not imported to serve
-
-        try:
-            compiled = re2.compile(pattern[1:-1], _re2_options())
-        except re2.error as exc:
-            reason = exc.args[0] if exc.args else "invalid pattern"
-            text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
-            raise ValueError(text) from None
-        return lambda url: compiled.search(url) is not None
+        return regex_matcher(pattern[1:-1])
     return lambda url: pattern in url
+
+
+def regex_matcher(expression: str) -> UrlMatcher:
+    """``expression`` searched in a URL, on RE2 (see ``url_matcher``); ``ValueError``
+    with RE2's reason when it does not compile."""
+    import re2  # only a regex needs it: not imported to serve
+
+    try:
+        compiled = re2.compile(expression, _re2_options())
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else "invalid pattern"
+        text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
+        raise ValueError(text) from None
+    return lambda url: compiled.search(url) is not None
 
 
 def _cors_reason(params: dict[str, Any]) -> str | None:
@@ -121,7 +129,21 @@ class NetworkLog(EpochRing[NetworkEntry]):
         self._live: dict[str, NetworkEntry] = {}          # requestId → current hop
         self._hops: dict[str, list[NetworkEntry]] = {}    # requestId → every hop kept
         self._extra: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._routed: OrderedDict[str, str] = OrderedDict()  # requestId → mark, hop not seen
         self.malformed = 0
+
+    def mark_routed(self, request_id: str, how: str) -> None:
+        """A route took the request (``Fetch.requestPaused`` names it by its network id):
+        mark its current hop, or — when that hop is answered or marked already, or
+        Chrome has not announced the request yet (either order happens) — its next."""
+        entry = self._live.get(request_id)
+        if entry is not None and entry.routed is None and entry.status is None \
+                and entry.error is None:
+            entry.routed = how
+            return
+        self._routed[request_id] = how
+        if len(self._routed) > MAX_PENDING_EXTRA:
+            self._routed.popitem(last=False)
 
     # --------------------------------------------------------------- events
 
@@ -153,6 +175,7 @@ class NetworkLog(EpochRing[NetworkEntry]):
         self._keep(entry)
         self._live[request_id] = entry
         self._hops.setdefault(request_id, []).append(entry)
+        entry.routed = self._routed.pop(request_id, None)
         stash = self._extra.get(request_id, {})
         if "request" in stash:
             entry.request_headers.update(stash.pop("request"))

@@ -23,6 +23,14 @@ import structlog
 
 from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.contexts import BrowserContexts
+from gateway.browsers.interception import (
+    FETCH_ENABLE,
+    FETCH_METHODS,
+    fetch_command,
+    intercepting,
+    send_answer,
+    take,
+)
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
@@ -54,7 +62,7 @@ _IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten":
 DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getRequestPostData",
                          "Network.getCookies", "Target.getTargetInfo", "Tracing.end",
                          "IO.read", "IO.close", "Page.startScreencast",
-                         "Page.stopScreencast"})
+                         "Page.stopScreencast", *FETCH_METHODS})
 
 
 class PageTracker:
@@ -198,6 +206,9 @@ class PageTracker:
                     if child is not None:
                         tab.unlisten(child)
                 return
+            if method == "Fetch.requestPaused":
+                self._paused(cdp, tab, session_id, params)
+                return
             tab.on_event(method, params)
             if method == "Page.javascriptDialogOpening" and tab.session_id is not None:
                 error = tab.dialog_error()
@@ -224,11 +235,45 @@ class PageTracker:
                     # An emulating tab's overrides die with its old session: again.
                     for method, params in tab.overrides.items():
                         tg.start_soon(self._send_quietly, cdp, method, params, session)
+                if intercepting(tab, self.contexts):  # its routes, on every session it has
+                    tg.start_soon(self._send_quietly, cdp, "Fetch.enable", FETCH_ENABLE, session)
         finally:
             if waiting:
                 await cdp.notify("Runtime.runIfWaitingForDebugger", session_id=session)
             if session == tab.session_id:
                 tab.ready.set()
+
+    def _paused(self, cdp: CdpConnection, tab: Tab, session: str,
+                params: dict[str, Any]) -> None:
+        """A request of a routed tab waits for an answer (``interception``): send it; a
+        route that has just had its last match may leave tabs with no route."""
+        if self._tasks is None or not isinstance(params.get("requestId"), str):
+            return  # the connection is closing: Chrome lets paused requests go with it
+        route, method, command = take(tab, self.contexts, params)
+        self._tasks.start_soon(send_answer, cdp, session, route, method, command)
+        if route is not None and route.times == 0:
+            touched = [t for t in self.tabs.values()
+                       if t is tab or (tab.context is not None and t.context == tab.context)]
+            self._tasks.start_soon(self._refresh_quietly, touched)
+
+    async def refresh_routes(self, tabs: list[Tab], timeout_s: float) -> None:
+        """Put ``Fetch`` on each session of ``tabs`` in step with their routes (enabled
+        while a route may take a request, else disabled). Raises ``GatewayError``; a tab
+        without a session gets it when it attaches (``prepare``)."""
+        cdp = self._cdp
+        if cdp is None:
+            return  # disconnected: every session set up again on reconnect
+        for tab in tabs:
+            method, params = fetch_command(tab, self.contexts)
+            for session in (tab.session_id, *tab.frame_sessions.values()):
+                if session is not None:
+                    await cdp.send(method, params, session_id=session, timeout_s=timeout_s)
+
+    async def _refresh_quietly(self, tabs: list[Tab]) -> None:
+        try:
+            await self.refresh_routes(tabs, SETUP_TIMEOUT_S)
+        except GatewayError as exc:  # a closing page: its sessions go, Fetch with them
+            self._log.debug("route refresh failed", error=str(exc))
 
     async def attach(self, cdp: CdpConnection, tab: Tab) -> None:
         """Attach a detached tab again (e.g. after a renderer crash)."""

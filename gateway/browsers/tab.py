@@ -24,6 +24,7 @@ import anyio
 
 from gateway.browsers.console_log import ConsoleLog
 from gateway.browsers.network_log import NetworkLog
+from gateway.browsers.routes import Routes
 from gateway.concurrency import OneShot
 from gateway.errors import DialogOpen, TabNotFound
 
@@ -74,6 +75,7 @@ class Tab:
     # (a reconnect, a renderer crash) loses them, so a new one gets them again.
     emulating: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    routes: Routes = field(default_factory=Routes)  # network_route's, kept like overrides
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     hold: Hold | None = None               # a person has it (handoff), while active()
     ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)

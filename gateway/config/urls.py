@@ -32,7 +32,10 @@ def check_url(url: str, extra_schemes: frozenset[str] = frozenset()) -> str:
     if len(url) > MAX_URL_CHARS:
         raise InvalidArgument(f"url is {len(url)} characters; Chrome accepts at most "
                               f"{MAX_URL_CHARS}")
-    scheme = urlsplit(url).scheme.lower() if ":" in url else ""
+    try:
+        scheme = urlsplit(url).scheme.lower() if ":" in url else ""
+    except ValueError as exc:  # "http://[x": an IPv6 host never closed
+        raise InvalidArgument(f"url {url[:200]!r} is malformed ({exc})") from None
     if scheme == "javascript":
         raise InvalidArgument("javascript: URLs are not navigated to; run the code with "
                               "evaluate(expression=..., tab=...) instead")

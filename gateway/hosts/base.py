@@ -4,7 +4,8 @@ A host is where browsers run: this machine (``LocalHost``) or one reached over
 SSH (``SshHost``, one asyncssh connection shared by every browser on it). It
 knows nothing of Chrome: it runs a command, reads files, sends an HTTP request to
 a port on *its* side, makes a private local route to such a port for a websocket
-client, and puts files of this machine where its browsers can read them.
+client, puts files of this machine where its browsers can read them, and copies a
+file of its own back (a browser's download).
 Discovery strategies, the launcher and the browser supervisor are written
 against this interface only, so a Chrome on this machine and one three SSH hops
 away go through the same code.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import BinaryIO, Literal, Protocol
 
 from gateway.hosts.held import Held
 from gateway.hosts.http import HttpResponse
@@ -92,6 +93,13 @@ class Host(Protocol):
         """Make ``files`` (already confined and size-checked) readable on the host; each
         is opened again without following links and must still be the same regular file
         (else ``InvalidArgument``)."""
+
+    async def fetch_file(self, path: str, into: BinaryIO, max_bytes: int,
+                         timeout_s: float) -> int:
+        """Copy the host's regular file ``path`` (never through a final link) into
+        ``into``, byte for byte, reporting the bytes as progress: its size. ``HostError``
+        for anything else there, one over ``max_bytes`` (before or while copied), or a
+        copy that fails or runs out of ``timeout_s``."""
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None,

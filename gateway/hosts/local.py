@@ -1,7 +1,8 @@
 """This machine as a host: commands in a local shell, files read directly, loopback TCP.
 
 Files to upload need no copy: the browser reads them where they are, once they are
-checked to be still the files the agent's paths resolved to."""
+checked to be still the files the agent's paths resolved to; a download comes back by a
+plain copy."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import anyio
 import anyio.abc
@@ -17,6 +19,7 @@ from gateway.errors import ExceptionMap, HostError, NothingListens, map_exceptio
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, hold_here
 from gateway.hosts.http import ByteStream, HttpResponse, request
+from gateway.hosts.transfer import fetch_here
 from gateway.output.files import Readable, open_readable
 
 __all__ = ["LocalHost", "connect_tcp", "socket_errors"]
@@ -93,6 +96,13 @@ class LocalHost:
         for file in files:  # still the files checked: not swapped while the chooser opened
             open_readable(file).close()
         return Staged(None, tuple(str(f.path) for f in files))
+
+    async def fetch_file(self, path: str, into: BinaryIO, max_bytes: int,
+                         timeout_s: float) -> int:
+        with map_exceptions({TimeoutError: lambda _: HostError(
+                f"copying {path} timed out after {timeout_s:g} s; raise timeout_s for large "
+                "files")}), anyio.fail_after(timeout_s):
+            return await fetch_here(os.path.expanduser(path), into, max_bytes)
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None,

@@ -15,7 +15,8 @@ supervisors decide *when*: this class never retries by itself). Over it:
 * ``expose``: the opt-in TCP forward for other tools, on 127.0.0.1 only;
 * ``stage_files``: an SFTP session on the same connection copies files to upload
   into a fresh 0700 directory under the host's /tmp (files 0600), reporting the bytes
-  copied as the call's progress; a copy that fails or is cancelled removes it.
+  copied as the call's progress; a copy that fails or is cancelled removes it;
+* ``fetch_file``: the same SFTP, the other way (a browser's download back here).
 
 Ciphers: unless ssh_config names them (``Ciphers``), AES-GCM comes first. asyncssh's
 own first choice, chacha20-poly1305, is computed per packet in Python around
@@ -33,12 +34,11 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import structlog
 
-from gateway import progress
 from gateway.config import HostKeyPolicy, ReconnectPolicy, SshDestination
 from gateway.errors import (
     ExceptionMap,
@@ -52,9 +52,11 @@ from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, Sessions, hold_over_ssh
 from gateway.hosts.http import ByteStream, ChannelStream, HttpResponse, request
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
+from gateway.hosts.sftp import fetch_over_sftp, put_over_sftp
 from gateway.hosts.shell import parse_read_files, read_files_command
 from gateway.hosts.ssh_errors import CHANNEL_ERRORS, command_errors, ssh_errors
-from gateway.output.files import Readable, read_checked
+from gateway.hosts.transfer import Copied
+from gateway.output.files import Readable
 
 __all__ = ["SshHost", "cipher_preference"]
 
@@ -64,7 +66,6 @@ _AES_GCM = (b"aes128-gcm@openssh.com", b"aes256-gcm@openssh.com")
 _Forward = tuple[asyncssh.SSHClientConnection, asyncssh.SSHListener]
 MAX_SESSIONS = 8  # sessions at once over one connection (below sshd's MaxSessions 10)
 MIN_COMMAND_SESSIONS = 2  # of those, what held launches always leave to commands
-UPLOAD_CHUNK = 4 * 1024 * 1024  # read locally per SFTP write (asyncssh pipelines its requests)
 
 
 def cipher_preference(configured: Sequence[bytes]) -> list[str] | None:
@@ -243,8 +244,8 @@ class SshHost:
                     await sftp.mkdir(directory, asyncssh.SFTPAttrs(permissions=0o700))
                     left = directory
                     try:
-                        copied = _Copied(sum(f.size for f in files))
-                        paths = tuple([await _put(sftp, directory, n, f, copied)
+                        copied = Copied(sum(f.size for f in files), "uploading")
+                        paths = tuple([await put_over_sftp(sftp, directory, n, f, copied)
                                        for n, f in enumerate(files)])
                         await copied.report(final=True)
                         return Staged(directory, paths)
@@ -254,6 +255,16 @@ class SshHost:
                                 await sftp.rmtree(directory)
                                 left = None
                         raise
+
+    async def fetch_file(self, path: str, into: BinaryIO, max_bytes: int,
+                         timeout_s: float) -> int:
+        conn = await self.connection()
+        with map_exceptions(ssh_errors(
+                lambda why: f"could not copy {path} from {self.label} over SFTP ({why})",
+                f"copying {path} from {self.label} timed out after {timeout_s:g} s; raise "
+                "timeout_s for large files")), anyio.fail_after(timeout_s):
+            async with self._sessions, conn.start_sftp_client() as sftp:
+                return await fetch_over_sftp(sftp, path, into, max_bytes)
 
     async def http_request(self, host: str, port: int, path: str, timeout_s: float, *,
                            method: str = "GET", body: bytes | None = None,
@@ -358,28 +369,3 @@ def _route_key(host: str, port: int, socket: str | None) -> tuple[str, int]:
     share's socket path with port -1 (no TCP port is negative)."""
     return (host, port) if socket is None else (socket, -1)
 
-
-class _Copied:
-    """Bytes of an upload copied so far, of ``total``: the call's progress."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.done = total, 0
-
-    async def report(self, *, final: bool = False) -> None:
-        await progress.report(self.done, self.total, f"uploading: {self.done / 2**20:.1f} of "
-                              f"{self.total / 2**20:.1f} MB", final=final)
-
-
-async def _put(sftp: asyncssh.SFTPClient, directory: str, n: int, file: Readable,
-               copied: _Copied) -> str:
-    """Copy one file into ``directory/<n>/`` (its own folder: two files may share a name,
-    and the page sees the name) and return its remote path."""
-    folder = f"{directory}/{n}"
-    await sftp.mkdir(folder, asyncssh.SFTPAttrs(permissions=0o700))
-    remote = f"{folder}/{file.path.name}"
-    async with sftp.open(remote, "wb", asyncssh.SFTPAttrs(permissions=0o600)) as out:
-        for chunk in read_checked(file, UPLOAD_CHUNK):
-            await out.write(chunk)
-            copied.done += len(chunk)
-            await copied.report()
-    return remote

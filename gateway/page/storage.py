@@ -11,7 +11,8 @@ id" otherwise — tried). So:
   tab's page origin): a context's storage of an origin no tab is on is not reachable
   without loading that origin, and loading a page to read it is not a save's business;
 * loaded, an origin at a time, through a scratch tab of the context whose requests
-  never leave the browser: ``Fetch`` answers every one with an empty page, so the tab
+  never leave the browser: a route of its own (``gateway.browsers.routes``) answers
+  every one with an empty page, so the tab
   is *at* the origin (its storage is the origin's) without a byte sent to the site —
   Playwright's way too. The scratch tab is closed afterwards, and the context stays
   (a fresh named context made for the load keeps the state for its next tab).
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from gateway import progress
-from gateway.concurrency import alongside
+from gateway.browsers.routes import Route, pattern_matcher
 from gateway.errors import CaptureFailed, CdpError, GatewayError, InvalidArgument
 
 from .storage_file import Cookie, OriginStorage, StorageItem, StorageState
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["clear_state", "context_id", "load_state", "read_state"]
 
 CLOSE_S = 5.0
-_EMPTY_PAGE = {"responseCode": 200, "body": "",
-               "responseHeaders": [{"name": "Content-Type", "value": "text/html"}]}
 _SET_ITEMS_JS = ("(items => {{ localStorage.clear(); for (const [k, v] of items) "
                  "localStorage.setItem(k, v); return location.origin; }})({items})")
 _AT_ORIGIN_TRIES = 20
@@ -179,38 +177,19 @@ async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: 
 
 async def _in_scratch_tab(browser: Browser, context: str,
                           work: Callable[[Tab], Awaitable[None]]) -> None:
-    """``work(tab)`` in a blank tab of the context whose every request the gateway
-    answers with an empty page; the tab closed afterwards (bounded, even when cancelled),
-    the context kept."""
+    """``work(tab)`` in a blank tab of the context whose every request a route of its own
+    answers with an empty page (deciding over any route of the context); the tab closed
+    afterwards (bounded, even when cancelled), the context kept."""
     tab = await browser.new_tab("about:blank", context_id=context)
-    paused, waiting = anyio.create_memory_object_stream[str](math.inf)
-    stop: Callable[[], None] | None = None
     try:
-        session = tab.session_id
-        if session is None:
+        if tab.session_id is None:
             raise CaptureFailed("the scratch tab for loading localStorage did not attach; "
                                 "retry")
-        cdp = await browser.connection()
-        stop = cdp.listen(session, lambda method, params: paused.send_nowait(
-            params["requestId"]) if method == "Fetch.requestPaused" else None)
-
-        async def answer() -> None:
-            async for request in waiting:
-                with contextlib.suppress(GatewayError):  # the tab went: work fails itself
-                    await cdp.send("Fetch.fulfillRequest", {"requestId": request,
-                                                            **_EMPTY_PAGE},
-                                   session_id=session, timeout_s=CLOSE_S)
-
-        async def enabled_work() -> None:
-            await browser.tab_call(tab, "Fetch.enable", {"patterns": [{"urlPattern": "*"}]})
-            await work(tab)
-
-        await alongside(answer, enabled_work)
+        tab.routes.add(Route("**", "fulfill", pattern_matcher("**"),
+                             headers={"Content-Type": "text/html"}))
+        await browser.pages.refresh_routes([tab], CLOSE_S)
+        await work(tab)
     finally:
-        if stop is not None:
-            stop()
-        paused.close()
-        waiting.close()
         # (a GatewayError: gone already, with its connection or by itself)
         with anyio.move_on_after(CLOSE_S, shield=True), contextlib.suppress(GatewayError):
             await browser.browser_call("Target.closeTarget", {"targetId": tab.target_id})

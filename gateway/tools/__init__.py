@@ -13,11 +13,13 @@ from . import (
     cdp,
     console,
     dialogs,
+    downloads,
     emulation,
     handoff,
     network,
     pdf,
     profiling,
+    routes,
     runtime,
     screenshot,
     storage,
@@ -42,7 +44,7 @@ def register_all(registrar: ToolRegistrar, registry: Registry,
     not, such as the catalogue, where no call ever runs)."""
     tools = Tools(registrar, registry)
     for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
-                   emulation, profiling, pdf, storage):
+                   emulation, profiling, pdf, storage, routes, downloads):
         family.register(tools, registry)
     handoff.register(tools, registry, live)
     live_family.register(tools, registry, live)

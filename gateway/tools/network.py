@@ -43,6 +43,7 @@ class RequestSummary(BaseModel):
     duration_ms: float | None
     error: str | None = absent()
     navigation: int
+    routed: str | None = absent()  # fulfilled / blocked / continued by a network_route
 
 
 class NetworkRequests(BaseModel):
@@ -98,7 +99,7 @@ def _summary(e: NetworkEntry) -> RequestSummary:
     url = e.url if len(e.url) <= 500 else e.url[:499] + "…"
     return RequestSummary(id=e.id, method=e.method, url=url, status=e.status, type=e.type,
                           size=e.size, duration_ms=e.duration_ms, error=e.error,
-                          navigation=e.navigation)
+                          navigation=e.navigation, routed=e.routed)
 
 
 async def _body(browser: Browser, tab: Tab, entry: NetworkEntry,

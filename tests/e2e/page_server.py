@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -59,6 +60,21 @@ _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 _FILE_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
                ".svg": "image/svg+xml", ".gif": "image/gif",
                ".js": "text/javascript; charset=utf-8"}
+
+
+def download_bytes(size: int) -> bytes:
+    """The body of ``/download/<name>?bytes=N``: every byte value, in an order that depends
+    on ``size`` only, so a test knows the file the browser downloaded byte for byte."""
+    return random.Random(size).randbytes(size)
+
+
+def downloads_html(sizes: dict[str, int]) -> str:
+    """Links to files served as attachments (the browser downloads them): one per size."""
+    links = "".join(f'<li><a href="/download/{name}?bytes={size}">{name}</a></li>'
+                    for name, size in sizes.items())
+    return ("<!doctype html>\n<html><head><title>csgw-downloads</title></head><body>"
+            f'<ul>{links}<li><a href="/download-broken?bytes=4000000">broken.bin</a></li>'
+            "</ul></body></html>\n")
 
 
 def big_text() -> str:
@@ -272,6 +288,7 @@ PAGES = {
     "/api/image.png": "a 37x23 PNG",
     "/api/auth": "checks the Authorization header and the cookie; says whether they matched",
     "/api/echo": "POST: how many bytes came",
+    "/api/headers": "the request headers it got, and how many requests reached it so far",
     "/set-cookie": "sets the secret cookie with Set-Cookie",
     "/signin.html": "a sign-in: the secret cookie (as /set-cookie), localStorage token and user",
     "/dialogs.html": "openAlert/openConfirm/openPrompt(text) open a dialog 100 ms later",
@@ -279,6 +296,9 @@ PAGES = {
     "/many.html?n=N": "logs N lines",
     "/fetches.html?n=N": "fetches /api/data.json?i=0..N-1 one after the other",
     "/tall.html": f"{TALL_HEIGHT} px tall",
+    "/downloads.html?NAME=BYTES&…": "links to attachments NAME of BYTES each, and broken.bin",
+    "/download/<name>?bytes=N": "an attachment of N bytes (download_bytes), named <name>",
+    "/download-broken?bytes=N": "an attachment that says N bytes, sends half, and hangs up",
     "/box.html": f"a {BOX_SIZE[0]}x{BOX_SIZE[1]} button",
     "/popup.html": "logs a warning while loading",
     "/history.html?n=N": "page N of a history walk, cacheable (back/forward cache)",
@@ -292,6 +312,8 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "csgw-pages/1"
     ports: ClassVar[dict[str, int]] = {}
+    served: ClassVar[list[int]] = [0]  # requests /api/headers answered (routes must skip it)
+    served_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -339,6 +361,12 @@ class Handler(BaseHTTPRequestHandler):
                 "cookie_ok": f"sid={COOKIE_SECRET}" in [c.strip() for c in cookies.split(";")],
             }
             self._send(200, json.dumps(result), "application/json")
+        elif path == "/api/headers":
+            with self.served_lock:
+                self.served[0] += 1
+                served = self.served[0]
+            self._send(200, json.dumps({"headers": dict(self.headers.items()),
+                                        "served": served}), "application/json")
         elif path == "/set-cookie":
             self._send(200, "cookie set", "text/plain",
                        {"Set-Cookie": f"sid={COOKIE_SECRET}; Path=/; HttpOnly; SameSite=Lax"})
@@ -360,12 +388,33 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, history_html(int(query.get("n", ["1"])[0])), html)
         elif path == "/popup.html":
             self._send(200, POPUP_HTML, html)
+        elif path == "/downloads.html":
+            self._send(200, downloads_html({k: int(v[0]) for k, v in query.items()}), html)
+        elif path.startswith("/download/") and _FILE_NAME.match(path[10:]):
+            self._send(200, download_bytes(int(query.get("bytes", ["1000"])[0])),
+                       "application/octet-stream",
+                       {"Content-Disposition": f'attachment; filename="{path[10:]}"'})
+        elif path == "/download-broken":
+            self._broken(int(query.get("bytes", ["1000000"])[0]))
         elif path == "/browse/echo":
             self._send(200, echo_html(url.query), html)
         elif path.startswith(("/browse/", "/fixture/")):
             self._site_file(path)
         else:
             self._send(404, f"no page {path}", "text/plain")
+
+    def _broken(self, size: int) -> None:
+        """Say ``size`` bytes, send half, hang up: the browser's download is interrupted
+        (no ETag or Last-Modified, so it cannot resume it)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Disposition", 'attachment; filename="broken.bin"')
+        self.send_header("Content-Length", str(size))
+        self.end_headers()
+        self.wfile.write(download_bytes(size)[: size // 2])
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def _site_file(self, path: str) -> None:
         cross_site = f"http://localhost:{self.ports['b']}"

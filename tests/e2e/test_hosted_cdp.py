@@ -114,6 +114,10 @@ async def test_through_ssh_to_a_pool_on_the_hosts_loopback(
         title = await call_ok(gw, "evaluate", {"tab": opened["tab"],
                                                "expression": "document.title"})
         assert title["value"] == "via-ssh"
+        # On the SSH host's loopback, yet its files are the pool's, not h1's: said so.
+        downloads = await call_ok(gw, "downloads", {"target": "pool"})
+        assert downloads["downloads"] == [], downloads
+        assert downloads["unreachable"].startswith("it is a hosted browser"), downloads
         await call_ok(gw, "close_tab", {"tab": opened["tab"]})
 
 

@@ -36,9 +36,10 @@ pytestmark = pytest.mark.anyio
 # Everything that changes nothing in a browser; the rest must vanish in read-only mode.
 READ_ONLY_TOOLS = {"list_targets", "ping", "list_tabs", "browse_view", "screenshot",
                    "console_messages", "network_requests", "network_request",
-                   "performance_trace", "heap_snapshot", "pdf"}
+                   "performance_trace", "heap_snapshot", "pdf", "downloads"}
 CHANGING_TOOLS = {"new_tab", "navigate", "close_tab", "browse", "browse_act", "evaluate",
-                  "cdp_command", "handle_dialog", "emulate", "storage_state", "handoff"}
+                  "cdp_command", "handle_dialog", "emulate", "storage_state", "network_route",
+                  "handoff"}
 
 
 @pytest.fixture(scope="module")
@@ -186,8 +187,10 @@ async def test_read_only_offers_only_tools_that_change_nothing(
 
 
 async def test_without_read_only_every_tool_is_offered(gw: Client) -> None:
-    """Every tool but those off by default (``emulate``: ``--tools +emulation``)."""
-    assert await _tool_names(gw) == READ_ONLY_TOOLS | CHANGING_TOOLS - {"emulate"}
+    """Every tool but those off by default (``emulate``: ``--tools +emulation``;
+    ``network_route``: ``+routes``)."""
+    assert await _tool_names(gw) == READ_ONLY_TOOLS | CHANGING_TOOLS - {"emulate",
+                                                                        "network_route"}
 
 
 CORE_TOOLS = {"list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_tab"}

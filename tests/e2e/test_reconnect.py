@@ -13,6 +13,8 @@ Each test starts its own gateway and leaves the hosts as it found them
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 from mcp import Client
@@ -67,6 +69,39 @@ async def test_tab_ids_survive_an_ssh_reconnect(fault_topology: Topology) -> Non
         assert newer["tab"] > tab
         for t in (tab, newer["tab"]):
             await call_ok(gw, "close_tab", {"tab": t})
+
+
+async def _download(gw: Client, tab: int, text: str) -> int:
+    """Have the page download ``text`` as a file; its id once completed."""
+    await _evaluate_when_possible(gw, tab, (
+        "const a = document.createElement('a'); a.download = 'note.txt';"
+        f"a.href = 'data:text/plain,{text}'; a.click(); 1"))
+
+    async def completed() -> int | None:
+        listed = (await call_ok(gw, "downloads", {"tab": tab}))["downloads"]
+        done = [d["id"] for d in listed if d["state"] == "completed"]
+        return done[-1] if len(done) == len(listed) and listed else None
+
+    return await eventually(completed, timeout=30, what=f"the download of {text!r}")
+
+
+async def test_downloads_survive_an_ssh_reconnect(fault_topology: Topology,
+                                                  tmp_path: Path) -> None:
+    """The directory on the host is kept (its holder written again for the new
+    connection) and the new connection sends downloads there too."""
+    h1 = fault_topology.host("h1")
+    async with open_gateway(fault_topology.client_env() | {"SSH_PROXY_TO": "h1"}) as gw:
+        await wait_for_targets(gw, {"default": "up"})
+        tab = (await call_ok(gw, "navigate", {"url": data_url("downloader")}))["tab"]
+        before = await _download(gw, tab, "before")
+        h1.kill_ssh_sessions()
+        after = await _download(gw, tab, "after")
+        assert after > before
+        for n, text in ((before, "before"), (after, "after")):
+            save = tmp_path / f"{text}.txt"
+            await call_ok(gw, "downloads", {"tab": tab, "fetch": n, "save_to": str(save)})
+            assert save.read_text() == text
+        await call_ok(gw, "close_tab", {"tab": tab})
 
 
 async def test_browser_restart_retires_old_tab_ids(fault_topology: Topology) -> None:

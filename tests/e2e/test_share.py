@@ -157,6 +157,9 @@ async def test_a_browser_nobody_can_dial_is_driven_over_ssh(
         assert await title_of(client, opened["tab"]) == "shared-page"
         view = await call_ok(client, "browse_view", {"tab": opened["tab"]})
         assert "shared-page" in json.dumps(view)
+        downloads = await call_ok(client, "downloads", {"tab": opened["tab"]})
+        assert downloads["unreachable"] == ("it is a share: the browser runs on another "
+                                            "machine and h2 only holds its socket"), downloads
         # It is that browser: the page is open in the share host's Chromium.
         pages = share.run_in_netns(lambda: _pages(browser))
         assert "shared-page" in [p["title"] for p in pages]

@@ -34,9 +34,9 @@ def test_catalogue_is_every_tool_with_its_family() -> None:
     ("all,-cdp", set(NAMES) - {"cdp_command"}),
     ("-cdp", set(DEFAULT) - {"cdp_command"}),
     ("default", set(DEFAULT)),
-    ("default,+emulation", set(NAMES) - {"live_view"}),
-    ("+emulation", set(NAMES) - {"live_view"}),
-    ("+emulation,+live", set(NAMES)),
+    ("default,+emulation", set(DEFAULT) | {"emulate"}),
+    ("+emulation", set(DEFAULT) | {"emulate"}),
+    (",".join(f"+{category}" for category in OFF_BY_DEFAULT), set(NAMES)),
     ("core,-evaluate,+screenshot", set(CORE) - {"evaluate"} | {"screenshot"}),
     ("browse, browse_act", {"browse", "browse_act"}),
 ])

@@ -1,0 +1,188 @@
+"""``network_route``: a tab's (or a context's) requests answered by the gateway, blocked,
+or sent on changed — mock an API, cut off a tracker, add a header — and the routes listed
+and removed (``gateway.browsers.routes``, ``interception``).
+
+A route is the tab's (or, with ``context``, every tab's of that context, opened now or
+later); it stays across navigations and reconnects and goes with its tab or context. A
+``body_path`` is read where ``upload`` may read (``gateway.output.files``), bounded; the
+route holds its body in memory. Results list the routes (id, pattern, action, matches
+left, hits): what was set is never guessed at.
+
+Not read-only (a route changes what the page gets), not destructive (nothing is lost:
+``remove`` undoes it), not idempotent (the same route twice is two routes), not
+open-world: the call itself loads nothing — the page's own requests, made by tools that
+are, meet the routes.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
+from gateway.browsers.routes import (
+    MAX_BODY_BYTES,
+    Route,
+    RouteLimit,
+    Routes,
+    pattern_matcher,
+)
+from gateway.config.urls import check_url
+from gateway.errors import InvalidArgument
+from gateway.output.absent import absent
+from gateway.output.files import read_checked, resolve_read_path
+
+from .args import ContextArg, OptionalTab, TargetArg, UrlArg
+from .definition import OnBrowser, OnTab, Tools
+from .saving import allowed_dirs
+
+if TYPE_CHECKING:
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.registry import Registry
+    from gateway.browsers.tab import Tab
+
+__all__ = ["register"]
+
+MAX_HEADERS = 64
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
+_HEADER_VALUE = re.compile(r"^[^\r\n\x00]{0,8192}$")
+
+
+class RouteInfo(BaseModel):
+    id: int
+    pattern: str
+    action: str
+    times_left: int | None = absent()
+    hits: int
+    error: str | None = absent()
+
+
+class RoutesResult(BaseModel):
+    target: str
+    tab: int | None = absent()
+    context: str | None = absent()
+    added: int | None = absent()
+    removed: int | None = absent()
+    routes: list[RouteInfo]
+
+
+def _check(arguments: dict[str, Any]) -> None:
+    tab, context, action = arguments.get("tab"), arguments.get("context"), arguments["action"]
+    if (tab is None) == (context is None):
+        raise InvalidArgument("pass tab or context (every tab of that context, now and later),"
+                              " one of them")
+    if action in ("fulfill", "block", "continue") and not arguments.get("pattern"):
+        raise InvalidArgument(f"action={action!r} needs pattern: a URL glob such as "
+                              "'**/api/*' or a /regex/")
+    if arguments.get("body") and arguments.get("body_path") is not None:
+        raise InvalidArgument("pass body or body_path, not both")
+    for name, only in (("body", "fulfill"), ("body_path", "fulfill"), ("url", "continue"),
+                       ("headers", "fulfill or continue")):
+        if arguments.get(name) not in (None, "") and action not in only.split(" or "):
+            raise InvalidArgument(f"{name} is for action={only}, not {action!r}")
+
+
+def _headers(headers: dict[str, str] | None) -> dict[str, str]:
+    headers = headers or {}
+    if len(headers) > MAX_HEADERS:
+        raise InvalidArgument(f"{len(headers)} headers, over the limit of {MAX_HEADERS}")
+    for name, value in headers.items():
+        if not _HEADER_NAME.match(name) or not _HEADER_VALUE.match(value):
+            raise InvalidArgument(f"header {name[:100]!r} is not valid HTTP: a name is a token"
+                                  " (letters, digits, !#$%&'*+.^_`|~-), a value has no line"
+                                  " break and at most 8,192 characters")
+    return headers
+
+
+async def _body(ctx: Context[Any, Any], registry: Registry, body: str,
+                body_path: str | None) -> tuple[bytes, str | None]:
+    """The body's bytes, and a Content-Type guessed from ``body_path``'s name."""
+    if body_path is None:
+        data = body.encode()
+        guessed = None
+    else:
+        file = resolve_read_path(body_path, await allowed_dirs(ctx),
+                                 allow_any=registry.config.allow_any_path, what="body_path")
+        if file.size > MAX_BODY_BYTES:
+            raise InvalidArgument(f"body_path {body_path[:200]!r} is {file.size:,} bytes, "
+                                  f"over the limit of {MAX_BODY_BYTES:,} (MAX_BODY_BYTES) for "
+                                  "a route's body")
+        data = b"".join(read_checked(file, 1 << 20))
+        guessed = mimetypes.guess_type(file.path.name)[0]
+    if len(data) > MAX_BODY_BYTES:
+        raise InvalidArgument(f"body is {len(data):,} bytes, over the limit of "
+                              f"{MAX_BODY_BYTES:,} (MAX_BODY_BYTES) for a route's body")
+    return data, guessed
+
+
+async def _table(browser: Browser, tab: Tab | None, context: str | None,
+                 make: bool) -> tuple[Routes, list[Tab]]:
+    """The routes meant, and the tabs they apply to now."""
+    if tab is not None:
+        return tab.routes, [tab]
+    assert context is not None  # _check
+    if make:  # a route set before the context's first tab waits for it
+        await browser.pages.contexts.id_for(context, browser.browser_call)
+    return (browser.pages.contexts.routes(context),
+            [t for t in browser.tabs.values() if t.context == context])
+
+
+def register(tools: Tools, registry: Registry) -> None:
+    @tools.tab_tool("Route network requests", tab="optional", check=_check)
+    async def network_route(
+        on: OnBrowser,
+        ctx: Context[Any, Any],
+        action: Literal["fulfill", "block", "continue", "remove", "list"],
+        pattern: Annotated[str | None, Field(description="URL glob ('**/api/*') or /regex/.",
+                                             max_length=2000)] = None,
+        tab: OptionalTab = None,
+        context: ContextArg = None,
+        status: Annotated[int | None, Field(ge=100, le=599)] = None,
+        headers: Annotated[dict[str, str] | None, Field(
+            description="Set on the response (fulfill) or request.")] = None,
+        body: str = "",  # not `str | None`: the SDK would parse a JSON body into an object
+        body_path: Annotated[str | None, Field(description="Local file as body.",
+                                               max_length=4096)] = None,
+        url: UrlArg | None = None,
+        times: Annotated[int | None, Field(description="Expire after N matches.", ge=1)] = None,
+        id: Annotated[int | None, Field(description="Route to remove.", ge=1)] = None,
+        target: TargetArg = None,
+    ) -> RoutesResult:
+        """Mock (fulfill), block or change (continue) a tab's or context's requests that
+        match pattern, across navigations; remove (id, pattern, else all) or list."""
+        page = on.tab if isinstance(on, OnTab) else None
+        added = removed = None
+        if action in ("fulfill", "block", "continue"):
+            assert pattern is not None  # _check
+            try:
+                matches = pattern_matcher(pattern)
+            except ValueError as exc:
+                raise InvalidArgument(f"pattern {pattern[:200]!r} is not a valid glob or "
+                                      f"/regex/: {exc}") from None
+            schemes = on.browser.config.allow_schemes
+            route = Route(pattern, action, matches, status or 200, _headers(headers),
+                          times=times, url=None if url is None else check_url(url, schemes))
+            if action == "fulfill":
+                route.body, guessed = await _body(ctx, registry, body, body_path)
+                if guessed and not any(k.lower() == "content-type" for k in route.headers):
+                    route.headers["Content-Type"] = guessed
+            table, tabs = await _table(on.browser, page, context, make=True)
+            try:
+                table.add(route)
+            except RouteLimit as exc:
+                where = f"tab {page.id}" if page else f"context {context!r}"
+                raise InvalidArgument(f"{where} takes no more routes: {exc}") from None
+            added = route.id
+        else:
+            table, tabs = await _table(on.browser, page, context, make=False)
+            if action == "remove":
+                removed = table.remove(id, pattern)
+        if action != "list":
+            await on.browser.pages.refresh_routes(tabs, on.budget)
+        return RoutesResult(
+            target=on.browser.name, tab=tab, context=context, added=added, removed=removed,
+            routes=[RouteInfo(id=r.id, pattern=r.pattern, action=r.action, times_left=r.times,
+                              hits=r.hits, error=r.error) for r in table.routes])

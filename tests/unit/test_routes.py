@@ -1,0 +1,150 @@
+"""gateway.browsers.routes: patterns, the bounded table, and the command that answers a
+paused request; and how the network log marks a request a route took (either order of
+``Fetch.requestPaused`` and ``Network.requestWillBeSent``)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+
+from gateway.browsers.contexts import BrowserContexts
+from gateway.browsers.network_log import NetworkLog
+from gateway.browsers.routes import (
+    MAX_ROUTES,
+    MAX_TABLE_BODY_BYTES,
+    Route,
+    RouteLimit,
+    Routes,
+    answer,
+    pattern_matcher,
+)
+
+
+@pytest.mark.parametrize(("pattern", "url", "hit"), [
+    ("**/api/*", "http://127.0.0.1:8000/api/data.json", True),
+    ("**/api/*", "http://127.0.0.1:8000/api/data.json?i=3", True),
+    ("**/api/*", "http://127.0.0.1:8000/api/v2/data.json", False),
+    ("**/api/**", "http://127.0.0.1:8000/api/v2/data.json", True),
+    ("http://h/*.png", "http://h/a.png", True),
+    ("http://h/*.png", "http://h/x/a.png", False),
+    ("**/*.{png,jpg}", "http://h/x/a.jpg", True),
+    ("**/*.{png,jpg}", "http://h/x/a.gif", False),
+    ("**/a?b", "http://h/a?b", True),          # ? is itself: URLs are full of them
+    ("**/a?b", "http://h/axb", False),
+    ("**/a\\*b", "http://h/a*b", True),
+    ("**/a\\*b", "http://h/axxb", False),
+    ("**/page.html", "http://h/page.html#x", False),  # a glob is the whole URL
+    ("/data\\.json/", "http://h/api/data.json?x", True),  # a regex is searched
+    ("/^https:/", "http://h/", False),
+])
+def test_patterns_match_as_playwright_globs_or_regexes(pattern: str, url: str,
+                                                       hit: bool) -> None:
+    assert pattern_matcher(pattern)(url) is hit
+
+
+@pytest.mark.parametrize(("pattern", "reason"), [
+    ("", "empty"), ("  ", "empty"), ("**/{a,{b}}", "nest"), ("**/{a", "never closed"),
+    ("**/a}", "closes no"), ("/(unclosed/", "missing \\)"), ("/(a)\\1/", "invalid"),
+])
+def test_bad_patterns_are_refused_with_the_reason(pattern: str, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason):
+        pattern_matcher(pattern)
+
+
+def _route(pattern: str = "**", **kwargs: object) -> Route:
+    return Route(pattern, kwargs.pop("action", "block"), pattern_matcher(pattern),  # type: ignore[arg-type]
+                 **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_newest_route_decides_and_times_expires_it() -> None:
+    table = Routes()
+    old, new = _route("**/a/*"), _route("**/a/x", times=2)
+    table.add(old)
+    table.add(new)
+    assert old.id != new.id
+    assert table.match("http://h/a/x") is new and new.times == 1
+    assert table.match("http://h/a/x") is new and new.times == 0
+    assert table.routes == [old]  # its last match took it away
+    assert table.match("http://h/a/x") is old and (old.hits, new.hits) == (1, 2)
+    assert table.match("http://h/b") is None
+
+
+def test_a_table_is_bounded_and_says_by_what() -> None:
+    table = Routes()
+    for _ in range(MAX_ROUTES):
+        table.add(_route())
+    with pytest.raises(RouteLimit, match=f"MAX_ROUTES = {MAX_ROUTES}"):
+        table.add(_route())
+    bodies = Routes()
+    bodies.add(_route(body=b"x" * (MAX_TABLE_BODY_BYTES - 10)))
+    with pytest.raises(RouteLimit, match="MAX_TABLE_BODY_BYTES"):
+        bodies.add(_route(body=b"x" * 11))
+
+
+def test_remove_by_id_by_pattern_or_all() -> None:
+    table = Routes()
+    a, b, c = _route("**/a"), _route("**/b"), _route("**/b")
+    for route in (a, b, c):
+        table.add(route)
+    assert table.remove(route_id=a.id) == 1 and table.routes == [b, c]
+    assert table.remove(route_id=a.id) == 0
+    assert table.remove(pattern="**/b") == 2 and not table
+    table.add(a)
+    table.add(b)
+    assert table.remove() == 2 and not table
+
+
+def test_answers_for_each_action() -> None:
+    paused = {"requestId": "interception-1", "request": {
+        "url": "http://h/api", "headers": {"Accept": "*/*", "X-Old": "1"}}}
+    assert answer(None, paused) == ("Fetch.continueRequest", {"requestId": "interception-1"})
+    assert answer(_route(action="block"), paused) == (
+        "Fetch.failRequest", {"requestId": "interception-1", "errorReason": "BlockedByClient"})
+    method, params = answer(_route(action="fulfill", status=201, body=b"{}",
+                                   headers={"Content-Type": "application/json"}), paused)
+    assert method == "Fetch.fulfillRequest"
+    assert params == {"requestId": "interception-1", "responseCode": 201, "body":
+                      base64.b64encode(b"{}").decode(), "responseHeaders": [
+                          {"name": "Content-Type", "value": "application/json"}]}
+    method, params = answer(_route(action="continue", headers={"x-old": "2", "X-New": "3"},
+                                   url="http://h/other"), paused)
+    assert method == "Fetch.continueRequest" and params["url"] == "http://h/other"
+    assert params["headers"] == [{"name": "Accept", "value": "*/*"},
+                                 {"name": "x-old", "value": "2"}, {"name": "X-New", "value": "3"}]
+    assert "headers" not in answer(_route(action="continue"), paused)[1]
+
+
+def _sent(request_id: str, url: str = "http://h/x") -> dict[str, object]:
+    return {"requestId": request_id, "loaderId": "L", "timestamp": 1.0, "type": "Fetch",
+            "request": {"url": url, "method": "GET", "headers": {}}}
+
+
+def test_the_network_log_marks_routed_requests_in_either_order() -> None:
+    log = NetworkLog()
+    log.on_event("Network.requestWillBeSent", _sent("1"))
+    log.mark_routed("1", "fulfilled")              # paused after it was announced
+    log.mark_routed("2", "blocked")                # paused before
+    log.on_event("Network.requestWillBeSent", _sent("2"))
+    log.on_event("Network.requestWillBeSent", _sent("3"))  # no route took it
+    marks = {e.request_id: e.routed for e in log.query()}
+    assert marks == {"1": "fulfilled", "2": "blocked", "3": None}
+
+
+@pytest.mark.anyio
+async def test_a_context_table_makes_contexts_with_no_one_told() -> None:
+    """A ``BrowserContexts`` nobody hooked (no ``Downloads``) makes a context and keeps its
+    routes until it is disposed."""
+    sent: list[str] = []
+
+    async def call(method: str, _params: dict[str, Any]) -> dict[str, Any]:
+        sent.append(method)
+        return {"browserContextId": "C1"}
+
+    contexts = BrowserContexts()
+    assert await contexts.id_for("shop", call) == "C1"
+    assert contexts.routes("shop") is contexts.routes("shop")
+    await contexts.dispose("shop", call)
+    assert sent == ["Target.createBrowserContext", "Target.disposeBrowserContext"]
+    assert contexts.known("shop") is None

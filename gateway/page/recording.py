@@ -41,6 +41,10 @@ __all__ = ["MAX_RECORDINGS", "Recording", "Recordings", "Timeline"]
 log = structlog.get_logger("gateway.recording")
 
 MAX_RECORDINGS = 4
+MAX_FPS = 25
+"""Frames encoded a second at most: a page that paints at 60 fps would otherwise cost a
+core per recording. Between two frames the recorder waits, and then takes the newest,
+so the video still ends on what the page showed last."""
 STOP_TIMEOUT_S = 30.0
 """How long ``stop`` waits for the file to be finished (the encoder's last frames)."""
 FIRST_FRAME_S = 3.0
@@ -153,11 +157,13 @@ class Recordings:
             with recording.scope:
                 async with self._screencasts.watch(browser, recording.tab) as mailbox:
                     while (frame := await mailbox.get()) is not None:
+                        taken = recording.timeline.now()
                         at = recording.timeline.place(frame.metadata.get("timestamp"))
                         if not await anyio.to_thread.run_sync(writer.add, frame.jpeg, at):
                             break
                         if writer.frames:
                             recording.first_frame.set()
+                        await anyio.sleep(1 / MAX_FPS - (recording.timeline.now() - taken))
                     recording.why_ended = (f"the recording reached its {writer.full} bound"
                                            if writer.full else "the tab went")
         except GatewayError as exc:

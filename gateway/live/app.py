@@ -253,7 +253,7 @@ async def _act(link: Link, browser: Browser, tab: Tab, raw: str | bytes,
 
 def _state(live: Live, link: Link, tab_id: int | None) -> dict[str, Any]:
     """What the page shows beside the frames: the link, the targets and tabs it may
-    show, and the agent's recent calls on the chosen tab."""
+    show, the agent's recent calls on the chosen tab, and its open dialog if any."""
     targets = []
     for name in sorted(live.registry.browsers):
         browser = live.registry.browsers[name]
@@ -268,5 +268,14 @@ def _state(live: Live, link: Link, tab_id: int | None) -> dict[str, Any]:
               "error": str(r.get("error") or "")[:200] or None,
               "ago_s": round(now - float(r.get("ts") or now), 1)}
              for r in live.recent if r.get("tool") and r.get("tab") == tab_id][-CALLS_SHOWN:]
-    return {"link": {"tab": link.tab, "control": link.control, "handoff": link.handoff},
-            "tab": tab_id, "targets": targets, "calls": calls[::-1]}
+    shown: dict[str, Any] = {
+        "link": {"tab": link.tab, "control": link.control, "handoff": link.handoff},
+        "tab": tab_id, "targets": targets, "calls": calls[::-1]}
+    try:
+        dialog = live.registry.tabs.get(tab_id).dialog if tab_id is not None else None
+    except GatewayError:
+        dialog = None
+    if dialog is not None:  # frames do not show it: the page offers OK / Cancel
+        shown["dialog"] = {"type": str(dialog.get("type", "")),
+                           "message": str(dialog.get("message", ""))[:2000]}
+    return shown

@@ -2,7 +2,9 @@
 
 Pure. The live page never speaks CDP: it sends one of a fixed set of input events
 (``ViewerInput``), each field bounded, and this module turns one into exactly one
-``Input.*`` command. Anything else is refused before it reaches a browser.
+``Input.*`` command (or, for the answer to a JavaScript dialog, which frames do not
+show, ``Page.handleJavaScriptDialog``). Anything else is refused before it reaches a
+browser.
 
 Coordinates arrive in the pixels of the frame image the person clicked on (``x``,
 ``y``, with the image's width ``w``). A frame shows the tab's visual viewport,
@@ -25,14 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from gateway.errors import InvalidArgument
 
-__all__ = ["KeyPress", "Mouse", "Text", "ViewerInput", "Wheel", "input_command", "parse_input"]
+__all__ = ["DialogAnswer", "Event", "KeyPress", "Mouse", "Text", "ViewerInput", "Wheel",
+           "input_command", "parse_input"]
 
 Pixel = Annotated[float, Field(ge=0, le=100_000)]
 Modifiers = Annotated[int, Field(ge=0, le=15)]  # Alt 1, Control 2, Meta 4, Shift 8
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class _Pointed(_Event):
@@ -70,11 +73,20 @@ class Text(_Event):
     text: Annotated[str, Field(min_length=1, max_length=10_000)]
 
 
-ViewerInput = Annotated[Mouse | Wheel | KeyPress | Text, Field(discriminator="kind")]
-_ADAPTER: TypeAdapter[Mouse | Wheel | KeyPress | Text] = TypeAdapter(ViewerInput)
+class DialogAnswer(_Event):
+    """OK or Cancel on the page's alert/confirm/prompt, which no frame shows."""
+
+    kind: Literal["dialog"]
+    accept: bool
+    text: Annotated[str, Field(max_length=10_000)] = ""
 
 
-def parse_input(raw: str | bytes) -> Mouse | Wheel | KeyPress | Text:
+Event = Mouse | Wheel | KeyPress | Text | DialogAnswer
+ViewerInput = Annotated[Event, Field(discriminator="kind")]
+_ADAPTER: TypeAdapter[Event] = TypeAdapter(ViewerInput)
+
+
+def parse_input(raw: str | bytes) -> Event:
     """One input event from a live page's JSON; ``InvalidArgument`` for anything else."""
     try:
         return _ADAPTER.validate_json(raw)
@@ -85,12 +97,16 @@ def parse_input(raw: str | bytes) -> Mouse | Wheel | KeyPress | Text:
                               f"{first['msg'][:200]}") from None
 
 
-def input_command(event: Mouse | Wheel | KeyPress | Text,
-                  metadata: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def input_command(event: Event, metadata: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The CDP command (method, params) for ``event`` on a tab whose last frame carried
     ``metadata``; ``InvalidArgument`` for a pointer event before any frame."""
     if isinstance(event, Text):
         return "Input.insertText", {"text": event.text}
+    if isinstance(event, DialogAnswer):
+        answer: dict[str, Any] = {"accept": event.accept}
+        if event.text:
+            answer["promptText"] = event.text
+        return "Page.handleJavaScriptDialog", answer
     if isinstance(event, KeyPress):
         params: dict[str, Any] = {
             "type": "keyUp" if event.type == "keyUp" else

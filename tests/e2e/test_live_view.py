@@ -91,6 +91,13 @@ async def _tab(env: Env, url: str = PAGE) -> int:
     return int((await call_ok(env.client, "new_tab", {"url": url}))["tab"])
 
 
+async def raw_value(env: Env, tab: int, expression: str) -> Any:
+    """The expression's value, or None while the tab cannot answer (its dialog open)."""
+    result = await env.client.call_tool("evaluate", {"tab": tab, "expression": expression},
+                                        meta=STRUCTURED)
+    return None if result.is_error else (result.structured_content or {}).get("value")
+
+
 async def _frames(page: PersonPage) -> int:
     return int(await page.eval("+(document.getElementById('frame')?.dataset.frames || 0)"))
 
@@ -146,6 +153,18 @@ async def test_the_person_sees_the_tab_change_and_acts_on_it(env: Env) -> None:
     clicks = await eventually(clicked, timeout=10, what="the click on the zoomed page")
     assert abs(clicks[0][0] - width / 4) <= 3 and abs(clicks[0][1] - height / 4) <= 3, (
         clicks, width, height)
+    # A dialog no frame shows: the page offers OK / Cancel, and the answer reaches the tab.
+    await js(env.client, tab, "setTimeout(() => { window.answer = confirm('sure?') }, 10); 1")
+    await eventually(lambda: page.eval("!document.getElementById('dialog').hidden && "
+                                       "document.getElementById('dialog-message')"
+                                       ".textContent === 'sure?'"),
+                     timeout=10, what="the page to show the dialog")
+    await page.eval("document.getElementById('dialog-ok').click()")
+
+    async def answered() -> bool:
+        return await raw_value(env, tab, "window.answer") is True
+
+    await eventually(answered, timeout=10, what="the dialog answered OK")
     await eventually(lambda: page.eval("document.getElementById('calls').textContent"
                                        ".includes('evaluate')"),
                      timeout=10, what="the agent's calls on the tab listed on the page")

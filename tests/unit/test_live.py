@@ -108,6 +108,10 @@ def test_keys_and_text() -> None:
     assert "text" not in input_command(up, {})[1]
     assert input_command(parse_input('{"kind":"text","text":"héllo"}'), {}) == (
         "Input.insertText", {"text": "héllo"})
+    assert input_command(parse_input('{"kind":"dialog","accept":false}'), {}) == (
+        "Page.handleJavaScriptDialog", {"accept": False})
+    assert input_command(parse_input('{"kind":"dialog","accept":true,"text":"Ann"}'), {}) == (
+        "Page.handleJavaScriptDialog", {"accept": True, "promptText": "Ann"})
 
 
 @pytest.mark.parametrize("raw", [
@@ -118,7 +122,7 @@ def test_keys_and_text() -> None:
     '{"kind":"key","type":"keyDown","key":""}',
     '{"kind":"key","type":"char","key":"a"}',
     '{"kind":"text","text":"a","method":"Runtime.evaluate"}',  # no extra fields
-    '{"kind":"text","text":""}', "[]", "not json",
+    '{"kind":"text","text":""}', '{"kind":"dialog","accept":"yes"}', "[]", "not json",
 ])
 def test_anything_else_is_refused(raw: str) -> None:
     with pytest.raises(InvalidArgument, match="not an input event"):

@@ -163,11 +163,14 @@ class Recordings:
                             break
                         if writer.frames:
                             recording.first_frame.set()
-                        await anyio.sleep(1 / MAX_FPS - (recording.timeline.now() - taken))
+                        await anyio.sleep(max(taken + 1 / MAX_FPS - recording.timeline.now(), 0))
                     recording.why_ended = (f"the recording reached its {writer.full} bound"
                                            if writer.full else "the tab went")
         except GatewayError as exc:
             recording.why_ended = str(exc)
+        except Exception as exc:  # a bug here ends this recording, never the gateway
+            log.exception("recording failed", tab=recording.tab.id)
+            recording.why_ended = f"the recording failed ({type(exc).__name__}: {exc})"
         finally:
             self._running.pop(recording.tab, None)
             if not recording.stopping:
@@ -184,7 +187,8 @@ class Recordings:
                     recording.file.close()
                     if not writer.frames:
                         recording.path.unlink(missing_ok=True)
-                        recording.why_ended = ("no frame came from the tab (a page that "
-                                               "never painted): no file was kept")
+                        recording.why_ended = "; ".join(filter(None, [
+                            recording.why_ended or "no frame came from the tab (a page that "
+                            "never painted)", "no file was kept"]))
                     recording.ended.set()
 

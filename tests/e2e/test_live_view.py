@@ -235,6 +235,11 @@ async def test_handoff_holds_the_tab_until_done_or_timeout(env: Env) -> None:
     assert refused.endswith(f"tab {tab} is with a person (sign in, then press Done); call "
                             "handoff with wait: true to wait for them"), refused
     await call_err(env.client, "close_tab", {"tab": tab})
+    [target] = [t["target"] for t in (await call_ok(env.client, "list_tabs", {}))["tabs"]
+                if t["tab"] == tab]
+    browser_wide = await call_err(env.client, "cdp_command", {   # could close any tab
+        "target": target, "method": "Target.getTargets"})
+    assert f"tab {tab} is with a person" in browser_wide, browser_wide
     await call_ok(env.client, "console_messages", {"tab": tab})  # reading goes on
     page = await env.person.open(held["url"])
     await _sees_frames(page)

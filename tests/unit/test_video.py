@@ -209,7 +209,8 @@ async def test_a_recording_without_a_frame_keeps_no_file(
     monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 0.2)
     recording, _ = await _recorded(tmp_path, frames=0)
     assert not recording.path.exists()
-    assert "no frame came from the tab" in recording.why_ended
+    assert recording.why_ended == ("no frame came from the tab (a page that never painted); "
+                                   "no file was kept")
 
 
 @pytest.mark.anyio
@@ -241,3 +242,23 @@ async def test_recordings_at_once_are_bounded(tmp_path: Path) -> None:
             await recordings.start(None, tabs[-1], tmp_path / "x.webm",  # type: ignore[arg-type]
                                    max_seconds=60, max_bytes=10_000_000)
         tasks.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_a_recording_that_fails_ends_alone(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object) -> bool:
+        raise RuntimeError("encoder bug")
+
+    monkeypatch.setattr(VideoWriter, "add", broken)
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
+                               max_seconds=60, max_bytes=10_000_000)
+        screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
+        await anyio.sleep(0.2)
+        ended = await recordings.stop(tab)  # type: ignore[arg-type]
+    assert ended.why_ended == ("the recording failed (RuntimeError: encoder bug); no file "
+                               "was kept")

@@ -12,6 +12,7 @@ browser would use it — its websocket, opened with the URL ``live_view`` answer
 * the gateway's CPU per watched tab: its process's on-CPU time over ``WATCH_S`` while
   one viewer reads every frame of a page that repaints on every animation frame (the
   screencast's natural rate), as % of one core;
+* the same for ``record`` of that page (no viewer), and the frames a second its video got;
 * memory with a stalled viewer: the gateway's RSS after ``WATCH_S`` of a viewer that
   stops reading (a 4 KB receive buffer) on a page of noise (~100 kB frames), less
   before.
@@ -25,6 +26,7 @@ import statistics
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -48,7 +50,7 @@ WATCH_S = 10.0
 SETTLE_S = 0.15           # between samples: the last change's frames are all in
 WAIT_S = 5.0              # one sample's bound
 ROW_KEYS = ("raw_frame", "live_frame", "raw_input", "live_input", "live_cpu", "live_fps",
-            "live_stalled")
+            "record_cpu", "record_fps", "live_stalled")
 
 CALM = ("<body style='margin:0'><div id=d style='width:100vw;height:100vh'></div><script>"
         "window.events=[];addEventListener('mousedown',"
@@ -74,6 +76,9 @@ def define_rows(row: RowMaker) -> None:
         "(a page repainting each animation frame)", unit="%",
         target=f"≤ {TARGET_CPU_PCT:.0f} % of a core", show_p90=False)
     row("live_fps", "↳ frames the viewer got per second", unit="fps", show_p90=False)
+    row("record_cpu", f"gateway CPU recording that page for {WATCH_S:.0f} s (`record`, "
+        "VP8 WebM)", unit="%", show_p90=False, target="≤ one core: 25 fps at most")
+    row("record_fps", "↳ frames encoded per second", unit="fps", show_p90=False)
     row("live_stalled", f"gateway RSS growth, a viewer not reading for {WATCH_S:.0f} s "
         "(~100 kB frames)", unit="MB", show_p90=False)
 
@@ -100,6 +105,8 @@ async def run(bench: Bench) -> None:
                 await call(gw, "navigate", {"tab": tab, "url": _data(COUNTER)})
                 cpu, fps = await _watch(pid, viewer)
             r.rows["live_cpu"].samples, r.rows["live_fps"].samples = [cpu], [fps]
+            r.rows["record_cpu"].samples, r.rows["record_fps"].samples = await _record(
+                gw, tab, pid)
             await call(gw, "navigate", {"tab": tab, "url": _data(NOISE)})
             r.rows["live_stalled"].samples = [await _stalled(gw, tab, pid)]
             await bench.close_tabs([(gw, tab)])
@@ -275,6 +282,19 @@ async def _watch(pid: int, viewer: _Viewer) -> tuple[float, float]:
     frames = await viewer.drain(WATCH_S)
     seconds = time.perf_counter() - t0
     return (cpu_ns(pid) - before) / 1e9 / seconds * 100, frames / seconds
+
+
+async def _record(gw: Any, tab: int, pid: int) -> tuple[list[float], list[float]]:
+    """The gateway's CPU (% of one core) while it records the tab, and the frames a
+    second the video got; the video is removed."""
+    await call(gw, "record", {"tab": tab, "action": "start"})
+    before, t0 = cpu_ns(pid), time.perf_counter()
+    await anyio.sleep(WATCH_S)
+    video = await call(gw, "record", {"tab": tab, "action": "stop"})
+    seconds = time.perf_counter() - t0
+    Path(video["path"]).unlink(missing_ok=True)
+    return ([(cpu_ns(pid) - before) / 1e9 / seconds * 100],
+            [video["frames"] / max(video["seconds"], 1e-3)])
 
 
 async def _stalled(gw: Any, tab: int, pid: int) -> float:

@@ -6,6 +6,7 @@ run measures the code of the worktree it is started in.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -22,7 +23,7 @@ from mcp.types import Tool
 from gateway.server import STRUCTURED_META
 
 __all__ = ["CALL_TIMEOUT_S", "NOOP_SERVER", "REPO", "call", "call_with_text",
-           "child_pid_with", "describe", "gateway_params", "mcp_client", "noop_params",
+           "child_pid_with", "cpu_ns", "describe", "gateway_params", "mcp_client", "noop_params",
            "noop_start_ms", "tools_list_json", "until_tabs"]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -90,6 +91,15 @@ def child_pid_with(marker: str) -> int | None:
         if ppid == me and marker in cmdline:
             return int(name)
     return None
+
+
+def cpu_ns(pid: int) -> int:
+    """On-CPU nanoseconds of all the threads of ``pid`` (``schedstat``'s first field)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
+    return total
 
 
 def describe(exc: BaseException) -> str:

@@ -117,6 +117,11 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         state = Path(tempfile.gettempdir()) / f"csgw-state-{secrets.token_hex(6)}.json"
         yield "storage_state", await call("storage_state", {"tab": tab, "action": "save",
                                                             "path": str(state)})
+        yield "live_view", await call("live_view", {"tab": tab})
+        yield "handoff", await call("handoff", {"tab": tab, "reason": "look", "wait": True,
+                                                "timeout_s": 0.2})  # over before what follows
+        await call("record", {"tab": tab, "action": "start"})
+        yield "record", await call("record", {"tab": tab, "action": "stop"})  # a frame or more
         yield "network_route", await call("network_route", {
             "tab": tab, "action": "block", "pattern": "**/never-requested/*"})
         await call("evaluate", {"tab": tab, "expression": DOWNLOAD_JS})

@@ -36,6 +36,7 @@ from benchmarks import (
     download_phase,
     flood_phase,
     launch_phase,
+    live_phase,
     load_phase,
     logs_phase,
     model_phase,
@@ -65,7 +66,8 @@ __all__ = ["PHASES", "main"]
 PHASES: dict[str, ModuleType] = {
     "sequential": sequential_phase, "startup": startup_phase, "targets": targets_phase,
     "load": load_phase, "flood": flood_phase, "screenshot": screenshot_phase,
-    "logs": logs_phase, "view": view_phase, "context": context_phase, "launch": launch_phase,
+    "logs": logs_phase, "live": live_phase, "view": view_phase, "context": context_phase,
+    "launch": launch_phase,
     "scan": scan_phase, "share": share_phase, "shell": shell_phase, "upload": upload_phase,
     "download": download_phase, "profiling": profiling_phase, "route": route_phase,
     "webdriver": webdriver_phase, "model": model_phase,

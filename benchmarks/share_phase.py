@@ -30,7 +30,6 @@ port.  Rows, all in one run on the same browsers:
 from __future__ import annotations
 
 import contextlib
-import os
 import random
 import signal
 import socket
@@ -46,7 +45,7 @@ import anyio
 from websockets.asyncio.client import ClientConnection, connect
 
 from benchmarks.bench import Bench
-from benchmarks.clients import call
+from benchmarks.clients import call, cpu_ns
 from benchmarks.raw_cdp import RawCdp
 from benchmarks.results import fmt, progress
 from gateway.browsers.shares import SHARED_DIR
@@ -292,10 +291,10 @@ async def _latency(rows: dict[str, Any], client: Any,
         kinds = {key: (raw_eval(floor), calls) for key, floor in floors.items()}
         kinds |= {"share_gw_ssh": (gw_eval(tabs[0]), calls),
                   "share_gw": (gw_eval(tabs[1]), calls)}
-        cpu_ns = _cpu_ns(bench.process.pid)
+        before = cpu_ns(bench.process.pid)
         await interleaved(kinds, "share", deadline, budget_s, warmup)
         through = 2 * warmup + len(rows["share_raw"].samples) + len(rows["share_gw"].samples)
-        rows["share_cpu"].samples = [round((_cpu_ns(bench.process.pid) - cpu_ns) / 1000 / through)]
+        rows["share_cpu"].samples = [round((cpu_ns(bench.process.pid) - before) / 1000 / through)]
         return {"browsers": {key: getattr(floor, "browser", "") for key, floor in floors.items()}}
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(10):
@@ -304,15 +303,6 @@ async def _latency(rows: dict[str, Any], client: Any,
                     await call(client, "close_tab", {"tab": tab})
             for floor in floors.values():
                 await floor.aclose()
-
-
-def _cpu_ns(pid: int) -> int:
-    """On-CPU nanoseconds of all the threads of ``pid`` (``schedstat``'s first field)."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with contextlib.suppress(OSError):
-            total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
-    return total
 
 
 class DirectCdp(RawCdp):

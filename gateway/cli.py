@@ -21,6 +21,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway import __version__
@@ -88,6 +89,10 @@ def _parser() -> argparse.ArgumentParser:
     daemon.add_argument("action", choices=("start", "stop", "status", "run"),
                         help="run: serve in the foreground (what start spawns)")
     _add_idle_timeout(daemon)
+    live = sub.add_parser("live", help="a URL to watch and use the tabs of call's daemon")
+    _add_options(live, top=False, serving=True)
+    live.add_argument("tab", nargs="?", type=int, help="that tab only (default: every tab)")
+    _add_idle_timeout(live)
     _add_share(sub)
     doctor = sub.add_parser(
         "doctor",
@@ -199,23 +204,13 @@ async def _call_here(config: GatewayConfig, tool: str, arguments: dict[str, Any]
 
 
 def _daemon_argv(args: argparse.Namespace) -> list[str]:
-    """The command ``call`` and ``daemon start`` spawn: this configuration, run."""
-    argv = [sys.executable, "-m", "gateway", "daemon", "run",
-            "--idle-timeout", str(args.idle_timeout)]
-    if args.config is not None:
-        argv += ["--config", os.path.abspath(args.config)]
-    if args.read_only:
-        argv.append("--read-only")
-    if args.tools is not None:
-        argv += ["--tools", args.tools]
-    if args.log_level is not None:
-        argv += ["--log-level", args.log_level]
-    return argv
+    from gateway.daemon.control import daemon_argv
+
+    return daemon_argv(args.idle_timeout, args.config, args.read_only, args.tools, args.log_level)
 
 
-def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
-    from gateway.client.call import call_tool
-    from gateway.client.output import print_result
+def _running_daemon(args: argparse.Namespace) -> tuple[Path, bool]:
+    """This configuration's daemon's socket (started if need be), and if it replaced one."""
     from gateway.daemon.control import ensure_running
     from gateway.daemon.runtime_dir import daemon_paths
 
@@ -225,6 +220,14 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
     notes, replaced = ensure_running(paths, _daemon_argv(args), before_start=_loader(args))
     for note in notes:
         print(f"chrome-ssh-gateway: {note}", file=sys.stderr)
+    return paths.socket, replaced
+
+
+def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
+    from gateway.client.call import call_tool
+    from gateway.client.output import print_result
+
+    socket, replaced = _running_daemon(args)
     if replaced:
         gone = ("the previous gateway daemon is gone (killed or crashed) and a new one "
                 "started: tab ids and view refs from before are no longer valid")
@@ -233,7 +236,7 @@ def _call_daemon(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
                   "the current tab ids", file=sys.stderr)
             return 1
         print(f"chrome-ssh-gateway: {gone}", file=sys.stderr)
-    return print_result(call_tool(paths.socket, args.tool, arguments, structured=args.json),
+    return print_result(call_tool(socket, args.tool, arguments, structured=args.json),
                         as_json=args.json)
 
 
@@ -299,6 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2 if arguments is None else _call_daemon(args, arguments)
         if args.command == "daemon" and args.action != "run":
             return _daemon(args)
+        if args.command == "live":
+            from gateway.client.live import show_live_link
+
+            return show_live_link(_running_daemon(args)[0], args.tab)
         if args.command == "share":
             return _share(args)
         return _serve_or_run(args)

@@ -69,6 +69,7 @@ __all__ = [
     "ShareRefused",
     "StagingFailed",
     "StaleRef",
+    "TabHeld",
     "TabNotFound",
     "TargetAmbiguous",
     "TargetNotFound",
@@ -248,6 +249,15 @@ class TabNotFound(GatewayError):
     def __init__(self, tab: int, reason: str) -> None:
         self.tab = tab
         super().__init__(f"tab {tab} {reason}; call list_tabs for the current tab ids")
+
+
+class TabHeld(GatewayError):
+    """A person holds the tab (``handoff``): the agent's tools that change it wait."""
+
+    def __init__(self, tab: int, reason: str) -> None:
+        self.tab = tab
+        super().__init__(f"tab {tab} is with a person ({reason}, then press Done); call "
+                         "handoff with wait: true to wait for them")
 
 
 class NavigationError(GatewayError):

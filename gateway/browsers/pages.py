@@ -58,9 +58,11 @@ _IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten":
 # own process, so during a dialog it would wait out its whole timeout.
 # Tracing and IO are the browser's too: a trace must be ended and read back (and so not
 # left recording, which would refuse every later trace) while an alert() is open.
+# The screencast is the browser's as well: a live view goes on showing the dialog.
 DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getRequestPostData",
                          "Network.getCookies", "Target.getTargetInfo", "Tracing.end",
-                         "IO.read", "IO.close", *FETCH_METHODS})
+                         "IO.read", "IO.close", "Page.startScreencast",
+                         "Page.stopScreencast", *FETCH_METHODS})
 
 
 class PageTracker:

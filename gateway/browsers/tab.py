@@ -15,6 +15,7 @@ other.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,13 +28,29 @@ from gateway.browsers.routes import Routes
 from gateway.concurrency import OneShot
 from gateway.errors import DialogOpen, TabNotFound
 
-__all__ = ["Arrival", "Tab", "TabGone", "TabRegistry"]
+__all__ = ["Arrival", "Hold", "Tab", "TabGone", "TabRegistry", "Tap"]
 
 Arrival = OneShot[tuple[str, dict[str, Any]]]
 """The (method, params) of an event a caller expects; dropped when the tab's session goes."""
 _Waiter = tuple[frozenset[str], Arrival, "Callable[[dict[str, Any]], bool] | None"]
+Tap = Callable[[dict[str, Any]], None]
+"""Takes every event of one method on a tab (a screencast's frames), until removed."""
 _CONSOLE_EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
                              "Log.entryAdded"})
+
+
+@dataclass
+class Hold:
+    """A person holds the tab (``handoff``): the agent's tools that change it are refused
+    until ``released`` is set (the person pressed Done) or ``until`` (monotonic) passes."""
+
+    reason: str
+    until: float
+    released: anyio.Event = field(default_factory=anyio.Event)
+    ended: str | None = None  # "done" (the person) or "expired", once released
+
+    def active(self) -> bool:
+        return not self.released.is_set() and time.monotonic() < self.until
 
 
 @dataclass(eq=False)  # a tab is itself: compared and hashed by identity (page-layer state keys)
@@ -60,8 +77,10 @@ class Tab:
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     routes: Routes = field(default_factory=Routes)  # network_route's, kept like overrides
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    hold: Hold | None = None               # a person has it (handoff), while active()
     ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)
     _waiters: list[_Waiter] = field(default_factory=list)
+    _taps: dict[str, list[Tap]] = field(default_factory=dict)
     # sessionId → the remover of its event listener on the browser's connection: a
     # listener holds its tab (and the tab its logs), so each goes with its session.
     _unlisten: dict[str, Callable[[], None]] = field(default_factory=dict)
@@ -76,8 +95,29 @@ class Tab:
         if remove is not None:
             remove()
 
+    def tap(self, method: str, tap: Tap) -> Callable[[], None]:
+        """Send every ``method`` event of the tab's own session to ``tap`` (a stream,
+        where ``expect`` waits for one); returns its remover."""
+        self._taps.setdefault(method, []).append(tap)
+
+        def remove() -> None:
+            taps = self._taps.get(method, [])
+            if tap in taps:
+                taps.remove(tap)
+            if not taps:
+                self._taps.pop(method, None)
+
+        return remove
+
+    def held(self) -> Hold | None:
+        """The person's hold on this tab, while it lasts."""
+        return self.hold if self.hold is not None and self.hold.active() else None
+
     def on_event(self, method: str, params: dict[str, Any]) -> None:
         """Session event listener: feeds the collectors and wakes waiters."""
+        if self._taps:
+            for tap in tuple(self._taps.get(method, ())):
+                tap(params)
         if method.startswith("Network."):
             if (method == "Network.requestWillBeSent" and params.get("type") == "Document"
                     and params.get("frameId") == self.target_id

@@ -20,7 +20,7 @@ from gateway import __version__
 from gateway.errors import DaemonError
 from gateway.server import STRUCTURED_META
 
-__all__ = ["STRUCTURED_META", "call_tool"]
+__all__ = ["STRUCTURED_META", "UnixConnection", "call_tool"]
 
 PROTOCOL_VERSION = "2025-06-18"
 CALL_TIMEOUT_S = 600.0
@@ -30,7 +30,7 @@ INITIALIZE_TIMEOUT_S = 90.0
 over (each bounded by its connect timeout); until then requests wait in its backlog."""
 
 
-class _UnixConnection(http.client.HTTPConnection):
+class UnixConnection(http.client.HTTPConnection):
     def __init__(self, path: Path, timeout: float) -> None:
         super().__init__("localhost", timeout=timeout)
         self._path = str(path)
@@ -54,7 +54,7 @@ class _Session:
                    "Content-Type": "application/json"}
         if self._id is not None:
             headers |= {"mcp-session-id": self._id, "mcp-protocol-version": PROTOCOL_VERSION}
-        conn = _UnixConnection(self._path, timeout)
+        conn = UnixConnection(self._path, timeout)
         data = json.dumps(body).encode() if body is not None else None
         conn.request(method, "/mcp", body=data, headers=headers)
         return conn, conn.getresponse()

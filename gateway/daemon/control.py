@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,8 @@ from gateway.daemon.runtime_dir import (
 )
 from gateway.errors import DaemonError
 
-__all__ = ["DaemonState", "answers", "ensure_running", "start", "state_of", "stop"]
+__all__ = ["DaemonState", "answers", "daemon_argv", "ensure_running", "start", "state_of",
+           "stop"]
 
 START_TIMEOUT_S = 60.0
 """How long a new daemon may take to answer (it connects to every target first)."""
@@ -121,6 +123,22 @@ def stop(paths: DaemonPaths, wait_s: float = 15.0) -> DaemonState:
         os.kill(state.pid, signal.SIGKILL)
     remove_pid_file(paths.pid_file, state.pid)
     return state
+
+
+def daemon_argv(idle_timeout: float, config: str | None, read_only: bool, tools: str | None,
+                log_level: str | None) -> list[str]:
+    """The command ``call`` and ``daemon start`` spawn: this configuration, run."""
+    argv = [sys.executable, "-m", "gateway", "daemon", "run",
+            "--idle-timeout", str(idle_timeout)]
+    if config is not None:
+        argv += ["--config", os.path.abspath(config)]
+    if read_only:
+        argv.append("--read-only")
+    if tools is not None:
+        argv += ["--tools", tools]
+    if log_level is not None:
+        argv += ["--log-level", log_level]
+    return argv
 
 
 def ensure_running(paths: DaemonPaths, argv: Sequence[str],

@@ -38,6 +38,7 @@ from pydantic import ValidationError
 from gateway import __version__
 from gateway.browsers.registry import Registry
 from gateway.config import GatewayConfig
+from gateway.live.hub import Live
 from gateway.progress import reporting
 from gateway.server import STRUCTURED_META
 from gateway.server.boundary import Boundary, client_session, structured_wanted
@@ -124,7 +125,7 @@ class GatewayServer(Server[Any]):
     served (``served_files.py``); and an error reply to requests its stdio reader
     cannot parse (``stdio.py``)."""
 
-    def __init__(self, tools: MCPServer, boundary: Boundary) -> None:
+    def __init__(self, tools: MCPServer, boundary: Boundary, live: Live | None = None) -> None:
         super().__init__(tools.name, version=tools.version, instructions=tools.instructions,
                          on_list_tools=self._on_list_tools, on_call_tool=self._on_call_tool,
                          on_list_resources=self._on_list_resources,
@@ -133,6 +134,8 @@ class GatewayServer(Server[Any]):
         self.middleware[:] = tools.middleware  # the SDK's (tracing, request state): once
         self.tools = tools
         self.boundary = boundary
+        self.live = live
+        """The live view (``gateway.live``), which ``serve --http`` mounts at ``/live``."""
         self._published: dict[str, Tool] | None = None
 
     async def list_tools(self) -> list[Tool]:
@@ -239,14 +242,14 @@ def offered_tools(config: GatewayConfig) -> Selection:
 
 
 def build_server(registry: Registry, call_log: CallLog,
-                 selection: Selection | None = None) -> GatewayServer:
+                 selection: Selection | None = None, live: Live | None = None) -> GatewayServer:
     """An MCP server whose tools act on ``registry`` (already running), offering
-    ``selection`` (default: what its config says)."""
+    ``selection`` (default: what its config says); ``live`` serves the live page."""
     read_only = registry.config.read_only
     selection = selection or offered_tools(registry.config)
     instructions = INSTRUCTIONS + selection.note + (READ_ONLY_NOTE if read_only else "")
     tools = MCPServer(name="chrome-ssh-gateway", version=__version__,
                       instructions=instructions)
     boundary = Boundary(tools, call_log, selection=selection)
-    register_all(boundary, registry)
-    return GatewayServer(tools, boundary)
+    register_all(boundary, registry, live)
+    return GatewayServer(tools, boundary, live)

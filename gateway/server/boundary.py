@@ -215,9 +215,7 @@ class Boundary:
         if outcome != "ok":
             log.info("call failed", call_id=call_id, tool=tool, outcome=outcome, error=error,
                      duration_ms=duration_ms)
-        if not self._call_log.enabled:
-            return
-        self._call_log.write({
+        record = {
             "ts": time.time(),
             "call_id": call_id,
             "session": client_session.get(),
@@ -228,5 +226,11 @@ class Boundary:
             "duration_ms": duration_ms,
             "outcome": outcome,
             "error": error,
+        }
+        if not self._call_log.enabled:  # the live view's outline only: no result sized
+            self._call_log.remember(record)
+            return
+        self._call_log.write({
+            **record,
             "result_bytes": len(result.model_dump_json()) if result is not None else 0,
         })

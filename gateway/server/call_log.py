@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +25,27 @@ import structlog
 
 from gateway.output.redact import redact
 
-__all__ = ["MAX_LOGGED_CHARS", "CallLog", "bounded"]
+__all__ = ["MAX_LOGGED_CHARS", "RECENT", "RECENT_FIELDS", "CallLog", "bounded"]
 
 log = structlog.get_logger("gateway.log")
 
 MAX_LOGGED_CHARS = 4096
 """Longest string a call-log record keeps (arguments, error text)."""
+RECENT = 500
+"""Records kept in memory (``CallLog.recent``) for the live view's list of calls."""
+RECENT_FIELDS = ("ts", "event", "tool", "target", "tab", "duration_ms", "outcome", "error",
+                 "reason", "ended", "hold_s", "held_s")
+"""What ``recent`` keeps of a record: never arguments or sizes."""
 
 
 class CallLog:
-    """Append-only JSON-lines file of tool calls; a no-op when disabled."""
+    """Append-only JSON-lines file of tool calls (none when disabled), and the newest
+    records' outlines in memory (``recent``: the live view), logged to a file or not."""
 
     def __init__(self, fd: int | None, path: Path | None) -> None:
         self._fd = fd
         self.path = path
+        self.recent: deque[dict[str, object]] = deque(maxlen=RECENT)
 
     @property
     def enabled(self) -> bool:
@@ -59,7 +67,15 @@ class CallLog:
         os.fchmod(fd, 0o600)  # an existing file keeps no wider mode than a new one
         return cls(fd, path)
 
+    def remember(self, record: dict[str, Any]) -> None:
+        """Keep what the live view shows of a record (``RECENT_FIELDS``), redacted and
+        cut short, in ``recent``; cheap enough for every call, logged or not."""
+        kept = bounded(redact({k: record[k] for k in RECENT_FIELDS if k in record}), 500)
+        assert isinstance(kept, dict)
+        self.recent.append(kept)
+
     def write(self, record: dict[str, Any]) -> None:
+        self.remember(record)
         if self._fd is None:
             return
         line = json.dumps(bounded(redact(record)), default=str, ensure_ascii=False) + "\n"

@@ -18,7 +18,7 @@ import signal
 import socket
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.config import GatewayConfig, host_port
 from gateway.errors import ConfigError
+from gateway.live.app import issuing_links, with_live
+from gateway.live.web import QuietServer
 from gateway.server.auth import Guard, generate_token, read_token_file
 from gateway.server.follow import FollowFile
 from gateway.server.idle import Idle
@@ -156,15 +158,6 @@ def _clear_stale_socket(path: str) -> None:
     raise ConfigError("--http", f"unix:{path}", "another server is listening there")
 
 
-class _Server(uvicorn.Server):
-    """uvicorn without its own signal handling: it re-raises SIGTERM after shutdown,
-    which would kill the process before the gateway has cleaned up."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 def _security(address: HttpAddress) -> TransportSecuritySettings:
     """The SDK's Host check (against DNS rebinding) on loopback; elsewhere the token is
     the protection, and the Host a remote client uses is not known in advance."""
@@ -195,9 +188,18 @@ async def serve_http(config: GatewayConfig, address: HttpAddress, token: str | N
                                                   transport_security=_security(address))
             if follow is not None and reload is not None:
                 app = FollowFile(app, follow, registry, reload)
-            asgi = Guard(idle.wrap(app) if idle is not None else app, token)
-            web = _Server(uvicorn.Config(asgi, log_level="warning", lifespan="on",
-                                         timeout_graceful_shutdown=5))
+            if server.live is not None:
+                app = issuing_links(app, server.live)
+                if idle is not None:
+                    idle.busy_while(server.live.watched)
+            asgi: Any = Guard(idle.wrap(app) if idle is not None else app, token)
+            if server.live is not None and address.path is None and address.loopback:
+                live = server.live  # a browser can open the page here: served here
+                live.mounted(f"http://{host_port(address.host, sock.getsockname()[1])}")
+                asgi = with_live(asgi, live)
+            web = QuietServer(uvicorn.Config(asgi, log_level="warning", lifespan="on",
+                                             timeout_graceful_shutdown=5, ws_max_size=65_536,
+                                             ws_per_message_deflate=False))  # live frames
             async with anyio.create_task_group() as tg:
                 if reload is not None:
                     tg.start_soon(reload_on_hangup, registry, reload)

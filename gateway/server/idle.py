@@ -3,12 +3,14 @@
 The background gateway of ``call`` should not live forever once the shell that
 started it is done: ``Idle`` sits in the ASGI stack, counts requests in flight
 and remembers when the last one ended; ``wait`` returns once nothing happened
-for ``timeout`` seconds, and the server stops.
+for ``timeout`` seconds, and the server stops. A person watching a live view of its
+tabs (``busy_while``) keeps it up too: the page is served beside it, not through it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import anyio
 
@@ -25,6 +27,11 @@ class Idle:
         self._in_flight = 0
         self._last = time.monotonic()
         self._app: App | None = None
+        self._busy: Callable[[], bool] = lambda: False
+
+    def busy_while(self, check: Callable[[], bool]) -> None:
+        """Count the server busy (never idle) while ``check()`` says so."""
+        self._busy = check
 
     def wrap(self, app: App) -> App:
         self._app = app
@@ -43,7 +50,12 @@ class Idle:
             self._last = time.monotonic()
 
     def idle_for(self) -> float:
-        return 0.0 if self._in_flight else time.monotonic() - self._last
+        if self._in_flight:
+            return 0.0
+        if self._busy():
+            self._last = time.monotonic()
+            return 0.0
+        return time.monotonic() - self._last
 
     async def wait(self) -> None:
         while (left := self.timeout - self.idle_for()) > 0:

@@ -26,6 +26,7 @@ import structlog
 from gateway.browsers.registry import Registry, open_registry
 from gateway.config import GatewayConfig
 from gateway.errors import ConfigError
+from gateway.live.hub import open_live
 from gateway.server.call_log import CallLog
 from gateway.server.reload import reload_on_hangup
 
@@ -45,19 +46,21 @@ async def running_server(config: GatewayConfig
     """Registry started, call log open, server built; all closed again on exit. A bad
     ``--tools`` fails first, before any browser is contacted: a spec of one's own is
     read (the tools imported) before the registry starts; only the default, which
-    always offers tools, is read while the browsers connect."""
+    always offers tools, is read while the browsers connect. The live view (its page
+    served on first use) lives as long."""
     call_log = CallLog.open(config.call_log)
     try:
         # A launch = true target would start a browser on its host for a start that
         # then ends with "unknown tool or set": a spec other than "all" costs the overlap.
         checked = (None if config.tools == DEFAULT_TOOLS
                    else await anyio.to_thread.run_sync(_offered, config))
-        async with open_registry(config) as registry:
+        async with open_registry(config) as registry, \
+                open_live(registry, call_log.recent, call_log.write) as live:
             selection = (checked if checked is not None
                          else await anyio.to_thread.run_sync(_offered, config))
             from gateway.server.app import build_server
 
-            server = build_server(registry, call_log, selection)
+            server = build_server(registry, call_log, selection, live)
             _collect_from_now_on()
             yield server, registry
     except* ConfigError as group:  # raised inside the registry's task group: itself again

@@ -36,7 +36,7 @@ class CdpResult(BaseModel):
 
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Send a raw CDP command", destructive=True, open_world=True,
-                    tab="optional")
+                    tab="optional", browser_wide=True)
     async def cdp_command(
         on: OnBrowser,
         method: Annotated[str, Field(description="e.g. Page.reload, Browser.getVersion.",

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, ru
 
 from pydantic import BaseModel
 
+from gateway.errors import TabHeld
+
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
@@ -126,7 +128,8 @@ class Tools:
     def tab_tool(
         self, title: str, *, read_only: bool = False, destructive: bool = False,
         idempotent: bool = False, open_world: bool = False, lock: bool = True,
-        tab: TabMode = "required", check: Check | None = None,
+        tab: TabMode = "required", check: Check | None = None, while_held: bool = False,
+        browser_wide: bool = False,
     ) -> Callable[[Body[R]], Callable[..., Awaitable[R]]]:
         """A tool whose body takes ``on`` (an ``OnTab``; an ``OnBrowser`` too for
         ``tab="optional"``) before its MCP arguments.
@@ -136,6 +139,12 @@ class Tools:
 
         ``lock=False`` is for tools that must work while another call holds the tab
         (close_tab, handle_dialog) or only read the gateway's own records.
+
+        While a person holds the tab (``handoff``), a tool that is not ``read_only`` is
+        refused at once (``TabHeld``), before it waits for the lock — unless
+        ``while_held`` (``handoff`` itself, which waits for the person). A
+        ``browser_wide`` tool called without a tab (a browser-level ``cdp_command``,
+        which can close or drive any tab) is refused while any tab of its browser is held.
         """
         register = self.tool(title, read_only=read_only, destructive=destructive,
                              idempotent=idempotent, open_world=open_world)
@@ -146,6 +155,8 @@ class Tools:
                 if check is not None:
                     check(arguments)
                 on = await self._resolve(tab, arguments)
+                if not (read_only or while_held):
+                    _refuse_if_held(on, browser_wide)
                 if lock and isinstance(on, OnTab):
                     async with on.tab.lock:
                         return await body(on, **arguments)
@@ -173,6 +184,19 @@ class Tools:
         else:
             browser, page = await self._registry.tab(arguments["tab"], target)
         return OnTab(browser, _budget(browser, arguments), page)
+
+
+def _refuse_if_held(on: OnBrowser, browser_wide: bool) -> None:
+    """``TabHeld`` for a call on a tab a person holds (for a ``browser_wide`` call without
+    a tab: on any tab of its browser)."""
+    if isinstance(on, OnTab):
+        tabs: list[Tab] = [on.tab]
+    else:
+        tabs = list(on.browser.tabs.values()) if browser_wide else []
+    for tab in tabs:
+        held = tab.held()
+        if held is not None:
+            raise TabHeld(tab.id, held.reason)
 
 
 def _budget(browser: Browser, arguments: dict[str, Any]) -> float:

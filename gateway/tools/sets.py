@@ -36,7 +36,7 @@ CORE = ("list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_t
 it (browse_view), act on it (browse_act), what the view cannot say (evaluate), and
 clean up (close_tab)."""
 
-OFF_BY_DEFAULT = ("emulation", "routes")
+OFF_BY_DEFAULT = ("emulation", "routes", "live", "video")
 """Categories offered only when asked for (``--tools default,+emulation``, ``all``):
 rarely needed, and every definition offered costs every turn of every agent. The
 default list is held to 12,000 characters of what reaches a model

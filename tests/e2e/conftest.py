@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.helpers import stop_daemons
 from tests.topology import Topology, down, missing_requirements, up
 
 _HERE = Path(__file__).parent
@@ -52,3 +53,12 @@ def fault_topology(topology: Topology) -> Iterator[Topology]:
     yield topology
     topology.reset()
 
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Iterator[Path]:
+    """A private ``XDG_RUNTIME_DIR`` for ``call``'s daemons; those left are stopped."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    yield run
+    stop_daemons(run / "chrome-ssh-gateway")

@@ -13,14 +13,11 @@ browser's fault named, not a timeout.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
-import subprocess
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -41,7 +38,8 @@ from tests.e2e.helpers import (
     wait_for_targets,
     write_targets,
 )
-from tests.topology import CHROME_FLAGS, CHROMIUM, Topology
+from tests.e2e.person import local_chromium
+from tests.topology import Topology
 from tests.unit.test_cdp_frames import MALFORMED_REPLIES, UNUSABLE
 
 pytestmark = pytest.mark.anyio
@@ -52,39 +50,6 @@ TEST_BOUND_S = 150.0
 BAD_REPLY = re.compile(r"csgw-bad-reply-(\d+)")
 IN_FLIGHT = "csgw-garbage-in-flight"
 BETWEEN_EVENTS = "csgw-garbage-between-events"
-
-
-@contextlib.contextmanager
-def local_chromium(home: Path) -> Iterator[str]:
-    """A headless Chromium on this machine's loopback, flags as the topology's; yields its
-    DevTools websocket URL. Stopped by its pid (and its process group) afterwards."""
-    profile = home / "profile"
-    profile.mkdir(parents=True)
-    with (home / "chromium.log").open("wb") as log:
-        browser = subprocess.Popen(
-            [CHROMIUM, *CHROME_FLAGS, "--remote-debugging-port=0",
-             f"--user-data-dir={profile}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            close_fds=True, start_new_session=True,
-            env={"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
-    try:
-        active_port = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (active_port.exists() and "\n" in active_port.read_text()):
-            assert browser.poll() is None, f"Chromium exited; see {home / 'chromium.log'}"
-            assert time.monotonic() < deadline, "Chromium wrote no DevToolsActivePort in 30 s"
-            time.sleep(0.05)
-        port, path = active_port.read_text().split("\n")[:2]
-        yield f"ws://127.0.0.1:{int(port)}{path.strip()}"
-    finally:
-        browser.terminate()
-        try:
-            browser.wait(10)
-        except subprocess.TimeoutExpired:
-            browser.kill()
-            browser.wait(5)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(browser.pid, signal.SIGKILL)  # helpers left behind, if any
 
 
 def _in_flight_garbage(command: dict[str, Any]) -> list[str | bytes]:

@@ -10,25 +10,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from gateway.daemon.runtime_dir import pid_alive
-from tests.e2e.helpers import data_url, stop_daemons
+from tests.e2e.helpers import data_url
 from tests.topology import Topology
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ('<title>before</title><button onclick="document.title=\'clicked\'">Go</button>')
-
-
-@pytest.fixture
-def run_dir(tmp_path: Path) -> Iterator[Path]:
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    yield run
-    stop_daemons(run / "chrome-ssh-gateway")
 
 
 def _env(topology: Topology, run: Path) -> dict[str, str]:

@@ -248,6 +248,11 @@ def _view_of_steady(max_chars: int | None = None) -> Check:
     return check
 
 
+async def _live_url(h: Hostile, result: dict[str, Any]) -> None:
+    assert result["url"].startswith("http://127.0.0.1:") and "/live/?t=" in result["url"]
+    assert result["idle_expiry_s"] == 900 and set(result) == {"url", "idle_expiry_s"}
+
+
 def _emulating(expected: dict[str, Any]) -> Check:
     async def check(h: Hostile, result: dict[str, Any]) -> None:
         assert (result["tab"], result["emulating"]) == (h.tab, expected), result
@@ -738,6 +743,42 @@ TABLE: dict[str, list[Case]] = {
                 "save_to contains a NUL character"),
         refused("save_to-10MB", {"fetch": 1, "save_to": "/" + HUGE}, "save_to",
                 "at most 4096 characters"),
+    ],
+    "handoff": [
+        *tab_cases({"reason": "sign in"}),
+        *no_target_cases({"tab": TAB, "reason": "sign in"}),
+        *missing({"tab": TAB, "reason": "sign in"}, "reason"),
+        *timeout_cases({"tab": TAB, "reason": "sign in"}),
+        extra_fields({"tab": TAB, "reason": "sign in"}),
+        refused("reason-empty", {"tab": TAB, "reason": ""}, "reason", "at least 1 character"),
+        refused("reason-10MB", {"tab": TAB, "reason": HUGE}, "reason",
+                "at most 200 characters"),
+        refused("wait-word", {"tab": TAB, "reason": "x", "wait": "maybe"}, "wait",
+                "Input should be a valid boolean"),
+    ],
+    "live_view": [
+        *tab_cases({}),
+        extra_fields({}),
+        refused("control-word", {"control": "please"}, "control",
+                "Input should be a valid boolean"),
+        answered("every-tab", {}, _live_url),
+    ],
+    "record": [
+        *tab_cases({"action": "stop"}),
+        *no_target_cases({"tab": TAB, "action": "stop"}),
+        *missing({"tab": TAB, "action": "stop"}, "action"),
+        extra_fields({"tab": TAB, "action": "stop"}),
+        refused("action-unknown", {"tab": TAB, "action": "pause"}, "action",
+                "'start' or 'stop'"),
+        refused("stop-nothing", {"tab": TAB, "action": "stop"}, "is not being recorded",
+                "action: start"),
+        refused("max_seconds-zero", {"tab": TAB, "action": "start", "max_seconds": 0},
+                "max_seconds", "greater than or equal to 1"),
+        refused("save_to-etc", {"tab": TAB, "action": "start",
+                                "save_to": "/etc/csgw-hostile.webm"},
+                "outside the allowed directories"),
+        refused("save_to-relative", {"tab": TAB, "action": "start", "save_to": "x.webm"},
+                "save_to must be an absolute path"),
     ],
     "handle_dialog": [
         *tab_cases({"accept": True}),

@@ -222,3 +222,34 @@ async def test_sighup_reloads_the_targets_of_an_http_gateway(
                 return found if found == {"one", "two"} else None
 
             assert await eventually(both, timeout=20, what="target two added") == {"one", "two"}
+
+
+async def test_the_live_page_is_served_at_live_of_the_same_server(
+        setup: tuple[dict[str, str], Path, Path]) -> None:
+    """Issue 20: with ``serve --http`` on loopback the live view is this server's
+    ``/live`` — its links from a caller with the bearer token (a tool, or ``POST
+    /live-link``), the page behind its own one-use token, and no other way in."""
+    env, token_file, log = setup
+    listen = f"127.0.0.1:{_free_port()}"
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    async with _gateway(env, listen, "--token-file", str(token_file)):
+        async with _client(f"http://{listen}/mcp", bearer) as client:
+            tab = (await call_ok(client, "new_tab", {"url": data_url("served")}))["tab"]
+            held = await call_ok(client, "handoff", {"tab": tab, "reason": "look",
+                                                     "timeout_s": 1})
+        assert held["url"].startswith(f"http://{listen}/live/?t="), held
+        async with httpx2.AsyncClient(timeout=20) as http:
+            assert (await http.get(f"http://{listen}/live/")).status_code == 403
+            assert (await http.post(f"http://{listen}/live-link", json={})).status_code == 401
+            issued = await http.post(f"http://{listen}/live-link", json={"tab": tab},
+                                     headers=bearer)
+            assert issued.status_code == 200, issued.text
+            for url in (held["url"], issued.json()["url"]):
+                opened = await http.get(url)
+                assert opened.status_code == 303, opened.text
+                cookie = opened.headers["set-cookie"].split(";")[0]
+                page = await http.get(f"http://{listen}{opened.headers['location']}",
+                                      headers={"Cookie": cookie})
+                assert page.status_code == 200 and "<img id=\"frame\"" in page.text
+                assert (await http.get(url)).status_code == 403  # once
+    assert "?t=" not in log.read_text()  # no link's token in the call log

@@ -103,8 +103,9 @@ async def test_each_tool_reads_the_same_compact_form_in_every_kind_of_client(
     assert set(seen) == {t.name for t in catalogue()}, "a tool this test does not call"
     # Every file a result names comes linked beside its path, and reads back whole.
     assert {tool for tool, found in links.items() if found} == {
-        "heap_snapshot", "performance_trace", "pdf", "storage_state", "downloads"}
-    for tool in ("heap_snapshot", "performance_trace", "pdf", "storage_state", "downloads"):
+        "heap_snapshot", "performance_trace", "pdf", "storage_state", "downloads", "record"}
+    for tool in ("heap_snapshot", "performance_trace", "pdf", "storage_state", "downloads",
+                 "record"):
         [link] = links[tool]
         path = Path(json.loads(seen[tool][1])["path"])
         assert (link.uri, link.name, link.size) == (path.as_uri(), path.name,

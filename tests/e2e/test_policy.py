@@ -38,7 +38,8 @@ READ_ONLY_TOOLS = {"list_targets", "ping", "list_tabs", "browse_view", "screensh
                    "console_messages", "network_requests", "network_request",
                    "performance_trace", "heap_snapshot", "pdf", "downloads"}
 CHANGING_TOOLS = {"new_tab", "navigate", "close_tab", "browse", "browse_act", "evaluate",
-                  "cdp_command", "handle_dialog", "emulate", "storage_state", "network_route"}
+                  "cdp_command", "handle_dialog", "emulate", "storage_state", "network_route",
+                  "handoff"}
 
 
 @pytest.fixture(scope="module")

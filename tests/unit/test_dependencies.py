@@ -31,8 +31,9 @@ def _normal(name: str) -> str:
 
 def test_every_imported_library_is_declared() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    declared = {_normal(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0])
-                for spec in project["dependencies"]}
+    extras = project["optional-dependencies"].values()
+    specs = [*project["dependencies"], *(spec for extra in extras for spec in extra)]
+    declared = {_normal(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]) for spec in specs}
     providers = packages_distributions()
     missing = {module: providers.get(module) for module in _imported_top_levels()
                if not {_normal(d) for d in providers.get(module, [])} & declared}

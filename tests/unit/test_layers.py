@@ -24,6 +24,7 @@ LAYERS = {
     "hosts": 2,
     "browsers": 3,
     "page": 4,
+    "live": 4.5,  # the live view: over page, under the tools that hand out its URLs
     "tools": 5, "doctor": 5, "share": 5,
     "server": 6,
     "daemon": 7, "client": 7,

@@ -1,0 +1,78 @@
+"""Give a tab to a person and take it back: ``handoff``.
+
+For what an agent cannot do itself — a captcha, a second factor, a sign-in only the
+user knows. The person gets the live page with control (``gateway.live``); while they
+hold the tab, the agent's tools that would change it are refused at once
+(``Tools.tab_tool``), so the agent cannot click under the person's hand. The hold ends
+when the person presses Done or after ``timeout_s``; ``wait: true`` waits for that,
+with progress (the first report carries the URL, for a client that shows progress to
+its user). The call log has a line for each hold and its end (``Live.hold``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import anyio
+from pydantic import BaseModel, Field
+
+from gateway.errors import NotAllowed
+from gateway.output.absent import absent
+from gateway.progress import report
+
+from .args import TabArg, TimeoutArg
+from .definition import OnTab, Tools
+
+if TYPE_CHECKING:
+    from gateway.browsers.registry import Registry
+    from gateway.live.hub import Live
+
+__all__ = ["DEFAULT_HOLD_S", "register"]
+
+DEFAULT_HOLD_S = 300.0
+"""How long a person holds a tab when the agent names no ``timeout_s``: five minutes."""
+REPORT_EVERY_S = 1.0
+ENDING_S = 0.5
+
+
+class Handoff(BaseModel):
+    tab: int
+    url: str | None = absent()
+    state: Literal["held", "done", "expired"]
+    left_s: float | None = absent()
+
+
+def register(tools: Tools, registry: Registry, live: Live | None) -> None:
+    @tools.tab_tool("Hand a tab to a person", lock=False, while_held=True)
+    async def handoff(
+        on: OnTab, tab: TabArg,
+        reason: Annotated[str, Field(min_length=1, max_length=200,
+                                     description="What they should do.")],
+        wait: bool = False, timeout_s: TimeoutArg = None,
+    ) -> Handoff:
+        """Let the user act in a tab (captcha, sign-in, 2FA): gives a URL for them.
+        Changes to the tab are refused till they press Done or timeout_s (300) passes;
+        wait: true waits."""
+        if live is None:
+            raise NotAllowed("this gateway was built without a live page")
+        if registry.config.read_only:
+            raise NotAllowed("handoff gives a person control of a tab, which a read-only "
+                             "gateway does not; restart it without --read-only")
+        hold = live.hold(on.tab, reason, timeout_s or DEFAULT_HOLD_S)
+        url = await live.url(on.tab.id, control=True, handoff=True)
+        if wait:
+            start = time.monotonic()
+            # The hold's own end is written by its task a moment after ``until``.
+            bound = min(hold.until - start + ENDING_S, timeout_s or DEFAULT_HOLD_S)
+            with anyio.move_on_after(bound):
+                message = f"waiting for a person on tab {on.tab.id} ({reason}): open {url}"
+                while not hold.released.is_set():
+                    await report(time.monotonic() - start, bound, message)
+                    message = f"waiting for a person on tab {on.tab.id} ({reason})"
+                    with anyio.move_on_after(REPORT_EVERY_S):
+                        await hold.released.wait()
+        if hold.ended is None:
+            left = max(hold.until - time.monotonic(), 0)
+            return Handoff(tab=on.tab.id, url=url, state="held", left_s=round(left, 1))
+        return Handoff(tab=on.tab.id, state="expired" if hold.ended == "expired" else "done")

@@ -1,0 +1,175 @@
+"""The live view's pure parts: link tokens (used once, idle expiry, per link), the Host
+and Origin rules, input events validated and mapped through a frame's metadata, and
+the one-slot mailbox that keeps a slow viewer from holding frames."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from gateway.errors import InvalidArgument
+from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
+from gateway.page.live_input import input_command, parse_input
+from gateway.page.screencast import Frame, Mailbox
+
+pytestmark = pytest.mark.anyio
+
+META = {"deviceWidth": 800, "deviceHeight": 600, "offsetTop": 0, "pageScaleFactor": 1}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_token_opens_once_and_its_session_only_its_link() -> None:
+    links = Links()
+    view = links.issue(3, control=False)
+    control = links.issue(3, control=True, handoff=True)
+    assert view != control
+    opened = links.exchange(view)
+    assert opened is not None
+    link, secret = opened
+    assert (link.tab, link.control) == (3, False)
+    assert links.exchange(view) is None, "a token is spent by its first use"
+    assert links.exchange("made-up") is None
+    assert links.session(link.id, secret) is link
+    other = links.exchange(control)
+    assert other is not None and other[0].control
+    assert links.session(other[0].id, secret) is None, "a session opens its own link only"
+    assert links.session(link.id, None) is None
+    assert link.allows(3) and not link.allows(4)
+
+
+def test_links_expire_when_idle_and_use_keeps_them() -> None:
+    clock = Clock()
+    links = Links(clock)
+    unused = links.issue(None, control=False)
+    used = links.issue(None, control=False)
+    opened = links.exchange(used)
+    assert opened is not None
+    link, secret = opened
+    clock.now += LINK_IDLE_S - 1
+    assert links.session(link.id, secret) is link  # used: alive again for a full period
+    clock.now += 2
+    assert links.exchange(unused) is None, "an unused token expires too"
+    assert links.session(link.id, secret) is link
+    clock.now += LINK_IDLE_S + 1
+    assert links.session(link.id, secret) is None
+    links.issue(1, control=True)
+    links.clear()
+    assert links.session(link.id, secret) is None
+
+
+def test_host_and_origin_rules() -> None:
+    assert host_allowed("127.0.0.1:8000", 8000) and host_allowed("localhost:8000", 8000)
+    assert host_allowed("[::1]:8000", 8000)
+    for host in ("evil.example:8000", "127.0.0.1:8001", "127.0.0.1", None, "localhost"):
+        assert not host_allowed(host, 8000), host
+    assert origin_allowed(None, "127.0.0.1:8000")
+    assert origin_allowed("http://127.0.0.1:8000", "127.0.0.1:8000")
+    for origin in ("http://evil.example", "http://localhost:8000", "null",
+                   "https://127.0.0.1:8000"):
+        assert not origin_allowed(origin, "127.0.0.1:8000"), origin
+
+
+def test_pointer_events_map_through_the_frame_metadata() -> None:
+    # A frame 400 px wide of an 800 px viewport: zoom 0.5, so image px times 2.
+    click = parse_input('{"kind":"mouse","type":"mousePressed","x":100,"y":50,"w":400,'
+                        '"button":"left","clickCount":1}')
+    method, params = input_command(click, META)
+    assert method == "Input.dispatchMouseEvent"
+    assert params == {"type": "mousePressed", "x": 200, "y": 100, "button": "left",
+                      "clickCount": 1, "modifiers": 0}
+    top = {**META, "offsetTop": 30}
+    assert input_command(click, top)[1]["y"] == 70  # browser chrome above the page
+    pinched = {**META, "pageScaleFactor": 2}  # the frame shows half the page, twice as big
+    assert (input_command(click, pinched)[1]["x"], input_command(click, pinched)[1]["y"]) == (
+        100, 50)
+    far = parse_input('{"kind":"wheel","x":400,"y":400,"w":400,"dy":120}')
+    assert input_command(far, META)[1] == {"type": "mouseWheel", "x": 800, "y": 600,
+                                           "deltaX": 0, "deltaY": 120, "modifiers": 0}
+    with pytest.raises(InvalidArgument, match="no frame shown yet"):
+        input_command(click, {})
+
+
+def test_keys_and_text() -> None:
+    down = parse_input('{"kind":"key","type":"keyDown","key":"a","code":"KeyA",'
+                       '"keyCode":65,"text":"a"}')
+    assert input_command(down, {}) == ("Input.dispatchKeyEvent", {
+        "type": "keyDown", "key": "a", "code": "KeyA", "windowsVirtualKeyCode": 65,
+        "modifiers": 0, "text": "a", "unmodifiedText": "a"})
+    arrow = parse_input('{"kind":"key","type":"keyDown","key":"ArrowLeft","keyCode":37}')
+    assert input_command(arrow, {})[1]["type"] == "rawKeyDown"
+    up = parse_input('{"kind":"key","type":"keyUp","key":"a","text":"a"}')
+    assert "text" not in input_command(up, {})[1]
+    assert input_command(parse_input('{"kind":"text","text":"héllo"}'), {}) == (
+        "Input.insertText", {"text": "héllo"})
+    assert input_command(parse_input('{"kind":"dialog","accept":false}'), {}) == (
+        "Page.handleJavaScriptDialog", {"accept": False})
+    assert input_command(parse_input('{"kind":"dialog","accept":true,"text":"Ann"}'), {}) == (
+        "Page.handleJavaScriptDialog", {"accept": True, "promptText": "Ann"})
+
+
+@pytest.mark.parametrize("raw", [
+    '{"kind":"cdp","method":"Runtime.evaluate"}',           # no raw CDP, ever
+    '{"kind":"mouse","type":"mousePressed","x":1,"y":1}',  # no image width
+    '{"kind":"mouse","type":"dragEnter","x":1,"y":1,"w":1}',
+    '{"kind":"mouse","type":"mouseMoved","x":-1,"y":1,"w":1}',
+    '{"kind":"key","type":"keyDown","key":""}',
+    '{"kind":"key","type":"char","key":"a"}',
+    '{"kind":"text","text":"a","method":"Runtime.evaluate"}',  # no extra fields
+    '{"kind":"text","text":""}', '{"kind":"dialog","accept":"yes"}', "[]", "not json",
+])
+def test_anything_else_is_refused(raw: str) -> None:
+    with pytest.raises(InvalidArgument, match="not an input event"):
+        parse_input(raw)
+
+
+async def test_a_mailbox_keeps_only_the_newest_frame() -> None:
+    mailbox = Mailbox()
+    for n in range(1000):  # a viewer that reads nothing
+        mailbox.put(Frame(bytes(1000), {"n": n}))
+    assert mailbox.dropped == 999
+    frame = await mailbox.get()
+    assert frame is not None and frame.metadata == {"n": 999}
+    with anyio.move_on_after(0.05) as waited:
+        await mailbox.get()
+    assert waited.cancelled_caught, "nothing left: the next get waits"
+
+    async def close_soon() -> None:
+        await anyio.sleep(0.01)
+        mailbox.close()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(close_soon)
+        assert await mailbox.get() is None
+
+
+def test_the_live_views_call_outlines_keep_no_arguments_and_are_bounded() -> None:
+    from gateway.server.call_log import RECENT, CallLog
+
+    log = CallLog(None, None)  # no file: the outlines are kept all the same
+    for n in range(RECENT + 10):
+        log.write({"ts": 1.0, "tool": "evaluate", "tab": 3, "call_id": n,
+                   "arguments": {"expression": "secret()"}, "duration_ms": 1.5,
+                   "outcome": "error", "error": "x" * 10_000, "result_bytes": 9})
+    assert len(log.recent) == RECENT
+    outline = log.recent[-1]
+    assert set(outline) == {"ts", "tool", "tab", "duration_ms", "outcome", "error"}
+    assert len(str(outline["error"])) < 600  # cut, and said so
+
+
+def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
+    from gateway.server.idle import Idle
+
+    idle = Idle(60)
+    watching = [True]
+    idle.busy_while(lambda: watching[0])
+    idle._last -= 3600  # an hour without requests (the test reaches in), but someone watches
+    assert idle.idle_for() == 0.0
+    watching[0] = False
+    assert 0 <= idle.idle_for() < 1.0  # idle from when the watching ended

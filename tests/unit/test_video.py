@@ -1,0 +1,264 @@
+"""The video writer and the recording's timeline, on real screencast frames
+(``fixtures/screencast``, captured by ``fixtures/capture_screencast.py``), each video
+read back by FFmpeg's own decoder (PyAV)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from fractions import Fraction
+from pathlib import Path
+
+import anyio
+import av
+import pytest
+
+from gateway.errors import InvalidArgument
+from gateway.page import video
+from gateway.page.recording import MAX_RECORDINGS, Recording, Recordings, Timeline
+from gateway.page.screencast import Frame, Mailbox
+from gateway.page.video import VideoWriter
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "screencast"
+METADATA = json.loads((FIXTURES / "frames.json").read_text())
+JPEGS = [(FIXTURES / f"frame-{i}.jpeg").read_bytes() for i in range(len(METADATA))]
+FIRST = METADATA[0]["timestamp"]
+
+
+def _decoded(path: Path) -> tuple[list[float], tuple[int, int], str]:
+    """Every frame's time (seconds), the picture size and the codec, as a player sees them."""
+    with av.open(str(path)) as container:
+        stream = container.streams.video[0]
+        times = [float(frame.time) for frame in container.decode(stream)]
+        return times, (stream.width, stream.height), stream.codec_context.name
+
+
+def _record(path: Path, frames: list[tuple[bytes, float]], stop: float, **bounds: float
+            ) -> VideoWriter:
+    with path.open("wb") as file:
+        writer = VideoWriter(file, max_seconds=bounds.get("max_seconds", 60),
+                             max_bytes=int(bounds.get("max_bytes", 10_000_000)))
+        for jpeg, seconds in frames:
+            if not writer.add(jpeg, seconds):
+                break
+        writer.close(stop)
+    return writer
+
+
+def _reencoded(jpeg: bytes, width: int, height: int) -> bytes:
+    """The same picture as a JPEG of another size (a window resized mid-recording)."""
+    picture = av.CodecContext.create("mjpeg", "r").decode(av.Packet(jpeg))[0]
+    encoder = av.CodecContext.create("mjpeg", "w")
+    encoder.width, encoder.height, encoder.pix_fmt = width, height, "yuvj420p"
+    encoder.time_base = Fraction(1, 25)
+    scaled = picture.reformat(width=width, height=height, format="yuvj420p")
+    return b"".join(bytes(p) for p in [*encoder.encode(scaled), *encoder.encode(None)])
+
+
+def test_frames_keep_their_times_and_the_last_lasts_until_the_stop(tmp_path: Path) -> None:
+    path = tmp_path / "v.webm"
+    frames = [(jpeg, meta["timestamp"] - FIRST) for jpeg, meta in zip(JPEGS, METADATA, strict=True)]
+    writer = _record(path, frames, stop=3.0)
+    times, size, codec = _decoded(path)
+    assert codec == "vp8"
+    assert size == (320, 178)   # the frames' own 320 x 179, rounded down to even
+    assert len(times) == writer.frames == len(JPEGS) + 1
+    assert times[:-1] == pytest.approx([s for _, s in frames], abs=0.0011)
+    assert times[-1] == pytest.approx(3.0)
+    assert writer.duration_s == pytest.approx(3.0)
+    assert path.read_bytes()[:4] == b"\x1a\x45\xdf\xa3"   # EBML: a Matroska/WebM file
+
+
+def test_frames_in_the_same_millisecond_or_out_of_order_stay_increasing(
+        tmp_path: Path) -> None:
+    path = tmp_path / "v.webm"
+    _record(path, [(JPEGS[0], 0.5), (JPEGS[1], 0.5), (JPEGS[2], 0.2)], stop=1.0)
+    times, _, _ = _decoded(path)
+    assert times == pytest.approx([0.5, 0.501, 0.502, 1.0])
+
+
+def test_a_frame_of_another_size_is_scaled_to_the_first(tmp_path: Path) -> None:
+    path = tmp_path / "v.webm"
+    other = _reencoded(JPEGS[1], 200, 120)
+    writer = _record(path, [(JPEGS[0], 0.0), (other, 0.1)], stop=0.2)
+    times, size, _ = _decoded(path)
+    assert (size, len(times), writer.frames) == ((320, 178), 3, 3)
+
+
+def test_a_picture_ffmpeg_cannot_decode_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "v.webm"
+    writer = _record(path, [(JPEGS[0], 0.0), (b"not a jpeg" * 20, 0.1), (JPEGS[1], 0.2)],
+                     stop=0.3)
+    times, _, _ = _decoded(path)
+    assert (writer.skipped, len(times)) == (1, 3)
+
+
+def test_the_duration_bound_ends_the_recording_at_the_bound(tmp_path: Path) -> None:
+    path = tmp_path / "v.webm"
+    writer = _record(path, [(jpeg, i * 0.4) for i, jpeg in enumerate(JPEGS)], stop=9.0,
+                     max_seconds=1.0)
+    times, _, _ = _decoded(path)
+    assert writer.full == "duration"
+    assert times == pytest.approx([0.0, 0.4, 0.8, 1.0])
+
+
+def test_the_size_bound_ends_the_recording(tmp_path: Path) -> None:
+    path = tmp_path / "v.webm"
+    frames = [(JPEGS[i % len(JPEGS)], i * 0.05) for i in range(200)]
+    writer = _record(path, frames, stop=20.0, max_bytes=4_000)
+    times, _, _ = _decoded(path)
+    assert writer.full == "size"
+    assert 0 < len(times) == writer.frames < 200
+    assert path.stat().st_size < 4_000 + 20_000   # the bound, one frame and the trailer
+
+
+def test_no_frame_no_video(tmp_path: Path) -> None:
+    path = tmp_path / "v.webm"
+    writer = _record(path, [], stop=1.0)
+    assert (writer.frames, path.stat().st_size) == (0, 0)
+
+
+def test_without_pyav_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "av", None)
+    with pytest.raises(InvalidArgument, match=r"chrome-ssh-gateway\[video\]"):
+        video.load_av()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_timeline_spaces_frames_by_chrome_and_anchors_them_here(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr("gateway.page.recording.time.monotonic", clock)
+    timeline = Timeline()
+    # the screencast's last frame, painted a minute ago on a clock 3 h off, arrives first
+    assert timeline.place(FIRST - 60) == 0.0
+    clock.now += 0.08          # a fresh frame: it moves the anchor (painted after arrival)
+    assert timeline.place(FIRST) == pytest.approx(0.08)
+    clock.now += 0.5           # the next, painted 0.1 s later, arrives late over SSH
+    assert timeline.place(FIRST + 0.1) == pytest.approx(0.18)
+    clock.now += 0.01
+    assert timeline.place(None) == pytest.approx(0.59)   # no timestamp: when it came
+    assert timeline.now() == pytest.approx(0.59)
+
+
+# ------------------------------------------------------------------ Recordings
+
+
+class _Screencast:
+    """Stands in for ``Screencasts``: a mailbox the test feeds with the captured frames."""
+
+    def __init__(self) -> None:
+        self.mailbox = Mailbox()
+        self.watching = 0
+
+    @asynccontextmanager
+    async def watch(self, _browser: object, _tab: object) -> AsyncIterator[Mailbox]:
+        self.watching += 1
+        try:
+            yield self.mailbox
+        finally:
+            self.watching -= 1
+
+
+class _Tab:
+    id = 7
+
+
+async def _recorded(tmp_path: Path, frames: int, *, max_seconds: float = 60
+                    ) -> tuple[Recording, _Screencast]:
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
+                                         max_seconds=max_seconds, max_bytes=10_000_000)
+        for jpeg, meta in list(zip(JPEGS, METADATA, strict=True))[:frames]:
+            screencast.mailbox.put(Frame(jpeg, meta))
+            await anyio.sleep(0.05)
+        with pytest.raises(InvalidArgument, match="being recorded already"):
+            await recordings.start(None, tab, tmp_path / "again.webm",  # type: ignore[arg-type]
+                                   max_seconds=60, max_bytes=10_000_000)
+        assert not (tmp_path / "again.webm").exists()
+        stopped = await recordings.stop(tab)  # type: ignore[arg-type]
+        assert stopped is started and screencast.watching == 0
+        with pytest.raises(InvalidArgument, match="not being recorded"):
+            await recordings.stop(tab)  # type: ignore[arg-type]
+    return stopped, screencast
+
+
+@pytest.mark.anyio
+async def test_a_recording_watches_until_stopped_and_finishes_its_file(tmp_path: Path) -> None:
+    recording, _ = await _recorded(tmp_path, frames=4)
+    times, _, _ = _decoded(recording.path)
+    assert len(times) == recording.writer.frames == 5   # 4 frames, the last shown to the stop
+    assert recording.why_ended == "" and oct(recording.path.stat().st_mode)[-3:] == "600"
+
+
+@pytest.mark.anyio
+async def test_a_recording_without_a_frame_keeps_no_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 0.2)
+    recording, _ = await _recorded(tmp_path, frames=0)
+    assert not recording.path.exists()
+    assert recording.why_ended == ("no frame came from the tab (a page that never painted); "
+                                   "no file was kept")
+
+
+@pytest.mark.anyio
+async def test_stop_reports_a_recording_that_ended_by_itself(tmp_path: Path) -> None:
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
+                               max_seconds=60, max_bytes=10_000_000)
+        screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
+        await anyio.sleep(0.1)
+        screencast.mailbox.close()           # the tab went
+        await anyio.sleep(0.3)
+        assert screencast.watching == 0
+        ended = await recordings.stop(tab)  # type: ignore[arg-type]
+    assert ended.why_ended == "the tab went" and _decoded(ended.path)[0]
+
+
+@pytest.mark.anyio
+async def test_recordings_at_once_are_bounded(tmp_path: Path) -> None:
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, _Screencast())  # type: ignore[arg-type]
+        tabs = [_Tab() for _ in range(MAX_RECORDINGS + 1)]
+        for i, tab in enumerate(tabs[:-1]):
+            await recordings.start(None, tab, tmp_path / f"{i}.webm",  # type: ignore[arg-type]
+                                   max_seconds=60, max_bytes=10_000_000)
+        with pytest.raises(InvalidArgument, match=f"{MAX_RECORDINGS} recordings are running"):
+            await recordings.start(None, tabs[-1], tmp_path / "x.webm",  # type: ignore[arg-type]
+                                   max_seconds=60, max_bytes=10_000_000)
+        tasks.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_a_recording_that_fails_ends_alone(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object) -> bool:
+        raise RuntimeError("encoder bug")
+
+    monkeypatch.setattr(VideoWriter, "add", broken)
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
+                               max_seconds=60, max_bytes=10_000_000)
+        screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
+        await anyio.sleep(0.2)
+        ended = await recordings.stop(tab)  # type: ignore[arg-type]
+    assert ended.why_ended == ("the recording failed (RuntimeError: encoder bug); no file "
+                               "was kept")

@@ -60,6 +60,7 @@ class Tab:
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     routes: Routes = field(default_factory=Routes)  # network_route's, kept like overrides
     lock: anyio.Lock = field(default_factory=anyio.Lock)
+    routing: anyio.Lock = field(default_factory=anyio.Lock)  # one Fetch refresh at a time
     ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)
     _waiters: list[_Waiter] = field(default_factory=list)
     # sessionId → the remover of its event listener on the browser's connection: a

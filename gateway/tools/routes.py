@@ -20,6 +20,7 @@ are, meet the routes.
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -151,6 +152,36 @@ def _held(registry: Registry) -> int:
                              *browser.pages.contexts.tables()))
 
 
+async def _add(on: OnBrowser, registry: Registry, page: Tab | None, context: str | None,
+               route: Route) -> Routes:
+    """Add ``route`` where it is meant and put it to work; when either fails, nothing is
+    left of it (nor of a context made for it alone)."""
+    table, tabs = await _table(on.browser, page, context, make=True)
+    try:
+        try:  # no await since the table was found: it is the one kept
+            table.add(route, gateway_held=_held(registry))
+        except RouteLimit as exc:
+            where = f"tab {page.id}" if page else f"context {context!r}"
+            raise InvalidArgument(f"{where} takes no more routes: {exc}") from None
+        try:
+            await on.browser.pages.route_added(table, route, tabs, on.budget)
+        except GatewayError as exc:
+            raise GatewayError(f"the route was not added (Fetch could not be turned on "
+                               f"for it): {exc}") from None
+    except GatewayError:
+        with contextlib.suppress(GatewayError):  # the error to report is the one above
+            await _unrouted(on.browser, context, tabs)
+        raise
+    return table
+
+
+async def _unrouted(browser: Browser, context: str | None, tabs: list[Tab]) -> None:
+    """A context made for routes alone goes when it has none left and no tab."""
+    if context is not None:
+        await browser.pages.contexts.unrouted(context, browser.browser_call,
+                                              has_tabs=bool(tabs))
+
+
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Route network requests", tab="optional", check=_check)
     async def network_route(
@@ -190,26 +221,14 @@ def register(tools: Tools, registry: Registry) -> None:
                 route.body, guessed = await _body(ctx, registry, body, body_path)
                 if guessed and not any(k.lower() == "content-type" for k in route.headers):
                     route.headers["Content-Type"] = guessed
-            table, tabs = await _table(on.browser, page, context, make=True)
-            try:  # no await since the table was found: it is the one kept
-                table.add(route, gateway_held=_held(registry))
-            except RouteLimit as exc:
-                where = f"tab {page.id}" if page else f"context {context!r}"
-                raise InvalidArgument(f"{where} takes no more routes: {exc}") from None
-            try:
-                await on.browser.pages.route_added(table, route, tabs, on.budget)
-            except GatewayError as exc:
-                raise GatewayError(f"the route was not added (Fetch could not be turned on "
-                                   f"for it): {exc}") from None
+            table = await _add(on, registry, page, context, route)
             added = route.id
         else:
             table, tabs = await _table(on.browser, page, context, make=False)
             if action == "remove":
                 removed = table.remove(id, pattern)
                 await on.browser.pages.refresh_routes(tabs, on.budget)
-                if context is not None:
-                    await on.browser.pages.contexts.unrouted(context, on.browser.browser_call,
-                                                             has_tabs=bool(tabs))
+                await _unrouted(on.browser, context, tabs)
         return RoutesResult(
             target=on.browser.name, tab=tab, context=context, added=added, removed=removed,
             routes=[RouteInfo(id=r.id, pattern=r.pattern, action=r.action, times_left=r.times,

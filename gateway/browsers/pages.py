@@ -30,7 +30,9 @@ from gateway.browsers.interception import (
     intercepting,
     send_answer,
     take,
+    went,
 )
+from gateway.browsers.routes import Route, Routes
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
@@ -235,8 +237,7 @@ class PageTracker:
                     # An emulating tab's overrides die with its old session: again.
                     for method, params in tab.overrides.items():
                         tg.start_soon(self._send_quietly, cdp, method, params, session)
-                if intercepting(tab, self.contexts):  # its routes, on every session it has
-                    tg.start_soon(self._send_quietly, cdp, "Fetch.enable", FETCH_ENABLE, session)
+                tg.start_soon(self._route_new, cdp, tab, session)
         finally:
             if waiting:
                 await cdp.notify("Runtime.runIfWaitingForDebugger", session_id=session)
@@ -249,30 +250,68 @@ class PageTracker:
         route that has just had its last match may leave tabs with no route."""
         if self._tasks is None or not isinstance(params.get("requestId"), str):
             return  # the connection is closing: Chrome lets paused requests go with it
-        route, method, command = take(tab, self.contexts, params)
-        self._tasks.start_soon(send_answer, cdp, session, route, method, command)
-        if route is not None and route.times == 0:
-            touched = [t for t in self.tabs.values()
-                       if t is tab or (tab.context is not None and t.context == tab.context)]
-            self._tasks.start_soon(self._refresh_quietly, touched)
+        taken = take(tab, self.contexts, params)
+        self._tasks.start_soon(send_answer, cdp, tab, session, taken.route, taken.method,
+                               taken.params)
+        if taken.expired:
+            self.refresh_soon([t for t in self.tabs.values() if t is tab or (
+                tab.context is not None and t.context == tab.context)])
+
+    async def _route_new(self, cdp: CdpConnection, tab: Tab, session: str) -> None:
+        """A new session of a routed tab gets ``Fetch`` (a fresh one has it off), in turn
+        with the tab's refreshes: one running now could not have seen it decide."""
+        async with tab.routing:
+            if intercepting(tab, self.contexts):
+                await self._send_quietly(cdp, "Fetch.enable", FETCH_ENABLE, session)
 
     async def refresh_routes(self, tabs: list[Tab], timeout_s: float) -> None:
         """Put ``Fetch`` on each session of ``tabs`` in step with their routes (enabled
-        while a route may take a request, else disabled). Raises ``GatewayError``; a tab
-        without a session gets it when it attaches (``prepare``)."""
+        while a route may take a request, else disabled). A tab's refreshes run one at a
+        time (``tab.routing``) and each session's command is chosen as it is sent, so the
+        last to run leaves every session as the routes are then. A session that went
+        meanwhile (a frame detached, the tab closed) is passed over; a failure on one the
+        tab still has raises ``GatewayError``. A tab without a session gets ``Fetch``
+        when it attaches (``prepare``)."""
         cdp = self._cdp
         if cdp is None:
             return  # disconnected: every session set up again on reconnect
         for tab in tabs:
-            method, params = fetch_command(tab, self.contexts)
-            for session in (tab.session_id, *tab.frame_sessions.values()):
-                if session is not None:
-                    await cdp.send(method, params, session_id=session, timeout_s=timeout_s)
+            async with tab.routing:
+                for session in (tab.session_id, *tab.frame_sessions.values()):
+                    if session is None:
+                        continue
+                    method, params = fetch_command(tab, self.contexts)
+                    try:
+                        await cdp.send(method, params, session_id=session, timeout_s=timeout_s)
+                    except GatewayError as exc:
+                        if cdp.is_open and not went(exc, tab, session):
+                            raise
+                        self._log.debug("route refresh passed over a session that went",
+                                        method=method, error=str(exc))
+
+    async def route_added(self, table: Routes, route: Route, tabs: list[Tab],
+                          timeout_s: float) -> None:
+        """Put ``route``, just added to ``table``, to work on ``tabs``. When it cannot be
+        (a session the tab still has refused ``Fetch.enable``, or the call was cancelled)
+        the route is taken out again and the error raised: a failed call leaves no route
+        half applied, and a retry does not make it twice."""
+        try:
+            await self.refresh_routes(tabs, timeout_s)
+        except BaseException:
+            table.remove(route_id=route.id)
+            self.refresh_soon(tabs)
+            raise
+
+    def refresh_soon(self, tabs: list[Tab]) -> None:
+        """``refresh_routes`` in the background, its failures logged (a closing page: its
+        sessions go, ``Fetch`` with them)."""
+        if self._tasks is not None:
+            self._tasks.start_soon(self._refresh_quietly, tabs)
 
     async def _refresh_quietly(self, tabs: list[Tab]) -> None:
         try:
             await self.refresh_routes(tabs, SETUP_TIMEOUT_S)
-        except GatewayError as exc:  # a closing page: its sessions go, Fetch with them
+        except GatewayError as exc:
             self._log.debug("route refresh failed", error=str(exc))
 
     async def attach(self, cdp: CdpConnection, tab: Tab) -> None:

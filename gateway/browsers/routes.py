@@ -13,9 +13,11 @@ a glob as Playwright's (``*`` anything but ``/``, ``**`` anything, ``{a,b}`` eit
 or a ``/regex/`` searched in it. Both run on RE2 (``network_log.regex_matcher``): a
 pattern cannot stall the event loop on a long URL.
 
-Bounded: ``MAX_ROUTES`` per tab (and per context), a body of at most ``MAX_BODY_BYTES``
-and ``MAX_TABLE_BODY_BYTES`` of bodies in one table — they are held in memory for as long
-as the route lives.
+Bounded: ``MAX_ROUTES`` per tab (and per context), a body of at most ``MAX_BODY_BYTES``,
+``MAX_TABLE_BODY_BYTES`` of bodies in one table and ``MAX_GATEWAY_BODY_BYTES`` in all of
+the gateway's tables together (the caller counts those: ``Routes.add``'s ``gateway_held``)
+— they are held in memory for as long as the route lives, with their base64 text once a
+request has been fulfilled (made once, not on every request: ``Route.encoded_body``).
 """
 
 from __future__ import annotations
@@ -24,16 +26,19 @@ import base64
 import itertools
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from gateway.browsers.network_log import UrlMatcher, regex_matcher, url_matcher
 
-__all__ = ["MAX_BODY_BYTES", "MAX_ROUTES", "MAX_TABLE_BODY_BYTES", "Route", "RouteAction",
-           "RouteLimit", "Routes", "answer", "glob_regex", "pattern_matcher", "routed"]
+__all__ = ["MAX_BODY_BYTES", "MAX_GATEWAY_BODY_BYTES", "MAX_ROUTES", "MAX_TABLE_BODY_BYTES",
+           "Route", "RouteAction", "RouteLimit", "Routes", "answer", "glob_regex",
+           "pattern_matcher", "routed"]
 
 MAX_ROUTES = 32
 MAX_BODY_BYTES = 4 * 1024 * 1024
 MAX_TABLE_BODY_BYTES = 16 * 1024 * 1024
+MAX_GATEWAY_BODY_BYTES = 64 * 1024 * 1024
 
 RouteAction = Literal["fulfill", "block", "continue"]
 _ROUTED = {"fulfill": "fulfilled", "block": "blocked", "continue": "continued"}
@@ -100,6 +105,13 @@ class Route:
     error: str | None = None          # Chrome refused its last answer (the request failed)
     id: int = field(default_factory=lambda: next(_ids))
 
+    @cached_property
+    def encoded_body(self) -> str:
+        """The body as ``Fetch.fulfillRequest`` takes it, encoded on the first request it
+        answers and kept: a 4 MB body is not encoded again in the event handler of every
+        request it fulfills. (A route's body is set when it is made and never changed.)"""
+        return base64.b64encode(self.body).decode()
+
 
 class RouteLimit(ValueError):
     """A table is full (routes or body bytes): the message names the limit."""
@@ -115,15 +127,28 @@ class Routes:
     def __bool__(self) -> bool:
         return bool(self.routes)
 
-    def add(self, route: Route) -> None:
+    @property
+    def body_bytes(self) -> int:
+        """The bytes of its routes' bodies, held in memory."""
+        return sum(len(r.body) for r in self.routes)
+
+    def add(self, route: Route, gateway_held: int = 0) -> None:
+        """Add ``route``, or raise ``RouteLimit`` naming the bound it would pass: this
+        table's, or the gateway's (``gateway_held``: the body bytes of every table the
+        gateway holds, this one too)."""
         if len(self.routes) >= MAX_ROUTES:
             raise RouteLimit(f"it has {len(self.routes)} routes, the most one tab or context "
                              f"may have (MAX_ROUTES = {MAX_ROUTES}); remove some first")
-        held = sum(len(r.body) for r in self.routes)
-        if held + len(route.body) > MAX_TABLE_BODY_BYTES:
-            raise RouteLimit(f"its routes' bodies would come to {held + len(route.body):,} "
+        held, size = self.body_bytes, len(route.body)
+        if held + size > MAX_TABLE_BODY_BYTES:
+            raise RouteLimit(f"its routes' bodies would come to {held + size:,} "
                              f"bytes, over the limit of {MAX_TABLE_BODY_BYTES:,} "
                              "(MAX_TABLE_BODY_BYTES); remove some first")
+        if gateway_held + size > MAX_GATEWAY_BODY_BYTES:
+            raise RouteLimit(f"the bodies of all routes the gateway holds would come to "
+                             f"{gateway_held + size:,} bytes, over the limit of "
+                             f"{MAX_GATEWAY_BODY_BYTES:,} (MAX_GATEWAY_BODY_BYTES); remove "
+                             "routes with large bodies (on any tab or context) first")
         self.routes.append(route)
 
     def remove(self, route_id: int | None = None, pattern: str | None = None) -> int:
@@ -161,7 +186,7 @@ def answer(route: Route | None, params: dict[str, Any]) -> tuple[str, dict[str, 
         return "Fetch.fulfillRequest", {
             "requestId": request_id, "responseCode": route.status,
             "responseHeaders": [{"name": k, "value": v} for k, v in route.headers.items()],
-            "body": base64.b64encode(route.body).decode()}
+            "body": route.encoded_body}
     command: dict[str, Any] = {"requestId": request_id}
     if route.headers:
         changed = {k.lower() for k in route.headers}

@@ -78,6 +78,7 @@ class Tab:
     routes: Routes = field(default_factory=Routes)  # network_route's, kept like overrides
     lock: anyio.Lock = field(default_factory=anyio.Lock)
     hold: Hold | None = None               # a person has it (handoff), while active()
+    routing: anyio.Lock = field(default_factory=anyio.Lock)  # one Fetch refresh at a time
     ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)
     _waiters: list[_Waiter] = field(default_factory=list)
     _taps: dict[str, list[Tap]] = field(default_factory=dict)

@@ -58,14 +58,14 @@ async def context_id(browser: Browser, tab: Tab | None, context: str | None, *,
         info = await browser.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
         return str(info["targetInfo"]["browserContextId"])
     if context is not None:
+        if make:  # through id_for even when known: a state loaded makes it more than routes'
+            return await browser.pages.contexts.id_for(context, browser.browser_call)
         known = browser.pages.contexts.known(context)
         if known is not None:
             return known
-        if not make:
-            raise InvalidArgument(f"target {browser.name!r} has no context {context!r} (none "
-                                  "was made, or its last tab was closed); open a tab with "
-                                  "that context, or load a state into it")
-        return await browser.pages.contexts.id_for(context, browser.browser_call)
+        raise InvalidArgument(f"target {browser.name!r} has no context {context!r} (none "
+                              "was made, or its last tab was closed); open a tab with "
+                              "that context, or load a state into it")
     found = await browser.browser_call("Target.getBrowserContexts")
     return str(found["defaultBrowserContextId"])
 

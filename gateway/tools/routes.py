@@ -3,10 +3,14 @@ or sent on changed — mock an API, cut off a tracker, add a header — and the 
 and removed (``gateway.browsers.routes``, ``interception``).
 
 A route is the tab's (or, with ``context``, every tab's of that context, opened now or
-later); it stays across navigations and reconnects and goes with its tab or context. A
-``body_path`` is read where ``upload`` may read (``gateway.output.files``), bounded; the
-route holds its body in memory. Results list the routes (id, pattern, action, matches
-left, hits): what was set is never guessed at.
+later: a context named for the first time is made for it, and disposed again when its
+last route is removed before any tab opened in it); it stays across navigations and
+reconnects and goes with its tab or context (a named context ends with the browser
+connection: ``contexts``). A route is added only once it is at work: when ``Fetch``
+cannot be turned on for it, it is taken out again and the call fails. A ``body_path`` is
+read where ``upload`` may read (``gateway.output.files``, off the event loop), bounded;
+the route holds its body in memory, bounded gateway-wide too. Results list the routes
+(id, pattern, action, matches left, hits): what was set is never guessed at.
 
 Not read-only (a route changes what the page gets), not destructive (nothing is lost:
 ``remove`` undoes it), not idempotent (the same route twice is two routes), not
@@ -16,10 +20,12 @@ are, meet the routes.
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
@@ -31,9 +37,9 @@ from gateway.browsers.routes import (
     pattern_matcher,
 )
 from gateway.config.urls import check_url
-from gateway.errors import InvalidArgument
+from gateway.errors import GatewayError, InvalidArgument
 from gateway.output.absent import absent
-from gateway.output.files import read_checked, resolve_read_path
+from gateway.output.files import Readable, read_checked, resolve_read_path
 
 from .args import ContextArg, OptionalTab, TargetArg, UrlArg
 from .definition import OnBrowser, OnTab, Tools
@@ -49,6 +55,12 @@ __all__ = ["register"]
 MAX_HEADERS = 64
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
 _HEADER_VALUE = re.compile(r"^[^\r\n\x00]{0,8192}$")
+_ADDING = ("fulfill", "block", "continue")
+_ONLY_FOR: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("body", ("fulfill",)), ("body_path", ("fulfill",)), ("status", ("fulfill",)),
+    ("url", ("continue",)), ("headers", ("fulfill", "continue")), ("times", _ADDING),
+    ("id", ("remove",)))
+"""Arguments meant for some actions only: refused with the others, never ignored."""
 
 
 class RouteInfo(BaseModel):
@@ -74,15 +86,14 @@ def _check(arguments: dict[str, Any]) -> None:
     if (tab is None) == (context is None):
         raise InvalidArgument("pass tab or context (every tab of that context, now and later),"
                               " one of them")
-    if action in ("fulfill", "block", "continue") and not arguments.get("pattern"):
+    if action in _ADDING and not arguments.get("pattern"):
         raise InvalidArgument(f"action={action!r} needs pattern: a URL glob such as "
                               "'**/api/*' or a /regex/")
     if arguments.get("body") and arguments.get("body_path") is not None:
         raise InvalidArgument("pass body or body_path, not both")
-    for name, only in (("body", "fulfill"), ("body_path", "fulfill"), ("url", "continue"),
-                       ("headers", "fulfill or continue")):
-        if arguments.get(name) not in (None, "") and action not in only.split(" or "):
-            raise InvalidArgument(f"{name} is for action={only}, not {action!r}")
+    for name, only in _ONLY_FOR:
+        if arguments.get(name) not in (None, "") and action not in only:
+            raise InvalidArgument(f"{name} is for action={' or '.join(only)}, not {action!r}")
 
 
 def _headers(headers: dict[str, str] | None) -> dict[str, str]:
@@ -110,12 +121,16 @@ async def _body(ctx: Context[Any, Any], registry: Registry, body: str,
             raise InvalidArgument(f"body_path {body_path[:200]!r} is {file.size:,} bytes, "
                                   f"over the limit of {MAX_BODY_BYTES:,} (MAX_BODY_BYTES) for "
                                   "a route's body")
-        data = b"".join(read_checked(file, 1 << 20))
+        data = await anyio.to_thread.run_sync(_read, file)  # up to 4 MB: off the loop
         guessed = mimetypes.guess_type(file.path.name)[0]
     if len(data) > MAX_BODY_BYTES:
         raise InvalidArgument(f"body is {len(data):,} bytes, over the limit of "
                               f"{MAX_BODY_BYTES:,} (MAX_BODY_BYTES) for a route's body")
     return data, guessed
+
+
+def _read(file: Readable) -> bytes:
+    return b"".join(read_checked(file, 1 << 20))
 
 
 async def _table(browser: Browser, tab: Tab | None, context: str | None,
@@ -124,10 +139,47 @@ async def _table(browser: Browser, tab: Tab | None, context: str | None,
     if tab is not None:
         return tab.routes, [tab]
     assert context is not None  # _check
-    if make:  # a route set before the context's first tab waits for it
-        await browser.pages.contexts.id_for(context, browser.browser_call)
-    return (browser.pages.contexts.routes(context),
-            [t for t in browser.tabs.values() if t.context == context])
+    contexts = browser.pages.contexts
+    table = (await contexts.routes_for(context, browser.browser_call) if make  # made if new
+             else contexts.routes(context))
+    return table, [t for t in browser.tabs.values() if t.context == context]
+
+
+def _held(registry: Registry) -> int:
+    """The body bytes of every route the gateway holds, on every tab and context."""
+    return sum(table.body_bytes for browser in registry.browsers.values()
+               for table in (*(t.routes for t in browser.tabs.values()),
+                             *browser.pages.contexts.tables()))
+
+
+async def _add(on: OnBrowser, registry: Registry, page: Tab | None, context: str | None,
+               route: Route) -> Routes:
+    """Add ``route`` where it is meant and put it to work; when either fails, nothing is
+    left of it (nor of a context made for it alone)."""
+    table, tabs = await _table(on.browser, page, context, make=True)
+    try:
+        try:  # no await since the table was found: it is the one kept
+            table.add(route, gateway_held=_held(registry))
+        except RouteLimit as exc:
+            where = f"tab {page.id}" if page else f"context {context!r}"
+            raise InvalidArgument(f"{where} takes no more routes: {exc}") from None
+        try:
+            await on.browser.pages.route_added(table, route, tabs, on.budget)
+        except GatewayError as exc:
+            raise GatewayError(f"the route was not added (Fetch could not be turned on "
+                               f"for it): {exc}") from None
+    except GatewayError:
+        with contextlib.suppress(GatewayError):  # the error to report is the one above
+            await _unrouted(on.browser, context, tabs)
+        raise
+    return table
+
+
+async def _unrouted(browser: Browser, context: str | None, tabs: list[Tab]) -> None:
+    """A context made for routes alone goes when it has none left and no tab."""
+    if context is not None:
+        await browser.pages.contexts.unrouted(context, browser.browser_call,
+                                              has_tabs=bool(tabs))
 
 
 def register(tools: Tools, registry: Registry) -> None:
@@ -169,19 +221,14 @@ def register(tools: Tools, registry: Registry) -> None:
                 route.body, guessed = await _body(ctx, registry, body, body_path)
                 if guessed and not any(k.lower() == "content-type" for k in route.headers):
                     route.headers["Content-Type"] = guessed
-            table, tabs = await _table(on.browser, page, context, make=True)
-            try:
-                table.add(route)
-            except RouteLimit as exc:
-                where = f"tab {page.id}" if page else f"context {context!r}"
-                raise InvalidArgument(f"{where} takes no more routes: {exc}") from None
+            table = await _add(on, registry, page, context, route)
             added = route.id
         else:
             table, tabs = await _table(on.browser, page, context, make=False)
             if action == "remove":
                 removed = table.remove(id, pattern)
-        if action != "list":
-            await on.browser.pages.refresh_routes(tabs, on.budget)
+                await on.browser.pages.refresh_routes(tabs, on.budget)
+                await _unrouted(on.browser, context, tabs)
         return RoutesResult(
             target=on.browser.name, tab=tab, context=context, added=added, removed=removed,
             routes=[RouteInfo(id=r.id, pattern=r.pattern, action=r.action, times_left=r.times,

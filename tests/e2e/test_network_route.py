@@ -2,9 +2,10 @@
 continued with a header the server sees; a route that expires after ``times``; routes
 listed and removed; a request a route took marked in ``network_requests``; routes kept
 across a navigation (the document itself routed) and re-applied after the SSH
-connection drops; a context's routes on a tab opened in it later, and not elsewhere;
-refusals that name their limit (a bad pattern, too many routes, a body too large or
-from outside the allowed directories).
+connection drops; a context's routes on a tab opened in it later, and not elsewhere; a
+context made for routes alone disposed with its last one; refusals that name their
+limit (a bad pattern, too many routes, a body too large or from outside the allowed
+directories, the gateway-wide bound of bodies) or the action an argument is for.
 
 The page server's ``/api/headers`` echoes the request headers and counts the requests
 that reached it: a fulfilled or blocked request must not be counted.
@@ -201,6 +202,9 @@ async def test_refusals_name_the_limit(env: DevtoolsEnv, tabs: list[int],
     assert "needs pattern" in await refused(action="block")
     assert "url is for action=continue" in await refused(action="block", pattern="**",
                                                          url="http://x/")
+    assert "status is for action=fulfill" in await refused(action="block", pattern="**",
+                                                           status=404)
+    assert "id is for action=remove" in await refused(action="list", id=1)
     assert "is malformed" in await refused(action="continue", pattern="**", url="http://[x")
     assert "not valid HTTP" in await refused(action="fulfill", pattern="**",
                                              headers={"Bad Name": "x"})
@@ -232,3 +236,43 @@ async def test_refusals_name_the_limit(env: DevtoolsEnv, tabs: list[int],
         big.unlink(missing_ok=True)
         small.unlink(missing_ok=True)
     assert (await _route(env, tab=tab, action="list"))["routes"][0]["hits"] == 1
+
+
+async def _contexts(env: DevtoolsEnv) -> set[str]:
+    found = await call_ok(env.client, "cdp_command", {
+        "target": "h1", "method": "Target.getBrowserContexts"})
+    return set(found["result"]["browserContextIds"])
+
+
+async def test_contexts_made_for_routes_and_the_gateway_wide_bound(env: DevtoolsEnv,
+                                                                    tabs: list[int]) -> None:
+    """Sixteen 4 MB bodies over four contexts (each full: 16 MB) are all the gateway
+    holds; one byte more, in a fifth context, is refused naming the gateway's bound, and
+    that context is not left behind. Contexts made for routes alone go with their last
+    route; one a tab was opened in stays until the tab is closed."""
+    before = await _contexts(env)
+    body = Path(tempfile.gettempdir()) / "csgw-route-4mb.bin"
+    try:
+        body.write_bytes(b"x" * (4 * 1024 * 1024))
+        for n in range(16):
+            await _route(env, context=f"bulk-{n // 4}", target="h1", action="fulfill",
+                         pattern=f"**/bulk-{n}", body_path=str(body))
+    finally:
+        body.unlink(missing_ok=True)
+    assert len(await _contexts(env) - before) == 4
+    over = await call_err(env.client, "network_route", {
+        "context": "bulk-4", "target": "h1", "action": "fulfill", "pattern": "**", "body": "x"})
+    assert "context 'bulk-4' takes no more routes" in over
+    assert "over the limit of 67,108,864 (MAX_GATEWAY_BODY_BYTES)" in over
+    assert len(await _contexts(env) - before) == 4  # the refused route's context went
+
+    site = env.site("h1")
+    inside = await call_ok(env.client, "navigate", {"url": site.url("/"), "target": "h1",
+                                                    "context": "bulk-0", "wait": "load"})
+    tabs.append(inside["tab"])
+    for n in range(4):
+        gone = await _route(env, context=f"bulk-{n}", target="h1", action="remove")
+        assert gone["removed"] == 4 and gone["routes"] == []
+    assert len(await _contexts(env) - before) == 1  # bulk-0 has a tab: it stays
+    await call_ok(env.client, "close_tab", {"tab": inside["tab"]})
+    assert await _contexts(env) == before

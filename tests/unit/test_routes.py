@@ -1,6 +1,7 @@
 """gateway.browsers.routes: patterns, the bounded table, and the command that answers a
-paused request; and how the network log marks a request a route took (either order of
-``Fetch.requestPaused`` and ``Network.requestWillBeSent``)."""
+paused request; which route takes a request (``interception.take``); how the network log
+marks a request a route took (either order of ``Fetch.requestPaused`` and
+``Network.requestWillBeSent``); and a context's route table (``contexts``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from typing import Any
 import pytest
 
 from gateway.browsers.contexts import BrowserContexts
+from gateway.browsers.interception import intercepting, take
 from gateway.browsers.network_log import NetworkLog
 from gateway.browsers.routes import (
+    MAX_GATEWAY_BODY_BYTES,
     MAX_ROUTES,
     MAX_TABLE_BODY_BYTES,
     Route,
@@ -20,6 +23,7 @@ from gateway.browsers.routes import (
     answer,
     pattern_matcher,
 )
+from gateway.browsers.tab import Tab
 
 
 @pytest.mark.parametrize(("pattern", "url", "hit"), [
@@ -148,3 +152,83 @@ async def test_a_context_table_makes_contexts_with_no_one_told() -> None:
     await contexts.dispose("shop", call)
     assert sent == ["Target.createBrowserContext", "Target.disposeBrowserContext"]
     assert contexts.known("shop") is None
+
+
+def test_a_fulfilled_body_is_encoded_once_and_kept() -> None:
+    route = _route(action="fulfill", body=b"x" * 1000)
+    paused = {"requestId": "interception-1"}
+    first, second = answer(route, paused)[1]["body"], answer(route, paused)[1]["body"]
+    assert first == base64.b64encode(b"x" * 1000).decode()
+    assert second is first  # the same text, not encoded again for the second request
+
+
+def test_the_gateway_wide_body_bound_is_named() -> None:
+    table = Routes()
+    table.add(_route(body=b"x" * 10), gateway_held=MAX_GATEWAY_BODY_BYTES - 10)
+    with pytest.raises(RouteLimit, match=r"all routes the gateway holds.*"
+                                         r"MAX_GATEWAY_BODY_BYTES"):
+        table.add(_route(body=b"x"), gateway_held=MAX_GATEWAY_BODY_BYTES)
+    assert table.body_bytes == 10
+
+
+async def _made(contexts: BrowserContexts, name: str, sent: list[str] | None = None) -> Routes:
+    """The route table of context ``name``, the context made by a fake browser."""
+    async def call(method: str, _params: dict[str, Any]) -> dict[str, Any]:
+        if sent is not None:
+            sent.append(method)
+        return {"browserContextId": f"C-{name}"}
+
+    return await contexts.routes_for(name, call)
+
+
+@pytest.mark.anyio
+async def test_take_prefers_the_tabs_routes_then_the_newest_and_expires_by_times() -> None:
+    contexts = BrowserContexts()
+    shop = await _made(contexts, "shop")
+    tab = Tab(1, "t", "T1", context="shop")
+    other = Tab(2, "t", "T2")
+    assert not intercepting(tab, contexts)  # no route yet
+    in_context = _route("**", action="continue")
+    shop.add(in_context)
+    assert intercepting(tab, contexts) and not intercepting(other, contexts)
+    older, newer = _route("**/api/*", action="fulfill"), _route("**/api/x", times=1)
+    tab.routes.add(older)
+    tab.routes.add(newer)
+
+    first = take(tab, contexts, {"requestId": "r1", "request": {"url": "http://h/api/x"}})
+    assert first.route is newer and first.method == "Fetch.failRequest" and first.expired
+    assert tab.routes.routes == [older]  # its one match took it away
+    second = take(tab, contexts, {"requestId": "r2", "request": {"url": "http://h/api/x"}})
+    assert second.route is older and second.method == "Fetch.fulfillRequest"
+    assert not second.expired  # no times: it stays
+    third = take(tab, contexts, {"requestId": "r3", "request": {"url": "http://h/page"}})
+    assert third.route is in_context and not third.expired  # the context's, after the tab's
+    outside = take(other, contexts, {"requestId": "r4", "request": {"url": "http://h/api/x"}})
+    assert outside.route is None and outside.method == "Fetch.continueRequest"
+    assert (older.hits, newer.hits, in_context.hits) == (1, 1, 1)
+
+
+@pytest.mark.anyio
+async def test_a_context_made_for_routes_goes_with_its_last_route_unless_used() -> None:
+    contexts, sent = BrowserContexts(), []  # type: BrowserContexts, list[str]
+
+    async def call(method: str, _params: dict[str, Any]) -> dict[str, Any]:
+        sent.append(method)
+        return {"browserContextId": "C1"}
+
+    table = await contexts.routes_for("mocks", call)
+    assert table is contexts.routes("mocks") and table in contexts.tables()  # the kept one
+    table.add(_route())
+    assert not await contexts.unrouted("mocks", call, has_tabs=False)  # a route is left
+    table.remove()
+    assert not await contexts.unrouted("mocks", call, has_tabs=True)   # a tab is in it
+    assert await contexts.unrouted("mocks", call, has_tabs=False)
+    assert contexts.known("mocks") is None
+    assert sent == ["Target.createBrowserContext", "Target.disposeBrowserContext"]
+
+    await contexts.routes_for("used", call)
+    await contexts.id_for("used", call)  # a tab opened in it, or a state loaded into it
+    assert not await contexts.unrouted("used", call, has_tabs=False)
+    assert contexts.known("used") == "C1"
+    contexts.forget()  # the connection ended: Chrome disposed of it, its routes with it
+    assert not contexts.routes("used") and contexts.tables() == []

@@ -130,20 +130,24 @@ async def test_chromes_events_make_the_record() -> None:
     assert broken.ended.is_set() and blob.ended.is_set()
 
 
-async def test_a_context_the_gateway_makes_saves_there_too() -> None:
-    record, _ = await _served()
-    cdp = FakeCdp()
-    contexts = BrowserContexts()
-    contexts.made = record.context_made
+async def _made_saves_there(contexts: BrowserContexts, cdp: FakeCdp, name: str) -> None:
+    """Make the context ``name`` (Chrome's id: CTX): its downloads are sent here."""
 
     async def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
         await cdp.send(method, params)
         return {"browserContextId": "CTX"}
 
-    await contexts.id_for("second-user", call)
+    await contexts.id_for(name, call)
     assert cdp.sent[-1] == ("Browser.setDownloadBehavior", {
         "behavior": "allowAndName", "downloadPath": f"{DIRECTORY}/files",
         "eventsEnabled": True, "browserContextId": "CTX"})
+
+
+async def test_a_context_the_gateway_makes_saves_there_too() -> None:
+    record, _ = await _served()
+    contexts = BrowserContexts()
+    contexts.made = record.context_made
+    await _made_saves_there(contexts, FakeCdp(), "second-user")
 
 
 async def test_the_record_is_bounded_and_ids_go_on() -> None:
@@ -340,15 +344,7 @@ async def test_a_browser_the_gateway_did_not_launch_keeps_its_own_downloads() ->
     with pytest.raises(InvalidArgument, match=r"did not launch this browser.*isolated "
                                               r"context.*launch = true"):
         await record.fetch(blob, io.BytesIO(), 512, 5)
-
-    async def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
-        await cdp.send(method, params)
-        return {"browserContextId": "CTX"}
-
-    await contexts.id_for("mine", call)
-    assert cdp.sent[-1] == ("Browser.setDownloadBehavior", {
-        "behavior": "allowAndName", "downloadPath": f"{DIRECTORY}/files",
-        "eventsEnabled": True, "browserContextId": "CTX"})
+    await _made_saves_there(contexts, cdp, "mine")
     tab.context = "mine"
     cdp.listener("Browser.downloadWillBegin", {"guid": "g-1", "url": "u",
                                                "suggestedFilename": "s",

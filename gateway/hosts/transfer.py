@@ -60,9 +60,9 @@ async def copy_back(read: Callable[[int], Awaitable[bytes]], into: BinaryIO, pat
         except OSError as exc:
             name = getattr(into, "name", None)
             raise InvalidArgument(
-                f"cannot write save_to {name if isinstance(name, str) else '(the file)'}: "
-                f"{exc.strerror or exc}; free space there or name a file elsewhere "
-                "with save_to") from None
+                f"cannot write {name if isinstance(name, str) else 'the file here'}: "
+                f"{exc.strerror or exc}; free space there, or name a file elsewhere with "
+                "save_to") from None
         copied.total = max(copied.total, copied.done)
         await copied.report()
     await copied.report(final=True)

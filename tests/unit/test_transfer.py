@@ -15,6 +15,7 @@ from gateway import progress
 from gateway.errors import HostError, InvalidArgument
 from gateway.hosts.local import LocalHost
 from gateway.hosts.transfer import CHUNK, copy_back
+from gateway.output.files import open_private
 
 pytestmark = pytest.mark.anyio
 
@@ -63,12 +64,17 @@ async def test_a_file_that_grows_past_its_bound_while_copied_stops_there() -> No
 
 
 class Full(io.BytesIO):
+    name = "/home/u/out.bin"
+
     def write(self, data: object) -> int:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 async def test_a_full_disk_here_is_said_as_such(tmp_path: Path) -> None:
     (tmp_path / "f.bin").write_bytes(b"data")
-    with pytest.raises(InvalidArgument, match=r"cannot write save_to .*: No space left on "
-                                              r"device; free space there"):
+    with pytest.raises(InvalidArgument, match=r"cannot write /home/u/out\.bin: No space left "
+                                              r"on device; free space there, or name a file "
+                                              r"elsewhere with save_to"):
         await LocalHost().fetch_file(str(tmp_path / "f.bin"), Full(), 10, 10)
+    with open_private(tmp_path / "new.bin", exclusive=True) as new:  # what fetch writes
+        assert new.name == str(tmp_path / "new.bin")

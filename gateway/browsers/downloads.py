@@ -9,9 +9,12 @@ name), so no two clash and no site-chosen name (``../../.bashrc``) ever becomes 
 The name a site suggests is only shown, cleaned. The default context of a browser the
 gateway did not launch (a person's own Chrome, a test framework's) keeps saving where
 it always did — redirected, a person's downloads would land in a temporary directory
-deleted at exit: its downloads are only followed (behavior ``default`` with events),
-listed, and a fetch says to use an isolated ``context`` or a launched browser.
-Contexts the gateway did not make are left alone.
+deleted at exit — and is sent nothing: even behavior ``default`` would undo a test
+framework's own ``allow`` and its directory (measured). Its downloads are followed by
+the page sessions' ``Page.downloadWillBegin``/``Page.downloadProgress``, which Chrome
+sends with no change to where it saves (measured), listed, and a fetch says to use an
+isolated ``context`` or a launched browser. A download both kinds of event tell of is
+recorded once. Contexts the gateway did not make are left alone.
 
 What stays on the host is bounded: a download dropped from the record has its file
 removed, and once the files there reach ``MAX_HOST_BYTES`` a new download is cancelled
@@ -49,6 +52,7 @@ from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.download_dir import FILES, parse_prepared, prepare_command, remove_command
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import PageTracker
+from gateway.browsers.tab import Tab
 from gateway.config import TargetConfig
 from gateway.config.remote import HostedUrl
 from gateway.errors import GatewayError, HostError, InvalidArgument
@@ -133,6 +137,7 @@ class Downloads:
         self._tabs = pages.tabs  # the browser's live tabs by targetId (= main frame id)
         self._contexts = pages.contexts
         pages.contexts.made = self.context_made  # a context the gateway makes: here too
+        pages.downloaded = self._on_page_event
         self._by_guid: OrderedDict[str, Download] = OrderedDict()
         self._ids = itertools.count(1)
         self.dropped = 0
@@ -168,14 +173,16 @@ class Downloads:
                 self.unreachable = f"its download directory could not be made ({why})"
             else:
                 self.directory = made
-        await self.context_made(lambda m, p: cdp.send(m, p, timeout_s=SETUP_TIMEOUT_S), None)
+        if launched:  # another's default context is left as it is: its pages tell
+            await self.context_made(lambda m, p: cdp.send(m, p, timeout_s=SETUP_TIMEOUT_S),
+                                    None)
 
     async def context_made(self, call: Call, context_id: str | None) -> None:
         """Send the downloads of the context ``context_id`` (None: the default one, only
-        of a launched browser) to the directory — or just have Chrome say what it
-        downloads, saving where it would."""
+        of a launched browser) to the directory — or, with none, just have Chrome say
+        what it downloads, saving where it would."""
         params: dict[str, Any] = {"behavior": "default", "eventsEnabled": True}
-        if self.unreachable is None and (context_id is not None or self._launched):
+        if self.unreachable is None:
             params.update(behavior="allowAndName", downloadPath=f"{self.directory}/{FILES}")
         if context_id is not None:
             params["browserContextId"] = context_id
@@ -184,9 +191,13 @@ class Downloads:
         except GatewayError as exc:  # a hosted pool may not offer it
             log.warning("downloads not followed", target=self._target, error=str(exc))
 
-    def _on_event(self, method: str, params: dict[str, Any]) -> None:
+    def _on_page_event(self, method: str, params: dict[str, Any], tab: Tab) -> None:
+        """A page session's ``Page.download*``: the same as the browser's."""
+        self._on_event(method.replace("Page.", "Browser.", 1), params, tab)
+
+    def _on_event(self, method: str, params: dict[str, Any], tab: Tab | None = None) -> None:
         if method == "Browser.downloadWillBegin":
-            self._began(params)
+            self._began(params, tab)
         elif method == "Browser.downloadProgress":
             found = self._by_guid.get(str(params.get("guid", "")))
             if found is None or found.state != "in_progress":
@@ -199,9 +210,11 @@ class Downloads:
             elif found.path is not None and self._on_host() > MAX_HOST_BYTES:
                 self._cancel(found, self._full())
 
-    def _began(self, params: dict[str, Any]) -> None:
+    def _began(self, params: dict[str, Any], tab: Tab | None) -> None:
         guid = str(params.get("guid", ""))
-        tab = self._tabs.get(str(params.get("frameId", "")))
+        if guid in self._by_guid:  # told by the browser and by its page
+            return
+        tab = tab or self._tabs.get(str(params.get("frameId", "")))
         context = self._contexts.known(tab.context) if tab and tab.context else None
         entry = Download(next(self._ids), guid, str(params.get("url", ""))[:2000],
                          shown_name(str(params.get("suggestedFilename", ""))),

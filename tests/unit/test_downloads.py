@@ -101,10 +101,11 @@ class FakeTasks:
 
 async def _served(host: FakeHost | None = None, endpoint: Endpoint = LOOPBACK,
                   cdp: FakeCdp | None = None, tasks: FakeTasks | None = None, *,
-                  launched: bool = True, contexts: BrowserContexts | None = None,
+                  launched: bool = True, pages: SimpleNamespace | None = None,
                   **config: Any) -> tuple[Downloads, Tab]:
     tab = Tab(7, "devvm", MANIFEST["target_id"])
-    pages = SimpleNamespace(tabs={tab.target_id: tab}, contexts=contexts or BrowserContexts())
+    pages = pages or SimpleNamespace(contexts=BrowserContexts())
+    pages.tabs = {tab.target_id: tab}
     record = Downloads(TargetConfig.model_validate({"name": "devvm", **config}),
                        host or FakeHost(), pages)  # type: ignore[arg-type]
     await record.start(cdp or FakeCdp(), endpoint, tasks or FakeTasks(),  # type: ignore[arg-type]
@@ -194,10 +195,9 @@ def test_which_browsers_files_can_come_back(endpoint: Endpoint, hosted: bool,
 async def test_a_share_lists_downloads_but_says_why_none_comes_back() -> None:
     host, cdp = FakeHost(), FakeCdp()
     share = Endpoint("localhost", 0, "/p", "share", socket="/s.sock")
-    record, _ = await _served(host, share, cdp)
+    record, _ = await _served(host, share, cdp, launched=False)
     assert host.commands == [] and record.directory is None  # nothing made there
-    assert cdp.sent == [("Browser.setDownloadBehavior", {"behavior": "default",
-                                                         "eventsEnabled": True})]
+    assert cdp.sent == []  # its downloads are its own: only its pages' events tell
     for method, params in _events():
         cdp.listener(method, params)
     with pytest.raises(InvalidArgument, match="cannot be copied back: it is a share"):
@@ -331,20 +331,23 @@ async def test_an_id_that_is_no_plain_name_is_never_a_path() -> None:
 
 
 async def test_a_browser_the_gateway_did_not_launch_keeps_its_own_downloads() -> None:
-    """Its default context is only followed; a context the gateway makes saves here."""
+    """Its default context is sent nothing (its pages tell of its downloads, once even
+    when the browser does too); a context the gateway makes saves here."""
     host, cdp = FakeHost(), FakeCdp()
-    contexts = BrowserContexts()
-    record, tab = await _served(host, cdp=cdp, launched=False, contexts=contexts)
-    assert cdp.sent == [("Browser.setDownloadBehavior", {"behavior": "default",
-                                                         "eventsEnabled": True})]
+    pages = SimpleNamespace(contexts=BrowserContexts())
+    record, tab = await _served(host, cdp=cdp, launched=False, pages=pages)
+    assert cdp.sent == []
     for method, params in _events():
+        pages.downloaded(method.replace("Browser.", "Page."), params, tab)
         cdp.listener(method, params)
+    assert len(record.entries) == 2
     blob = record.entries[0]
+    assert blob.tab == tab.id and blob.state == "completed"
     assert blob.path is None and blob.state == "completed"
     with pytest.raises(InvalidArgument, match=r"did not launch this browser.*isolated "
                                               r"context.*launch = true"):
         await record.fetch(blob, io.BytesIO(), 512, 5)
-    await _made_saves_there(contexts, cdp, "mine")
+    await _made_saves_there(pages.contexts, cdp, "mine")
     tab.context = "mine"
     cdp.listener("Browser.downloadWillBegin", {"guid": "g-1", "url": "u",
                                                "suggestedFilename": "s",

@@ -70,7 +70,9 @@ async def download_phase(topo: Topology, rows: dict[str, Any], gateway: Callable
         conn = await ssh_connect()
     try:
         async with gateway(env, []) as client:
-            tab = int((await call(client, "new_tab", {}))["tab"])
+            # a context of the gateway's: h1's browser was not launched by it, so only
+            # its contexts' downloads are saved where the gateway can fetch them
+            tab = int((await call(client, "new_tab", {"context": "bench-download"}))["tab"])
             try:
                 fetch = await _downloaded(client, call, tab)
                 remote = await _remote_path(conn)

@@ -240,7 +240,7 @@ class Browser:
                 tg.start_soon(held.hold, self.host, cdp)
             self.pages.serve(cdp, tg)
             try:
-                await self._setup(cdp, endpoint)
+                await self._setup(cdp, endpoint, tg)
             except GatewayError as exc:
                 self._attempt_failed(f"browser at {endpoint.address} did not answer "
                                      f"set-up commands ({exc})")
@@ -258,7 +258,7 @@ class Browser:
         self.pages.disconnected()
         self._log.info("browser connection closed", endpoint=endpoint.address)
 
-    async def _setup(self, cdp: CdpConnection, endpoint: Endpoint) -> None:
+    async def _setup(self, cdp: CdpConnection, endpoint: Endpoint, tg: anyio.abc.TaskGroup) -> None:
         version = await cdp.send("Browser.getVersion", timeout_s=SETUP_TIMEOUT_S)
         await cdp.send("Target.setDiscoverTargets", {"discover": True}, timeout_s=SETUP_TIMEOUT_S)
         await cdp.send("Target.setAutoAttach", {
@@ -267,12 +267,12 @@ class Browser:
         infos = (await cdp.send("Target.getTargets", timeout_s=SETUP_TIMEOUT_S))["targetInfos"]
         self.product = version.get("product")
         self.protocol = version.get("protocolVersion")
-        restarted = (self._last_browser_path is not None
-                     and self._last_browser_path != endpoint.browser_path)
+        restarted = self._last_browser_path not in (None, endpoint.browser_path)
         self._last_browser_path = endpoint.browser_path
         self.endpoint = endpoint
         self.pages.reconcile(infos, restarted)
-        await self.downloads.start(cdp, endpoint)
+        await self.downloads.start(cdp, endpoint, tg, launched=bool(
+            self.launcher and self.launcher.attached))  # its default context: ours
         self._log.info("browser up", endpoint=endpoint.address, found_by=endpoint.found_by,
                        browser=self.product, tabs=len(self.tabs))
 

@@ -16,6 +16,7 @@ console and network entries each.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -79,6 +80,9 @@ class PageTracker:
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
         self._sessions: dict[str, Tab] = {}       # sessionId → Tab
         self.contexts = BrowserContexts()
+        # told of a page's download events (``Downloads``): Chrome sends them to a page
+        # session without any change to where the browser saves
+        self.downloaded: Callable[[str, dict[str, Any], Tab], None] | None = None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._cdp: CdpConnection | None = None
         self._log = log.bind(target=name)
@@ -210,6 +214,9 @@ class PageTracker:
                 return
             if method == "Fetch.requestPaused":
                 self._paused(cdp, tab, session_id, params)
+                return
+            if method.startswith("Page.download") and self.downloaded is not None:
+                self.downloaded(method, params, tab)
                 return
             tab.on_event(method, params)
             if method == "Page.javascriptDialogOpening" and tab.session_id is not None:

@@ -19,7 +19,7 @@ from typing import BinaryIO
 import anyio
 
 from gateway import progress
-from gateway.errors import HostError
+from gateway.errors import HostError, InvalidArgument
 
 __all__ = ["CHUNK", "Copied", "check_size", "copy_back", "fetch_here"]
 
@@ -47,14 +47,22 @@ def check_size(path: str, mode: int, size: int, max_bytes: int) -> None:
 async def copy_back(read: Callable[[int], Awaitable[bytes]], into: BinaryIO, path: str,
                 size: int, max_bytes: int) -> int:
     """Read ``read`` to its end into ``into``; the bytes as progress, never past
-    ``max_bytes``."""
+    ``max_bytes``. Writing here failing (a full disk) is said as such, once for every
+    host: it is no failure of the host's."""
     copied = Copied(size, "copying back")
     while data := await read(CHUNK):
         copied.done += len(data)
         if copied.done > max_bytes:
             raise HostError(f"{path} grew past the limit of {max_bytes:,} bytes while it "
                             "was copied")
-        await anyio.to_thread.run_sync(into.write, data)
+        try:
+            await anyio.to_thread.run_sync(into.write, data)
+        except OSError as exc:
+            name = getattr(into, "name", None)
+            raise InvalidArgument(
+                f"cannot write {name if isinstance(name, str) else 'the file here'}: "
+                f"{exc.strerror or exc}; free space there, or name a file elsewhere with "
+                "save_to") from None
         copied.total = max(copied.total, copied.done)
         await copied.report()
     await copied.report(final=True)

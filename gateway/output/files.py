@@ -137,7 +137,8 @@ def open_private(path: Path, *, exclusive: bool = False) -> BinaryIO:
                               "name a new file") from None
     except OSError as exc:
         raise InvalidArgument(f"cannot write {path}: {exc.strerror or exc}") from None
-    f = os.fdopen(fd, "wb")
+    # named by its path (a write that fails says which file); the caller closes it
+    f = open(str(path), "wb", opener=lambda _path, _flags: fd)  # noqa: SIM115
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         f.close()
         raise InvalidArgument(f"{path} is not a regular file")

@@ -41,6 +41,7 @@ class DownloadItem(BaseModel):
     total: int | None = absent()
     url: str
     tab: int | None = absent()
+    why: str | None = absent()  # why fetch cannot bring it back (or why it was cancelled)
 
 
 class DownloadsResult(BaseModel):
@@ -60,7 +61,7 @@ class DownloadsResult(BaseModel):
 def _item(entry: Download) -> DownloadItem:
     return DownloadItem(id=entry.id, name=entry.name, state=entry.state, bytes=entry.bytes,
                         total=entry.total if entry.total != entry.bytes else None,
-                        url=entry.url[:300], tab=entry.tab)
+                        url=entry.url[:300], tab=entry.tab, why=entry.why_not)
 
 
 def _check(arguments: dict[str, Any]) -> None:

@@ -4,10 +4,15 @@ copied back over the target's SSH connection byte for byte — or refused, sayin
 h1's Chromium downloads from its page server (``/downloads.html``: links to
 attachments of known bytes, ``download_bytes``, and one the server breaks off), with
 ``max_capture_mb = 40`` so one file is over the size bound without a test of
-gigabytes. The directory on the host is ``/tmp/csgw-downloads-*`` (the namespaces
-share the machine's /tmp): removed when the gateway exits, and — for a gateway killed
-with SIGKILL — by the next gateway that connects to that host (h2, whose own gateways
-only these tests start). The local target (no SSH) gets the same by a plain copy.
+gigabytes. h1's browser is not one the gateway launched: its page is in a context of
+the gateway's (``context``), whose downloads are saved where the gateway fetches them;
+its default context keeps its own. The directory on the host is
+``/tmp/csgw-downloads-*`` (the namespaces share the machine's /tmp, and so do other
+test runs: a gateway's own directory is known by its holder, the sshd process of the
+gateway's connection in that host's namespace): removed when the gateway exits, and —
+for a gateway killed with SIGKILL — by the next gateway that connects to that host
+(h2). The local target (no SSH; a browser the gateway launched: its default context
+saves there) gets the same by a plain copy, its holder the gateway itself.
 """
 
 from __future__ import annotations
@@ -17,11 +22,10 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from tests.e2e.helpers import (
@@ -51,8 +55,46 @@ async def env(topology: Topology,
         yield e
 
 
-def _host_dirs() -> set[str]:
-    return set(glob.glob("/tmp/csgw-downloads-*"))
+def _holders() -> dict[str, int]:
+    """Every download directory on this machine with a holder written: its holder's pid."""
+    found = {}
+    for directory in glob.glob("/tmp/csgw-downloads-*"):
+        try:
+            found[directory] = int(Path(directory, "holder").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _held_in(topology: Topology, host: str) -> dict[str, int]:
+    """The directories whose holder runs in ``host``'s network namespace (its sshd: a
+    gateway's connection there)."""
+    inode = os.stat(f"/run/netns/{topology.host(host).netns}").st_ino
+    found = {}
+    for directory, pid in _holders().items():
+        try:
+            if os.stat(f"/proc/{pid}/ns/net").st_ino == inode:
+                found[directory] = pid
+        except OSError:
+            continue
+    return found
+
+
+def _held_by_children() -> set[str]:
+    """The directories whose holder is a child of this process (a local gateway)."""
+    found = set()
+    for directory, pid in _holders().items():
+        try:
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == os.getpid():
+            found.add(directory)
+    return found
+
+
+def _files(directories: Iterable[str]) -> set[str]:
+    return {f for d in directories for f in os.listdir(f"{d}/files")}
 
 
 async def _click(env: DevtoolsEnv, tab: int, name: str) -> None:
@@ -71,10 +113,36 @@ async def _download(env: DevtoolsEnv, tab: int, name: str, state: str) -> dict[s
     return await eventually(listed, timeout=60, what=f"{name} listed as {state}")
 
 
+_QUERY = "&".join(f"{name}={size}" for name, size in SIZES.items())
+
+
 @pytest.fixture(scope="module")
 async def page(env: DevtoolsEnv) -> int:
-    query = "&".join(f"{name}={size}" for name, size in SIZES.items())
-    return await open_page(env.client, env.site("h1"), f"/downloads.html?{query}", "h1")
+    nav = await call_ok(env.client, "navigate", {
+        "url": env.site("h1").url(f"/downloads.html?{_QUERY}"), "wait": "load",
+        "target": "h1", "context": "downloads"})
+    return int(nav["tab"])
+
+
+async def test_a_browser_not_launched_keeps_its_default_contexts_downloads(
+        env: DevtoolsEnv, topology: Topology) -> None:
+    """Listed, never redirected into the gateway's directory; a fetch says what to do."""
+    before = _files(_held_in(topology, "h1"))
+    tab = await open_page(env.client, env.site("h1"), f"/downloads.html?{_QUERY}", "h1")
+    try:
+        await _click(env, tab, "blob.bin")
+
+        async def listed() -> dict[str, Any] | None:
+            found = (await call_ok(env.client, "downloads", {"tab": tab}))["downloads"]
+            return found[0] if found else None
+
+        item = await eventually(listed, timeout=60, what="the default context's download")
+        assert "did not launch this browser" in item["why"], item
+        error = await call_err(env.client, "downloads", {"tab": tab, "fetch": item["id"]})
+        assert "isolated context" in error and "launch = true" in error, error
+        assert _files(_held_in(topology, "h1")) == before  # not saved there
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": tab})
 
 
 async def test_a_binary_file_is_brought_back_identical(env: DevtoolsEnv, page: int,
@@ -148,36 +216,40 @@ async def test_the_host_directory_goes_when_the_gateway_does(topology: Topology,
                                                              tmp_path: Path) -> None:
     """On exit; and after a SIGKILL, at the next gateway's connect to that host."""
     targets = write_targets(tmp_path / "targets.toml", {"h2": {"ssh": "h2"}})
-    before = _host_dirs()
+    assert not _held_in(topology, "h2"), "no gateway of these tests on h2 yet"
     killed = subprocess.Popen(
         [sys.executable, "-m", "gateway", "serve", "--config", str(targets)],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env=topology.client_env(), close_fds=True)
     try:
-        async def made() -> set[str] | None:  # with its holder written: set up
-            return {d for d in _host_dirs() - before if os.path.exists(f"{d}/holder")} or None
+        async def made() -> dict[str, int] | None:  # with its holder written: set up
+            return _held_in(topology, "h2") or None
 
-        left = await eventually(made, timeout=60, what="the killed gateway's directory")
+        held = await eventually(made, timeout=60, what="the killed gateway's directory")
     finally:
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=10)
-    await anyio.sleep(1)  # its sshd session notices the connection gone
-    assert left <= _host_dirs(), "a SIGKILL leaves the directory (it cannot remove it)"
+    (left, holder), = held.items()
+
+    async def holder_gone() -> bool | None:  # its sshd session notices the connection gone
+        return not os.path.exists(f"/proc/{holder}") or None
+
+    await eventually(holder_gone, timeout=30, what=f"the killed gateway's sshd ({holder})")
+    assert os.path.isdir(left), "a SIGKILL leaves the directory (it cannot remove it)"
 
     with open(tmp_path / "gateway.stderr", "w") as errlog:
         async with open_gateway(topology.client_env(), ["--config", str(targets)],
                                 errlog=errlog) as client:
             await wait_for_targets(client, {"h2": "up"})
-            ours = _host_dirs() - before
-            assert not (left & ours), f"the next gateway's connect swept {left}: {ours}"
-            assert len(ours) == 1 and file_mode(Path(next(iter(ours)))) == 0o700
+            ours = _held_in(topology, "h2")
+            assert not os.path.exists(left), f"the next gateway's connect swept {left}"
+            assert len(ours) == 1 and file_mode(Path(next(iter(ours)))) == 0o700, ours
     stderr = (tmp_path / "gateway.stderr").read_text()
-    assert not (_host_dirs() - before), f"the directory went with its gateway: {stderr}"
+    assert not any(map(os.path.exists, ours)), f"the directory went with its gateway: {stderr}"
 
 
 async def test_a_local_target_copies_from_its_own_directory(tmp_path: Path) -> None:
     data = bytes(range(256)) * 40
-    before = _host_dirs()
     with open(tmp_path / "gateway.stderr", "w") as errlog:
         async with open_gateway(local_default_env(tmp_path / "home"), errlog=errlog) as client:
             await wait_for_targets(client, {"local": "up"}, timeout=60)
@@ -197,5 +269,6 @@ async def test_a_local_target_copies_from_its_own_directory(tmp_path: Path) -> N
             await call_ok(client, "downloads", {"target": "local", "fetch": item["id"],
                                                 "save_to": str(save)})
             assert save.read_bytes() == data and file_mode(save) == 0o600
-            assert len(_host_dirs() - before) == 1
-    assert not (_host_dirs() - before), "the local directory went with its gateway"
+            ours = _held_by_children()  # held by the gateway itself
+            assert len(ours) == 1, ours
+    assert not any(map(os.path.exists, ours)), "the local directory went with its gateway"

@@ -88,20 +88,36 @@ async def _download(gw: Client, tab: int, text: str) -> int:
 async def test_downloads_survive_an_ssh_reconnect(fault_topology: Topology,
                                                   tmp_path: Path) -> None:
     """The directory on the host is kept (its holder written again for the new
-    connection) and the new connection sends downloads there too."""
+    connection) and the new connection sends downloads there too. In a context of the
+    gateway's (h1's browser is not one it launched): Chrome disposes of it with the
+    old connection, so the download after the reconnect is made in the context of
+    that name the new connection makes."""
     h1 = fault_topology.host("h1")
     async with open_gateway(fault_topology.client_env() | {"SSH_PROXY_TO": "h1"}) as gw:
         await wait_for_targets(gw, {"default": "up"})
-        tab = (await call_ok(gw, "navigate", {"url": data_url("downloader")}))["tab"]
+        nav = {"url": data_url("downloader"), "context": "downloads"}
+        tab = (await call_ok(gw, "navigate", nav))["tab"]
         before = await _download(gw, tab, "before")
         h1.kill_ssh_sessions()
+        await eventually(lambda: _gone(gw, tab), timeout=30,
+                         what="the context's tab gone with the old connection")
+        tab = (await call_ok(gw, "navigate", nav))["tab"]
         after = await _download(gw, tab, "after")
         assert after > before
         for n, text in ((before, "before"), (after, "after")):
             save = tmp_path / f"{text}.txt"
-            await call_ok(gw, "downloads", {"tab": tab, "fetch": n, "save_to": str(save)})
+            await call_ok(gw, "downloads", {"target": "default", "fetch": n,
+                                            "save_to": str(save)})
             assert save.read_text() == text
         await call_ok(gw, "close_tab", {"tab": tab})
+
+
+async def _gone(gw: Client, tab: int) -> bool | None:
+    """True once the target is up again without ``tab``."""
+    result = await gw.call_tool("list_tabs", {})
+    if result.is_error or result.structured_content is None:
+        return None
+    return tab not in [t["tab"] for t in result.structured_content["tabs"]] or None
 
 
 async def test_browser_restart_retires_old_tab_ids(fault_topology: Topology) -> None:

@@ -19,8 +19,19 @@ import pytest
 
 from gateway import progress
 from gateway.browsers.contexts import BrowserContexts
-from gateway.browsers.download_dir import DIRECTORY_PREFIX, parse_prepared, prepare_command
-from gateway.browsers.downloads import MAX_DOWNLOADS, Downloads, shown_name, unreachable
+from gateway.browsers.download_dir import (
+    DIRECTORY_PREFIX,
+    parse_prepared,
+    prepare_command,
+    remove_command,
+)
+from gateway.browsers.downloads import (
+    MAX_DOWNLOADS,
+    MAX_HOST_BYTES,
+    Downloads,
+    shown_name,
+    unreachable,
+)
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.tab import Tab
 from gateway.config import TargetConfig
@@ -45,6 +56,7 @@ class FakeHost:
     def __init__(self, prepared: str = f"@csgw dir {DIRECTORY}\n") -> None:
         self.prepared, self.commands = prepared, []  # type: str, list[str]
         self.fetched: list[tuple[str, int]] = []
+        self.timeouts: list[float] = []
 
     async def run(self, command: str, timeout_s: float) -> str:
         self.commands.append(command)
@@ -53,6 +65,7 @@ class FakeHost:
     async def fetch_file(self, path: str, into: BinaryIO, max_bytes: int,
                          timeout_s: float) -> int:
         self.fetched.append((path, max_bytes))
+        self.timeouts.append(timeout_s)
         into.write(b"data")
         return 4
 
@@ -71,13 +84,32 @@ class FakeCdp:
         return {}
 
 
+class FakeTasks:
+    """The connection's task group: what the record starts is run when a test says."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[Any, tuple[Any, ...]]] = []
+
+    def start_soon(self, job: Any, *args: Any) -> None:
+        self.jobs.append((job, args))
+
+    async def run(self) -> None:
+        jobs, self.jobs = self.jobs, []
+        for job, args in jobs:
+            await job(*args)
+
+
 async def _served(host: FakeHost | None = None, endpoint: Endpoint = LOOPBACK,
-                  cdp: FakeCdp | None = None, **config: Any) -> tuple[Downloads, Tab]:
+                  cdp: FakeCdp | None = None, tasks: FakeTasks | None = None, *,
+                  launched: bool = True, pages: SimpleNamespace | None = None,
+                  **config: Any) -> tuple[Downloads, Tab]:
     tab = Tab(7, "devvm", MANIFEST["target_id"])
-    pages = SimpleNamespace(tabs={tab.target_id: tab}, contexts=BrowserContexts())
+    pages = pages or SimpleNamespace(contexts=BrowserContexts())
+    pages.tabs = {tab.target_id: tab}
     record = Downloads(TargetConfig.model_validate({"name": "devvm", **config}),
                        host or FakeHost(), pages)  # type: ignore[arg-type]
-    await record.start(cdp or FakeCdp(), endpoint)  # type: ignore[arg-type]
+    await record.start(cdp or FakeCdp(), endpoint, tasks or FakeTasks(),  # type: ignore[arg-type]
+                       launched=launched)
     return record, tab
 
 
@@ -99,25 +131,29 @@ async def test_chromes_events_make_the_record() -> None:
     assert broken.ended.is_set() and blob.ended.is_set()
 
 
-async def test_a_context_the_gateway_makes_saves_there_too() -> None:
-    record, _ = await _served()
-    cdp = FakeCdp()
-    contexts = BrowserContexts()
-    contexts.made = record.context_made
+async def _made_saves_there(contexts: BrowserContexts, cdp: FakeCdp, name: str) -> None:
+    """Make the context ``name`` (Chrome's id: CTX): its downloads are sent here."""
 
     async def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
         await cdp.send(method, params)
         return {"browserContextId": "CTX"}
 
-    await contexts.id_for("second-user", call)
+    await contexts.id_for(name, call)
     assert cdp.sent[-1] == ("Browser.setDownloadBehavior", {
         "behavior": "allowAndName", "downloadPath": f"{DIRECTORY}/files",
         "eventsEnabled": True, "browserContextId": "CTX"})
 
 
+async def test_a_context_the_gateway_makes_saves_there_too() -> None:
+    record, _ = await _served()
+    contexts = BrowserContexts()
+    contexts.made = record.context_made
+    await _made_saves_there(contexts, FakeCdp(), "second-user")
+
+
 async def test_the_record_is_bounded_and_ids_go_on() -> None:
-    cdp = FakeCdp()
-    record, _ = await _served(cdp=cdp)
+    host, cdp, tasks = FakeHost(), FakeCdp(), FakeTasks()
+    record, _ = await _served(host, cdp=cdp, tasks=tasks)
     for n in range(MAX_DOWNLOADS + 5):
         cdp.listener("Browser.downloadWillBegin", {"guid": f"g{n}", "url": "http://x/",
                                                    "suggestedFilename": "f", "frameId": "?"})
@@ -126,13 +162,16 @@ async def test_the_record_is_bounded_and_ids_go_on() -> None:
     assert record.entries[0].tab is None  # a frame that is no tab's
     with pytest.raises(InvalidArgument, match="older ones were dropped"):
         record.get(1)
+    await tasks.run()  # the dropped ones' files leave the host; those under way are cancelled
+    assert host.commands[1:] == [remove_command(f"{DIRECTORY}/files/g{n}") for n in range(5)]
+    assert cdp.sent[1:] == [("Browser.cancelDownload", {"guid": f"g{n}"}) for n in range(5)]
 
 
 async def test_a_download_under_way_at_a_reconnect_is_failed_and_the_directory_kept() -> None:
     host, cdp = FakeHost(), FakeCdp()
     record, _ = await _served(host, cdp=cdp)
     cdp.listener(*_events()[0])  # began, never ended on this connection
-    await record.start(FakeCdp(), LOOPBACK)
+    await record.start(FakeCdp(), LOOPBACK, FakeTasks(), launched=True)  # type: ignore[arg-type]
     assert record.entries[0].state == "failed"
     assert host.commands[1] == prepare_command(DIRECTORY)  # kept, its holder rewritten
 
@@ -156,10 +195,9 @@ def test_which_browsers_files_can_come_back(endpoint: Endpoint, hosted: bool,
 async def test_a_share_lists_downloads_but_says_why_none_comes_back() -> None:
     host, cdp = FakeHost(), FakeCdp()
     share = Endpoint("localhost", 0, "/p", "share", socket="/s.sock")
-    record, _ = await _served(host, share, cdp)
+    record, _ = await _served(host, share, cdp, launched=False)
     assert host.commands == [] and record.directory is None  # nothing made there
-    assert cdp.sent == [("Browser.setDownloadBehavior", {"behavior": "default",
-                                                         "eventsEnabled": True})]
+    assert cdp.sent == []  # its downloads are its own: only its pages' events tell
     for method, params in _events():
         cdp.listener(method, params)
     with pytest.raises(InvalidArgument, match="cannot be copied back: it is a share"):
@@ -214,6 +252,7 @@ def test_a_sites_name_is_only_shown() -> None:
     assert shown_name("../../.bashrc") == ".._.._.bashrc"
     assert shown_name("a\x00b\nc\\d") == "a_b_c_d"
     assert shown_name("") == "download" and len(shown_name("x" * 999)) == 200
+    assert shown_name("invoice\u202etxt.exe\u200b") == "invoicetxt.exe"  # no direction tricks
 
 
 async def test_the_directory_goes_at_exit_even_after_a_failed_set_up() -> None:
@@ -226,33 +265,122 @@ async def test_the_directory_goes_at_exit_even_after_a_failed_set_up() -> None:
 
     host = Flaky()
     record, _ = await _served(host)
-    await record.start(FakeCdp(), LOOPBACK)  # the reconnect's set-up fails
+    # the reconnect's set-up fails
+    await record.start(FakeCdp(), LOOPBACK, FakeTasks(), launched=True)  # type: ignore[arg-type]
     assert record.unreachable is not None and "connection lost" in record.unreachable
     await record.aclose()
-    assert host.commands[-1] == f"rm -rf -- {DIRECTORY}"
+    assert host.commands[-1] == f"rm -rf -- {DIRECTORY}" == remove_command(DIRECTORY)
     await record.aclose()  # once only
     assert len(host.commands) == 3
 
 
-async def test_a_fetch_waits_for_a_download_under_way_and_says_how_far_it_is() -> None:
-    cdp = FakeCdp()
-    record, _ = await _served(cdp=cdp)
+async def test_a_fetch_waits_for_a_download_under_way_and_says_how_far_it_is(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each report the fetch makes lets the browser go one step on: no clock involved."""
+    monkeypatch.setattr(progress, "MIN_INTERVAL_S", 0)
+    cdp, host = FakeCdp(), FakeHost()
+    record, _ = await _served(host, cdp=cdp)
     cdp.listener("Browser.downloadWillBegin", {"guid": "g", "url": "u",
                                                "suggestedFilename": "s"})
     heard: list[tuple[float, float | None, str | None]] = []
+    steps = iter([(1 << 20, "inProgress"), (2 << 20, "completed")])
 
     async def send(done: float, total: float | None, message: str | None) -> None:
         heard.append((done, total, message))
-
-    async def browser() -> None:
-        for received, state in ((1 << 20, "inProgress"), (2 << 20, "completed")):
-            await anyio.sleep(0.3)
-            cdp.listener("Browser.downloadProgress", {
-                "guid": "g", "receivedBytes": received, "totalBytes": 2 << 20, "state": state})
+        received, state = next(steps)
+        cdp.listener("Browser.downloadProgress", {
+            "guid": "g", "receivedBytes": received, "totalBytes": 2 << 20, "state": state})
 
     with progress.reporting(send):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(browser)
-            assert await record.fetch(record.get(1), io.BytesIO(), 512, 10) == 4
+        assert await record.fetch(record.get(1), io.BytesIO(), 512, 10) == 4
     assert [h[0] for h in heard] == [0, 1 << 20], heard
     assert heard[-1] == (1 << 20, 2 << 20, "still downloading in the browser: 1.0 MB")
+    assert 0 < host.timeouts[0] <= 10  # what the wait left of the one budget
+
+
+async def test_the_wait_and_the_copy_share_one_budget() -> None:
+    cdp, host = FakeCdp(), FakeHost()
+    record, _ = await _served(host, cdp=cdp)
+    cdp.listener("Browser.downloadWillBegin", {"guid": "g", "url": "u",
+                                               "suggestedFilename": "s"})
+
+    async def browser() -> None:
+        await anyio.sleep(0.1)
+        cdp.listener("Browser.downloadProgress", {"guid": "g", "receivedBytes": 1,
+                                                  "state": "completed"})
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(browser)
+        await record.fetch(record.get(1), io.BytesIO(), 512, 5)
+    assert host.timeouts[0] < 5 - 0.05, host.timeouts  # the copy had what the wait left
+
+
+async def test_an_id_that_is_no_plain_name_is_never_a_path() -> None:
+    host, cdp = FakeHost(), FakeCdp()
+    record, _ = await _served(host, cdp=cdp)
+    cdp.listener("Browser.downloadWillBegin", {"guid": "../../../etc/passwd", "url": "u",
+                                               "suggestedFilename": "s"})
+    cdp.listener("Browser.downloadProgress", {"guid": "../../../etc/passwd",
+                                              "receivedBytes": 5, "state": "completed"})
+    entry = record.entries[0]
+    assert entry.path is None and entry.state == "completed"
+    with pytest.raises(InvalidArgument, match=r"cannot be copied back: the browser gave it "
+                                              r"the id '\.\./\.\./\.\./etc/passwd', not a plain"):
+        await record.fetch(entry, io.BytesIO(), 512, 5)
+    assert host.fetched == []
+
+
+async def test_a_browser_the_gateway_did_not_launch_keeps_its_own_downloads() -> None:
+    """Its default context is sent nothing (its pages tell of its downloads, once even
+    when the browser does too); a context the gateway makes saves here."""
+    host, cdp = FakeHost(), FakeCdp()
+    pages = SimpleNamespace(contexts=BrowserContexts())
+    record, tab = await _served(host, cdp=cdp, launched=False, pages=pages)
+    assert cdp.sent == []
+    for method, params in _events():
+        pages.downloaded(method.replace("Browser.", "Page."), params, tab)
+        cdp.listener(method, params)
+    assert len(record.entries) == 2
+    blob = record.entries[0]
+    assert blob.tab == tab.id and blob.state == "completed"
+    assert blob.path is None and blob.state == "completed"
+    with pytest.raises(InvalidArgument, match=r"did not launch this browser.*isolated "
+                                              r"context.*launch = true"):
+        await record.fetch(blob, io.BytesIO(), 512, 5)
+    await _made_saves_there(pages.contexts, cdp, "mine")
+    tab.context = "mine"
+    cdp.listener("Browser.downloadWillBegin", {"guid": "g-1", "url": "u",
+                                               "suggestedFilename": "s",
+                                               "frameId": tab.target_id})
+    assert record.entries[-1].path == f"{DIRECTORY}/files/g-1"
+    assert record.entries[-1].context == "CTX"
+
+
+async def test_past_the_hosts_bound_downloads_are_cancelled_saying_why() -> None:
+    host, cdp, tasks = FakeHost(), FakeCdp(), FakeTasks()
+    record, _ = await _served(host, cdp=cdp, tasks=tasks)
+    cdp.listener("Browser.downloadWillBegin", {"guid": "big", "url": "u",
+                                               "suggestedFilename": "big.iso"})
+    cdp.listener("Browser.downloadProgress", {"guid": "big", "receivedBytes": MAX_HOST_BYTES,
+                                              "state": "inProgress"})
+    assert record.entries[0].state == "in_progress"  # at the bound, not past it
+    cdp.listener("Browser.downloadProgress", {"guid": "big", "state": "inProgress",
+                                              "receivedBytes": MAX_HOST_BYTES + 1})
+    big = record.entries[0]
+    assert big.state == "failed" and "reached 2,048 MB" in str(big.why_not)
+    with pytest.raises(InvalidArgument, match="cannot be copied back: cancelled: the "
+                                              "downloads kept on alice@devvm reached"):
+        await record.fetch(big, io.BytesIO(), 512, 5)
+    await tasks.run()
+    assert cdp.sent[-1] == ("Browser.cancelDownload", {"guid": "big"})
+    assert host.commands[-1] == remove_command(f"{DIRECTORY}/files/big")
+
+    cdp.listener("Browser.downloadWillBegin", {"guid": "a", "url": "u",
+                                               "suggestedFilename": "a"})
+    cdp.listener("Browser.downloadProgress", {"guid": "a", "receivedBytes": MAX_HOST_BYTES,
+                                              "state": "completed"})
+    cdp.listener("Browser.downloadWillBegin", {"guid": "b", "url": "u",
+                                               "suggestedFilename": "b"})
+    assert [e.state for e in record.entries] == ["failed", "completed", "failed"]
+    await tasks.run()
+    assert cdp.sent[-1] == ("Browser.cancelDownload", {"guid": "b"})

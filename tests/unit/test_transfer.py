@@ -1,9 +1,10 @@
 """A file copied back on this machine (``LocalHost.fetch_file``): byte for byte, with its
-bytes as progress, never through a link, never past its bound. (Over SFTP: the e2e
-tests, ``tests/e2e/test_downloads.py``.)"""
+bytes as progress, never through a link, never past its bound; a disk full here said so.
+(Over SFTP: the e2e tests, ``tests/e2e/test_downloads.py``.)"""
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 from pathlib import Path
@@ -11,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from gateway import progress
-from gateway.errors import HostError
+from gateway.errors import HostError, InvalidArgument
 from gateway.hosts.local import LocalHost
-from gateway.hosts.transfer import CHUNK
+from gateway.hosts.transfer import CHUNK, copy_back
+from gateway.output.files import open_private
 
 pytestmark = pytest.mark.anyio
 
@@ -47,3 +49,32 @@ async def test_what_is_not_copied(tmp_path: Path, make: object, says: str) -> No
     with pytest.raises(HostError, match=says):
         await LocalHost().fetch_file(str(tmp_path / "t"), into, 10, 10)
     assert into.getvalue() == b""
+
+
+async def test_a_file_that_grows_past_its_bound_while_copied_stops_there() -> None:
+    chunks = iter([b"x" * 6, b"x" * 6, b"never read"])
+
+    async def read(size: int) -> bytes:
+        return next(chunks)
+
+    into = io.BytesIO()
+    with pytest.raises(HostError, match="grew past the limit of 10 bytes while it was copied"):
+        await copy_back(read, into, "/tmp/f", 6, 10)
+    assert into.getvalue() == b"x" * 6  # nothing past the bound is written
+
+
+class Full(io.BytesIO):
+    name = "/home/u/out.bin"
+
+    def write(self, data: object) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+async def test_a_full_disk_here_is_said_as_such(tmp_path: Path) -> None:
+    (tmp_path / "f.bin").write_bytes(b"data")
+    with pytest.raises(InvalidArgument, match=r"cannot write /home/u/out\.bin: No space left "
+                                              r"on device; free space there, or name a file "
+                                              r"elsewhere with save_to"):
+        await LocalHost().fetch_file(str(tmp_path / "f.bin"), Full(), 10, 10)
+    with open_private(tmp_path / "new.bin", exclusive=True) as new:  # what fetch writes
+        assert new.name == str(tmp_path / "new.bin")

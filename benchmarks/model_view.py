@@ -124,9 +124,17 @@ async def every_tool_once(gw: Client, news: str) -> AsyncIterator[tuple[str, Cal
         yield "record", await call("record", {"tab": tab, "action": "stop"})  # a frame or more
         yield "network_route", await call("network_route", {
             "tab": tab, "action": "block", "pattern": "**/never-requested/*"})
-        await call("evaluate", {"tab": tab, "expression": DOWNLOAD_JS})
-        yield "downloads", await call("downloads", {"tab": tab, "fetch": await _downloaded(
-            call, tab)})
+        # in a context of the gateway's: the default context of a browser it did not
+        # launch keeps saving where it always did, out of the gateway's reach
+        saver = int((await call("new_tab", {"target": target, "context": "csgw-model"})
+                     ).structured_content["tab"])  # type: ignore[index]
+        try:
+            await call("evaluate", {"tab": saver, "expression": DOWNLOAD_JS})
+            fetched = await call("downloads", {"tab": saver,
+                                               "fetch": await _downloaded(call, saver)})
+        finally:
+            await call("close_tab", {"tab": saver})
+        yield "downloads", fetched
         await call("evaluate", {"tab": tab,
                                 "expression": "setTimeout(() => alert('hi'), 10); 1"})
         deadline = time.monotonic() + 10

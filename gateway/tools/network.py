@@ -73,18 +73,18 @@ class RequestDetail(BaseModel):
     id: int
     method: str
     url: str
-    status: int | None
+    status: int | None = absent()
     status_text: str
     type: str
-    mime_type: str | None
-    size: int | None
-    duration_ms: float | None
+    mime_type: str | None = absent()
+    size: int | None = absent()
+    duration_ms: float | None = absent()
     error: str | None = absent()
     request_headers: dict[str, Any]
     response_headers: dict[str, Any]
-    timing: dict[str, Any] | None
-    remote_address: str | None
-    protocol: str | None
+    timing: dict[str, Any] | None = absent()
+    remote_address: str | None = absent()
+    protocol: str | None = absent()
     from_cache: bool
     request_body: Body | None = absent()
     response_body: Body | None = absent()

@@ -90,10 +90,10 @@ class TargetList(BaseModel):
 class PingResult(BaseModel):
     target: str
     connected: bool
-    cdp_endpoint: str | None
-    browser: str | None
-    protocol: str | None
-    latency_ms: float | None
+    cdp_endpoint: str | None = absent()
+    browser: str | None = absent()
+    protocol: str | None = absent()
+    latency_ms: float | None = absent()
     error: str | None = absent()
 
 

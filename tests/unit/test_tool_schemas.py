@@ -54,8 +54,17 @@ by its own 1,502 and ``downloads`` by 934; issue 20's ``handoff``, ``live_view``
 lists (chrome-devtools-mcp 1.11: 29,917)."""
 
 TEXT_TOOLS = {"browse", "browse_view", "browse_act"}
-LEFT_OUT_NOW = {("network_request", "output_schema"): {("/error", "nullable", "true")}}
-"""Result fields once sent as null, now left out instead (issue 19: compact results)."""
+LEFT_OUT_NOW = {
+    ("network_request", "output_schema"): {
+        (f"/{field}", "nullable", "true") for field in (
+            "error", "status", "mime_type", "size", "duration_ms", "timing", "remote_address",
+            "protocol")},
+    ("ping", "output_schema"): {
+        (f"/{field}", "nullable", "true")
+        for field in ("cdp_endpoint", "browser", "protocol", "latency_ms")}}
+"""Result fields once sent as null, now left out instead (issue 19: compact results; a
+request not answered yet, a target not connected: issue 23 kept the default
+``tools/list`` below Playwright MCP's)."""
 
 CONSTRAINTS = ("type", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
                "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from starlette.websockets import WebSocketDisconnect
 
 from gateway.errors import InvalidArgument
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
@@ -216,3 +217,39 @@ def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
     assert idle.idle_for() == 0.0
     watching[0] = False
     assert 0 <= idle.idle_for() < 1.0  # idle from when the watching ended
+
+
+class _GoneViewer:
+    """A websocket whose viewer left: every send fails as Starlette's does."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.sent = 0
+
+    async def send_bytes(self, _data: bytes) -> None:
+        self.sent += 1
+        raise self.error
+
+    send_text = send_bytes
+
+    async def close(self, _code: int = 1000) -> None:
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [
+    WebSocketDisconnect(1006), RuntimeError('Cannot call "send" once a close message has '
+                                            "been sent.")])
+@pytest.mark.parametrize("closed", [False, True])
+async def test_a_viewer_gone_mid_send_ends_only_its_sender(error: Exception,
+                                                           closed: bool) -> None:
+    from gateway.live.app import _send_frames
+
+    mailbox = Mailbox()
+    if closed:
+        mailbox.close("tab 3 was closed")
+    else:
+        mailbox.put(Frame(b"jpeg", {"deviceWidth": 800}))
+    viewer = _GoneViewer(error)
+    with anyio.fail_after(5):
+        await _send_frames(viewer, mailbox, {})  # type: ignore[arg-type]
+    assert viewer.sent == 1

@@ -181,20 +181,24 @@ async def _until(condition: Callable[[], object], timeout_s: float = 10) -> None
             await anyio.sleep(0.005)
 
 
+async def _start(recordings: Recordings, tab: _Tab, path: Path, *, max_seconds: float = 60,
+                 max_bytes: int = 10_000_000) -> Recording:
+    return await recordings.start(None, tab, path,  # type: ignore[arg-type]
+                                  max_seconds=max_seconds, max_bytes=max_bytes)
+
+
 async def _recorded(tmp_path: Path, frames: int, *, max_seconds: float = 60
                     ) -> tuple[Recording, _Screencast]:
     screencast = _Screencast()
     tab = _Tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                                         max_seconds=max_seconds, max_bytes=10_000_000)
+        started = await _start(recordings, tab, tmp_path / "r.webm", max_seconds=max_seconds)
         for n, (jpeg, meta) in enumerate(list(zip(JPEGS, METADATA, strict=True))[:frames]):
             screencast.mailbox.put(Frame(jpeg, meta))
             await _until(lambda n=n: started.writer.frames > n)  # each encoded, none skipped
         with pytest.raises(InvalidArgument, match="being recorded already"):
-            await recordings.start(None, tab, tmp_path / "again.webm",  # type: ignore[arg-type]
-                                   max_seconds=60, max_bytes=10_000_000)
+            await _start(recordings, tab, tmp_path / "again.webm")
         assert not (tmp_path / "again.webm").exists()
         stopped = await recordings.stop(tab)  # type: ignore[arg-type]
         assert stopped is started and screencast.watching == 0
@@ -227,8 +231,7 @@ async def test_stop_reports_a_recording_that_ended_by_itself(tmp_path: Path) -> 
     tab = _Tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                                         max_seconds=60, max_bytes=10_000_000)
+        started = await _start(recordings, tab, tmp_path / "r.webm")
         screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
         await _until(lambda: started.writer.frames)
         screencast.mailbox.close("tab 7 crashed (killed)")   # the tab went
@@ -246,11 +249,9 @@ async def test_recordings_at_once_are_bounded(tmp_path: Path) -> None:
         recordings = Recordings(tasks, _Screencast())  # type: ignore[arg-type]
         tabs = [_Tab() for _ in range(MAX_RECORDINGS + 1)]
         for i, tab in enumerate(tabs[:-1]):
-            await recordings.start(None, tab, tmp_path / f"{i}.webm",  # type: ignore[arg-type]
-                                   max_seconds=60, max_bytes=10_000_000)
+            await _start(recordings, tab, tmp_path / f"{i}.webm")
         with pytest.raises(InvalidArgument, match=f"{MAX_RECORDINGS} recordings are running"):
-            await recordings.start(None, tabs[-1], tmp_path / "x.webm",  # type: ignore[arg-type]
-                                   max_seconds=60, max_bytes=10_000_000)
+            await _start(recordings, tabs[-1], tmp_path / "x.webm")
         tasks.cancel_scope.cancel()
 
 
@@ -265,8 +266,7 @@ async def test_a_recording_that_fails_ends_alone(tmp_path: Path,
     tab = _Tab()
     async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                                         max_seconds=60, max_bytes=10_000_000)
+        started = await _start(recordings, tab, tmp_path / "r.webm")
         screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
         with anyio.fail_after(10):
             await started.ended.wait()
@@ -282,13 +282,11 @@ async def test_stop_stops_the_running_recording_not_the_last_that_ended(
     tab = _Tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        first = await recordings.start(None, tab, tmp_path / "1.webm",  # type: ignore[arg-type]
-                                       max_seconds=60, max_bytes=1)
+        first = await _start(recordings, tab, tmp_path / "1.webm", max_bytes=1)
         screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
         with anyio.fail_after(10):
             await first.ended.wait()                # its size bound: it ended by itself
-        second = await recordings.start(None, tab, tmp_path / "2.webm",  # type: ignore[arg-type]
-                                        max_seconds=60, max_bytes=10_000_000)
+        second = await _start(recordings, tab, tmp_path / "2.webm")
         screencast.mailbox.put(Frame(JPEGS[1], METADATA[1]))
         stopped = await recordings.stop(tab)  # type: ignore[arg-type]
         assert stopped is second and second.ended.is_set()
@@ -306,8 +304,7 @@ async def test_stop_right_after_start_returns_when_the_recording_ends_meanwhile(
     stopped: list[Recording] = []
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                                         max_seconds=60, max_bytes=10_000_000)
+        started = await _start(recordings, tab, tmp_path / "r.webm")
 
         async def stop() -> None:
             stopped.append(await recordings.stop(tab))  # type: ignore[arg-type]
@@ -348,8 +345,7 @@ async def test_a_file_that_fails_to_close_or_go_ends_only_its_recording(
     tab = _Tab()
     async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                                         max_seconds=60, max_bytes=10_000_000)
+        started = await _start(recordings, tab, tmp_path / "r.webm")
         started.file = _FullDisk(started.file)  # type: ignore[assignment]
         monkeypatch.setattr(Path, "unlink", stuck)
         if frames:

@@ -163,7 +163,7 @@ class PageTracker:
         """The tab is gone for good: what is still in flight on its sessions fails now
         with ``reason`` (a call waiting behind close_tab said the page gave no answer
         once its timeout ran out: Chrome's detach arrives after the tab is retired)."""
-        tab.retired = True
+        tab.retired, tab.why_retired = True, reason
         self.tabs.pop(tab.target_id, None)
         if tab.session_id is not None:
             self._sessions.pop(tab.session_id, None)

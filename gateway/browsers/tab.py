@@ -69,6 +69,7 @@ class Tab:
     loader_id: str | None = None           # the main frame's current document
     closing: bool = False                  # close_tab is under way
     retired: bool = False                  # gone from its browser (closed, crashed, lost)
+    why_retired: str = ""                  # "was closed", "crashed (…)": said to its viewers
     loaded: dict[str, str | None] = field(default_factory=dict)  # load event → its document
     # What the tab emulates (the emulate tool's record, shown by list_tabs), and the
     # session-scoped CDP commands that make it so (method → params): a session gone

@@ -220,17 +220,23 @@ def with_live(app: ASGIApp, live: Live) -> ASGIApp:
 
 async def _send_frames(websocket: WebSocket, mailbox: Mailbox, shown: dict[str, Any]) -> None:
     """Each newest frame to the viewer; sending waits while the viewer does not read,
-    and meanwhile newer frames replace the one in the mailbox."""
+    and meanwhile newer frames replace the one in the mailbox. When the screencast ends
+    the viewer is told why; a viewer gone mid-send ends only this task (the receive
+    loop hears of it too)."""
     count = 0
-    while (frame := await mailbox.get()) is not None:
-        count += 1
-        header = json.dumps({"n": count, "dropped": mailbox.dropped,
-                             "metadata": frame.metadata}).encode()
-        await websocket.send_bytes(len(header).to_bytes(4, "big") + header + frame.jpeg)
-        shown.clear()
-        shown.update(frame.metadata)
-    await websocket.send_text(json.dumps({"error": "the tab is gone"}))
-    await websocket.close(1000)
+    try:
+        while (frame := await mailbox.get()) is not None:
+            count += 1
+            header = json.dumps({"n": count, "dropped": mailbox.dropped,
+                                 "metadata": frame.metadata}).encode()
+            await websocket.send_bytes(len(header).to_bytes(4, "big") + header + frame.jpeg)
+            shown.clear()
+            shown.update(frame.metadata)
+        await websocket.send_text(json.dumps({"error": mailbox.reason or
+                                              "the tab's screencast ended"}))
+        await websocket.close(1000)
+    except (WebSocketDisconnect, RuntimeError):  # RuntimeError: a send after the close
+        pass  # the viewer went (the receive loop ends too); its page opens a new websocket
 
 
 def _tab_param(text: str) -> int | None:

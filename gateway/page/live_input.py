@@ -21,6 +21,7 @@ by that pan, which no frame metadata says.)
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -30,18 +31,22 @@ from gateway.errors import InvalidArgument
 __all__ = ["DialogAnswer", "Event", "KeyPress", "Mouse", "Text", "ViewerInput", "Wheel",
            "input_command", "parse_input"]
 
-Pixel = Annotated[float, Field(ge=0, le=100_000)]
+MAX_PIXELS = 100_000
+"""The largest coordinate, size or offset taken from a page or a frame's metadata."""
+MIN_SCALE = 0.01
+"""A pinch zoom's bounds (``pageScaleFactor``, 1/100 to 100; Chrome keeps to 1/4 to 5)."""
+Pixel = Annotated[float, Field(ge=0, le=MAX_PIXELS)]
 Modifiers = Annotated[int, Field(ge=0, le=15)]  # Alt 1, Control 2, Meta 4, Shift 8
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class _Pointed(_Event):
     x: Pixel
     y: Pixel
-    w: Annotated[float, Field(gt=0, le=100_000)]
+    w: Annotated[float, Field(ge=1, le=MAX_PIXELS)]  # the image's width: a pixel at least
     modifiers: Modifiers = 0
 
 
@@ -128,19 +133,26 @@ def input_command(event: Event, metadata: dict[str, Any]) -> tuple[str, dict[str
 
 
 def viewport_point(event: Mouse | Wheel, metadata: dict[str, Any]) -> tuple[float, float]:
-    """Where in the tab's viewport (CSS pixels) the person pointed on the frame image."""
+    """Where in the tab's viewport (CSS pixels) the person pointed on the frame image,
+    always inside the viewport: metadata that is missing, not finite or absurd (a frame
+    from a hostile or broken page process) refuses the event rather than sending Chrome
+    a point a million screens away."""
     width = _number(metadata, "deviceWidth", 0)
-    if width <= 0:
+    height = _number(metadata, "deviceHeight", 0)
+    if width < 1 or height < 1:
         raise InvalidArgument("no frame shown yet: point at the page once it appears")
     zoom = event.w / width
-    scale = _number(metadata, "pageScaleFactor", 1) or 1
+    scale = min(max(_number(metadata, "pageScaleFactor", 1) or 1, MIN_SCALE), 1 / MIN_SCALE)
     top = _number(metadata, "offsetTop", 0)
-    height = _number(metadata, "deviceHeight", 0) or float("inf")
-    x = min(event.x / zoom, width) / scale
+    x = min(max(event.x / zoom, 0), width) / scale
     y = min(max(event.y / zoom - top, 0), height) / scale
     return round(x, 2), round(y, 2)
 
 
 def _number(metadata: dict[str, Any], key: str, default: float) -> float:
+    """``metadata[key]`` if it is a finite number from 0 to ``MAX_PIXELS``, else ``default``."""
     value = metadata.get(key)
-    return float(value) if isinstance(value, int | float) and value >= 0 else default
+    if isinstance(value, int | float) and not isinstance(value, bool) \
+            and math.isfinite(value) and 0 <= value <= MAX_PIXELS:
+        return float(value)
+    return default

@@ -129,23 +129,24 @@ class Recordings:
             file.close()
             path.unlink(missing_ok=True)
             raise
+        self._ended.pop(tab, None)  # a new recording: how the last one ended is old news
         recording = self._running[tab] = Recording(tab, path, file, writer)
         self._tasks.start_soon(self._run, browser, recording)
         return recording
 
     async def stop(self, tab: Tab) -> Recording:
-        """Stop ``tab``'s recording and wait for its file to be finished (one that ended
-        by itself is reported as it ended)."""
-        ended = self._ended.pop(tab, None)
-        if ended is not None:
-            return ended
+        """Stop ``tab``'s recording and wait for its file to be finished; with none
+        running, the last one that ended by itself is reported as it ended."""
         recording = self._running.get(tab)
         if recording is None:
+            ended = self._ended.pop(tab, None)
+            if ended is not None:
+                return ended
             raise InvalidArgument(f"tab {tab.id} is not being recorded; start a recording "
                                   "with action: start")
         recording.stopping = True
         with anyio.move_on_after(FIRST_FRAME_S):
-            await recording.first_frame.wait()
+            await _either(recording.first_frame, recording.ended)
         recording.scope.cancel()
         with anyio.fail_after(STOP_TIMEOUT_S):
             await recording.ended.wait()
@@ -165,7 +166,8 @@ class Recordings:
                             recording.first_frame.set()
                         await anyio.sleep(max(taken + 1 / MAX_FPS - recording.timeline.now(), 0))
                     recording.why_ended = (f"the recording reached its {writer.full} bound"
-                                           if writer.full else "the tab went")
+                                           if writer.full else mailbox.reason or
+                                           "the tab's screencast ended")
         except GatewayError as exc:
             recording.why_ended = str(exc)
         except Exception as exc:  # a bug here ends this recording, never the gateway
@@ -184,11 +186,37 @@ class Recordings:
                     log.warning("recording not finished", tab=recording.tab.id,
                                 error=str(exc))
                 finally:
-                    recording.file.close()
-                    if not writer.frames:
-                        recording.path.unlink(missing_ok=True)
-                        recording.why_ended = "; ".join(filter(None, [
-                            recording.why_ended or "no frame came from the tab (a page that "
-                            "never painted)", "no file was kept"]))
+                    _finish_file(recording, writer.frames)
                     recording.ended.set()
 
+
+def _finish_file(recording: Recording, frames: int) -> None:
+    """Close the recording's file, and remove it if it holds no frame. Never raises: a
+    disk that fails here (a full one, on the last flush) is said in ``why_ended`` and
+    logged — it must not end the task group every recording runs in."""
+    reasons = [recording.why_ended]
+    try:
+        recording.file.close()
+    except OSError as exc:
+        log.warning("recording file not closed", tab=recording.tab.id, error=str(exc))
+        reasons.append(f"the file could not be written to the end ({exc})")
+    if not frames:
+        reasons[0] = reasons[0] or "no frame came from the tab (a page that never painted)"
+        try:
+            recording.path.unlink(missing_ok=True)
+            reasons.append("no file was kept")
+        except OSError as exc:
+            log.warning("empty recording not removed", tab=recording.tab.id, error=str(exc))
+            reasons.append(f"its empty file could not be removed ({exc})")
+    recording.why_ended = "; ".join(filter(None, reasons))
+
+
+async def _either(first: anyio.Event, second: anyio.Event) -> None:
+    """Return once ``first`` or ``second`` is set."""
+    async with anyio.create_task_group() as tasks:
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tasks.cancel_scope.cancel()
+
+        tasks.start_soon(wait, first)
+        tasks.start_soon(wait, second)

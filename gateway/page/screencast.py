@@ -21,7 +21,7 @@ import anyio
 import anyio.abc
 import structlog
 
-from gateway.errors import CdpError, GatewayError
+from gateway.errors import CdpError, GatewayError, TargetUnavailable
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
@@ -34,9 +34,14 @@ log = structlog.get_logger("gateway.screencast")
 SCREENCAST = {"format": "jpeg", "quality": 70, "maxWidth": 1280, "maxHeight": 1280}
 """JPEG at the page's own size up to 1280 px a side: legible, ~25 kB a frame."""
 CHECK_S = 1.0
-RETRY_S = 0.25
-"""How soon a screencast Chrome refused (a page mid-commit) is asked for again."""
 """How often a screencast with no frames looks whether its tab went or its session changed."""
+START_S = 10.0
+"""How long one attempt to start the screencast waits (for the browser, then Chrome)."""
+ACK_WAIT_S = 5.0
+"""How long acknowledging a frame waits for a browser that is reconnecting."""
+RETRY_S = 0.25
+"""How soon a screencast Chrome refused (a page mid-commit, a browser reconnecting) is
+asked for again."""
 
 
 @dataclass(frozen=True)
@@ -51,12 +56,14 @@ class Frame:
 class Mailbox:
     """The newest frame not yet taken, one slot: a new frame replaces an unread one.
 
-    ``closed`` says the screencast ended (its tab went): ``get`` then returns None."""
+    ``closed`` says the screencast ended (its tab went), and ``reason`` why (the tab's
+    own reason, "tab 7 was closed"): ``get`` then returns None."""
 
     def __init__(self) -> None:
         self._frame: Frame | None = None
         self._arrived = anyio.Event()
         self.closed = False
+        self.reason = ""
         self.dropped = 0
         """Frames replaced before they were read (a slow viewer)."""
 
@@ -66,8 +73,8 @@ class Mailbox:
         self._frame = frame
         self._arrived.set()
 
-    def close(self) -> None:
-        self.closed = True
+    def close(self, reason: str = "") -> None:
+        self.closed, self.reason = True, reason
         self._arrived.set()
 
     async def get(self) -> Frame | None:
@@ -138,54 +145,67 @@ class Screencasts:
 
     async def _run(self, cast: _Cast) -> None:
         """Start the screencast, acknowledge each frame as it comes, stop it when the
-        last watcher left; start it again on a new session (a reconnect, a crash)."""
+        last watcher left; start it again on a new session (a reconnect, a crash). A
+        browser that is reconnecting (however long) is waited for while the tab lives:
+        the watchers hear only of the tab's end, with its reason."""
         tab = cast.tab
         remove = tab.tap("Page.screencastFrame", cast.on_frame)
         session: str | None = None
+        why = ""
         try:
             while cast.watchers and not tab.retired:
                 if session is None or tab.session_id != session:
                     session = await self._start(cast)
-                    if session is None:  # mid-navigation: once more in a moment
+                    if session is None:  # mid-commit, or reconnecting: once more soon
                         await anyio.sleep(RETRY_S)
                         continue
-                for ack in _take(cast.acks):
-                    await _acknowledge(cast, ack)
+                if cast.acks:
+                    await _acknowledge(cast, _take(cast.acks))
                 with anyio.move_on_after(CHECK_S):
                     await cast.wake.wait()
                 if not cast.acks:
                     cast.wake = anyio.Event()
-        except GatewayError as exc:  # the tab or its browser went: the watchers hear it
+        except GatewayError as exc:  # the tab went: the watchers hear it
             log.debug("screencast ended", tab=tab.id, error=str(exc))
+            why = str(exc)
         finally:
             remove()
             del self._casts[tab]
+            if tab.retired:
+                why = f"tab {tab.id} {tab.why_retired or 'is gone'}"
             for mailbox in cast.watchers:
-                mailbox.close()
+                mailbox.close(why)
             if session is not None and not tab.retired and tab.session_id == session:
                 with anyio.move_on_after(2, shield=True):
                     await _quietly(cast, "Page.stopScreencast")
 
     async def _start(self, cast: _Cast) -> str | None:
-        """The session the screencast now runs on; None when Chrome refused it for now
-        ("Not attached to an active page": a new tab committing its first page)."""
+        """The session the screencast now runs on; None when it cannot start for now
+        ("Not attached to an active page": a new tab committing its first page; or its
+        browser reconnecting, which ``tab_call`` waits for ``START_S`` at most)."""
         try:
             await cast.browser.tab_call(cast.tab, "Page.startScreencast", SCREENCAST,
-                                        timeout_s=10)
-        except CdpError as exc:
+                                        timeout_s=START_S)
+        except (CdpError, TargetUnavailable) as exc:
             log.debug("screencast not started yet", tab=cast.tab.id, error=str(exc))
             return None
         return cast.tab.session_id
 
 
-async def _acknowledge(cast: _Cast, frame: int) -> None:
+async def _acknowledge(cast: _Cast, frames: list[int]) -> None:
     """Let Chrome send the next frame, without waiting for its answer (sixty a second:
     a wait each would cost a timer and a wake-up). A refused one (a page mid-navigation,
-    a frame of the session before) only goes unanswered; a browser gone ends the watch."""
+    a frame of the session before) only goes unanswered, and so does one whose browser
+    is reconnecting: the new session's screencast starts afresh."""
     session = cast.tab.session_id
     if session is not None:
-        cdp = await cast.browser.connection(5)
-        await cdp.notify("Page.screencastFrameAck", {"sessionId": frame}, session_id=session)
+        try:
+            cdp = await cast.browser.connection(ACK_WAIT_S)
+            for frame in frames:
+                await cdp.notify("Page.screencastFrameAck", {"sessionId": frame},
+                                 session_id=session)
+        except (CdpError, TargetUnavailable) as exc:
+            log.debug("screencast frame not acknowledged", tab=cast.tab.id, error=str(exc))
 
 
 def _take(acks: list[int]) -> list[int]:

@@ -3,7 +3,9 @@
 Like ``pdf`` and ``screenshot``'s ``save_to`` it reads the page and changes nothing in
 it, but writes a file: offered as read-only, the file only where ``save_to`` may
 write, new, 0600 — reserved when the recording starts, finished when it stops (or
-reaches its bound, or its tab goes, or the gateway exits: it plays up to there).
+reaches its bound, or its tab goes, or the gateway exits: it plays up to there). A
+tab that goes takes its id with it, so no ``stop`` reports that recording: its file
+is at the ``path`` that ``start`` answered.
 The video is VP8 in WebM, timed by the screencast (``gateway.page.recording``); it
 needs the extra ``chrome-ssh-gateway[video]`` (PyAV), and says so when it is missing.
 """
@@ -44,7 +46,7 @@ class Recorded(BaseModel):
     frames: int | None = absent()
     bytes: int | None = absent()
     ended: str | None = absent()
-    """Why it ended before ``stop`` was called (a bound, the tab gone)."""
+    """Why it ended before ``stop`` was called (a bound reached, the file not finished)."""
 
     def written(self) -> list[str]:
         """The video, once finished and kept (``WritesFiles``)."""

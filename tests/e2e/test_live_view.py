@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import os
 import socket
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -58,6 +60,7 @@ class Env:
     client: Client
     person: Person
     live: Live
+    call_log: Path
 
     @property
     def calls(self) -> Sequence[dict[str, Any]]:
@@ -74,14 +77,15 @@ async def env(topology: Topology,
     saved = dict(os.environ)
     os.environ.update(topology.client_env())
     os.environ.pop("SSH_AUTH_SOCK", None)
+    call_log = tmp_path_factory.mktemp("calls") / "calls.jsonl"
     try:
-        config = load_config({**os.environ, "SSH_PROXY_TO": "h1",
+        config = load_config({**os.environ, "SSH_PROXY_TO": "h1", "MCP_DEBUG_LOG": str(call_log),
                               "CHROME_SSH_GATEWAY_TOOLS": "all"})
         async with running_server(config) as (server, _), Client(server) as client, \
                 person_browser(tmp_path_factory.mktemp("person")) as person:
             await wait_for_targets(client, {"default": "up"})
             assert server.live is not None
-            yield Env(client, person, server.live)
+            yield Env(client, person, server.live, call_log)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -109,7 +113,9 @@ async def _sees_frames(page: PersonPage, more_than: int = 0) -> int:
     return await eventually(seen, timeout=20, what=f"more than {more_than} frames on the page")
 
 
-async def test_the_person_sees_the_tab_change_and_acts_on_it(env: Env) -> None:
+async def test_the_person_sees_the_tab_change_and_acts_on_it(
+        env: Env, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     tab = await _tab(env)
     view = await call_ok(env.client, "live_view", {"tab": tab, "control": True})
     assert view["url"].startswith("http://127.0.0.1:") and "/live/?t=" in view["url"]
@@ -169,7 +175,13 @@ async def test_the_person_sees_the_tab_change_and_acts_on_it(env: Env) -> None:
                                        ".includes('evaluate')"),
                      timeout=10, what="the agent's calls on the tab listed on the page")
     token = view["url"].split("?t=")[1]
-    assert not any(token in json.dumps(record) for record in env.calls), "a token was logged"
+    logged = env.call_log.read_text()
+    assert '"tool": "live_view"' in logged or '"tool":"live_view"' in logged, logged[-2000:]
+    printed = capfd.readouterr()   # the gateway's stderr (and stdout): it runs in this process
+    for where, text in [("the call log's outlines", json.dumps(list(env.calls))),
+                        ("the call log file", logged), ("stderr", printed.err),
+                        ("stdout", printed.out), ("the logging records", caplog.text)]:
+        assert token not in text, f"the link's token is in {where}"
 
 
 async def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], str]:
@@ -342,6 +354,6 @@ async def test_the_screencast_runs_while_watched_and_ends_with_the_tab(env: Env)
     await _sees_frames(page, 3)
     await call_ok(env.client, "close_tab", {"tab": tab})
     await eventually(lambda: page.eval("document.getElementById('status').textContent"
-                                       " === 'the tab is gone'"),
-                     timeout=10, what="the page to say the tab is gone")
+                                       f" === 'tab {tab} was closed by close_tab'"),
+                     timeout=10, what="the page to say the tab was closed, and how")
     assert env.watching(tab) == 0 and tab not in env.live.screencasts.watched()

@@ -13,9 +13,11 @@ Each test starts its own gateway and leaves the hosts as it found them
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import anyio
+import av
 import pytest
 from mcp import Client
 
@@ -203,3 +205,35 @@ async def test_silent_partition_does_not_hang_calls(fault_topology: Topology) ->
 
         assert await _evaluate_when_possible(gw, tab, "document.title") == "partitioned"
         await call_ok(gw, "close_tab", {"tab": tab})
+
+
+async def test_a_recording_outlasts_a_reconnect_longer_than_a_start_attempt(
+        fault_topology: Topology, tmp_path: Path) -> None:
+    """sshd down for 15 s (longer than one attempt to start a screencast, 10 s): the
+    recorded tab lives on in its browser, so its screencast starts again on the tab's new
+    session and the recording goes on, rather than ending as if the tab went."""
+    h1 = fault_topology.host("h1")
+    ticking = data_url("ticking", "<h1 id=n>0</h1><script>let n=0;setInterval(()=>"
+                       "{document.getElementById('n').textContent=++n},50)</script>")
+    path = tmp_path / "reconnect.webm"
+    async with open_gateway(fault_topology.client_env() | {"SSH_PROXY_TO": "h1"},
+                            ["--tools", "all"]) as gw:
+        await wait_for_targets(gw, {"default": "up"})
+        tab = (await call_ok(gw, "navigate", {"url": ticking, "wait": "load"}))["tab"]
+        await call_ok(gw, "record", {"tab": tab, "action": "start", "save_to": str(path)})
+        await anyio.sleep(1.0)
+        h1.stop_sshd(kill_sessions=True)
+        try:
+            await anyio.sleep(15)
+        finally:
+            h1.start_sshd()
+        assert await _evaluate_when_possible(gw, tab, "n") > 0   # the same page, still ticking
+        await anyio.sleep(2.0)
+        info = await call_ok(gw, "record", {"tab": tab, "action": "stop"})
+        assert "ended" not in info, info
+        await call_ok(gw, "close_tab", {"tab": tab})
+    with av.open(str(path)) as container:
+        times = [float(f.time) for f in container.decode(container.streams.video[0])]
+    gap = [b - a for a, b in itertools.pairwise(times)]
+    assert times[-1] > 17 and max(gap) > 10, (times[-1], max(gap))
+    assert sum(1 for t in times if t > times[-1] - 2.5) > 5, "frames after the reconnect"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from starlette.websockets import WebSocketDisconnect
 
 from gateway.errors import InvalidArgument
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
@@ -96,6 +97,49 @@ def test_pointer_events_map_through_the_frame_metadata() -> None:
         input_command(click, {})
 
 
+@pytest.mark.parametrize("metadata", [
+    {**META, "deviceWidth": 1e-300}, {**META, "deviceHeight": 1e-300},
+    {**META, "deviceWidth": float("inf")}, {**META, "deviceHeight": float("nan")},
+    {**META, "deviceWidth": 1e308}, {**META, "deviceHeight": -600},
+    {"deviceWidth": 800},  # no height: no bound for y
+    {**META, "deviceWidth": True},
+])
+def test_a_frame_without_finite_sizes_takes_no_pointer(metadata: dict[str, object]) -> None:
+    click = parse_input('{"kind":"mouse","type":"mousePressed","x":100,"y":50,"w":400}')
+    with pytest.raises(InvalidArgument, match="no frame shown yet"):
+        input_command(click, metadata)
+
+
+@pytest.mark.parametrize("metadata", [
+    {**META, "pageScaleFactor": 1e-300}, {**META, "pageScaleFactor": float("inf")},
+    {**META, "pageScaleFactor": float("nan")}, {**META, "pageScaleFactor": -2},
+    {**META, "offsetTop": 1e308}, {**META, "offsetTop": float("-inf")},
+    {**META, "offsetTop": -1e308},
+])
+@pytest.mark.parametrize("x, y, w", [(1e5, 1e5, 1), (0, 0, 1e5), (1e5, 0, 1.0), (3, 1e5, 7)])
+def test_hostile_numbers_still_point_inside_the_viewport(
+        metadata: dict[str, object], x: float, y: float, w: float) -> None:
+    for kind in ('"kind":"mouse","type":"mouseMoved"', '"kind":"wheel","dy":1'):
+        event = parse_input(f'{{{kind},"x":{x},"y":{y},"w":{w}}}')
+        params = input_command(event, metadata)[1]
+        assert 0 <= params["x"] <= 800 * 100 and 0 <= params["y"] <= 600 * 100, params
+
+
+@pytest.mark.parametrize("raw", [
+    '{"kind":"mouse","type":"mouseMoved","x":1,"y":1,"w":1e-300}',  # a frame too small
+    '{"kind":"mouse","type":"mouseMoved","x":1,"y":1,"w":0.5}',
+    '{"kind":"mouse","type":"mouseMoved","x":1e308,"y":1,"w":1}',
+    '{"kind":"mouse","type":"mouseMoved","x":Infinity,"y":1,"w":1}',
+    '{"kind":"mouse","type":"mouseMoved","x":NaN,"y":1,"w":1}',
+    '{"kind":"mouse","type":"mouseMoved","x":1,"y":-1e-300,"w":1}',
+    '{"kind":"wheel","x":1,"y":1,"w":1,"dy":NaN}',
+    '{"kind":"wheel","x":1,"y":1,"w":1,"dx":-Infinity}',
+])
+def test_hostile_pointer_numbers_are_refused(raw: str) -> None:
+    with pytest.raises(InvalidArgument, match="not an input event"):
+        parse_input(raw)
+
+
 def test_keys_and_text() -> None:
     down = parse_input('{"kind":"key","type":"keyDown","key":"a","code":"KeyA",'
                        '"keyCode":65,"text":"a"}')
@@ -173,3 +217,39 @@ def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
     assert idle.idle_for() == 0.0
     watching[0] = False
     assert 0 <= idle.idle_for() < 1.0  # idle from when the watching ended
+
+
+class _GoneViewer:
+    """A websocket whose viewer left: every send fails as Starlette's does."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.sent = 0
+
+    async def send_bytes(self, _data: bytes) -> None:
+        self.sent += 1
+        raise self.error
+
+    send_text = send_bytes
+
+    async def close(self, _code: int = 1000) -> None:
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [
+    WebSocketDisconnect(1006), RuntimeError('Cannot call "send" once a close message has '
+                                            "been sent.")])
+@pytest.mark.parametrize("closed", [False, True])
+async def test_a_viewer_gone_mid_send_ends_only_its_sender(error: Exception,
+                                                           closed: bool) -> None:
+    from gateway.live.app import _send_frames
+
+    mailbox = Mailbox()
+    if closed:
+        mailbox.close("tab 3 was closed")
+    else:
+        mailbox.put(Frame(b"jpeg", {"deviceWidth": 800}))
+    viewer = _GoneViewer(error)
+    with anyio.fail_after(5):
+        await _send_frames(viewer, mailbox, {})  # type: ignore[arg-type]
+    assert viewer.sent == 1

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from fractions import Fraction
 from pathlib import Path
+from typing import BinaryIO
 
 import anyio
 import av
@@ -173,20 +174,31 @@ class _Tab:
     id = 7
 
 
+async def _until(condition: Callable[[], object], timeout_s: float = 10) -> None:
+    """Wait for ``condition`` (the recorder's worker thread and pacing take their time)."""
+    with anyio.fail_after(timeout_s):
+        while not condition():
+            await anyio.sleep(0.005)
+
+
+async def _start(recordings: Recordings, tab: _Tab, path: Path, *, max_seconds: float = 60,
+                 max_bytes: int = 10_000_000) -> Recording:
+    return await recordings.start(None, tab, path,  # type: ignore[arg-type]
+                                  max_seconds=max_seconds, max_bytes=max_bytes)
+
+
 async def _recorded(tmp_path: Path, frames: int, *, max_seconds: float = 60
                     ) -> tuple[Recording, _Screencast]:
     screencast = _Screencast()
     tab = _Tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        started = await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                                         max_seconds=max_seconds, max_bytes=10_000_000)
-        for jpeg, meta in list(zip(JPEGS, METADATA, strict=True))[:frames]:
+        started = await _start(recordings, tab, tmp_path / "r.webm", max_seconds=max_seconds)
+        for n, (jpeg, meta) in enumerate(list(zip(JPEGS, METADATA, strict=True))[:frames]):
             screencast.mailbox.put(Frame(jpeg, meta))
-            await anyio.sleep(0.05)
+            await _until(lambda n=n: started.writer.frames > n)  # each encoded, none skipped
         with pytest.raises(InvalidArgument, match="being recorded already"):
-            await recordings.start(None, tab, tmp_path / "again.webm",  # type: ignore[arg-type]
-                                   max_seconds=60, max_bytes=10_000_000)
+            await _start(recordings, tab, tmp_path / "again.webm")
         assert not (tmp_path / "again.webm").exists()
         stopped = await recordings.stop(tab)  # type: ignore[arg-type]
         assert stopped is started and screencast.watching == 0
@@ -219,15 +231,16 @@ async def test_stop_reports_a_recording_that_ended_by_itself(tmp_path: Path) -> 
     tab = _Tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                               max_seconds=60, max_bytes=10_000_000)
+        started = await _start(recordings, tab, tmp_path / "r.webm")
         screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
-        await anyio.sleep(0.1)
-        screencast.mailbox.close()           # the tab went
-        await anyio.sleep(0.3)
+        await _until(lambda: started.writer.frames)
+        screencast.mailbox.close("tab 7 crashed (killed)")   # the tab went
+        with anyio.fail_after(10):
+            await started.ended.wait()
         assert screencast.watching == 0
         ended = await recordings.stop(tab)  # type: ignore[arg-type]
-    assert ended.why_ended == "the tab went" and _decoded(ended.path)[0]
+    assert ended is started
+    assert ended.why_ended == "tab 7 crashed (killed)" and _decoded(ended.path)[0]
 
 
 @pytest.mark.anyio
@@ -236,11 +249,9 @@ async def test_recordings_at_once_are_bounded(tmp_path: Path) -> None:
         recordings = Recordings(tasks, _Screencast())  # type: ignore[arg-type]
         tabs = [_Tab() for _ in range(MAX_RECORDINGS + 1)]
         for i, tab in enumerate(tabs[:-1]):
-            await recordings.start(None, tab, tmp_path / f"{i}.webm",  # type: ignore[arg-type]
-                                   max_seconds=60, max_bytes=10_000_000)
+            await _start(recordings, tab, tmp_path / f"{i}.webm")
         with pytest.raises(InvalidArgument, match=f"{MAX_RECORDINGS} recordings are running"):
-            await recordings.start(None, tabs[-1], tmp_path / "x.webm",  # type: ignore[arg-type]
-                                   max_seconds=60, max_bytes=10_000_000)
+            await _start(recordings, tabs[-1], tmp_path / "x.webm")
         tasks.cancel_scope.cancel()
 
 
@@ -255,10 +266,92 @@ async def test_a_recording_that_fails_ends_alone(tmp_path: Path,
     tab = _Tab()
     async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
-        await recordings.start(None, tab, tmp_path / "r.webm",  # type: ignore[arg-type]
-                               max_seconds=60, max_bytes=10_000_000)
+        started = await _start(recordings, tab, tmp_path / "r.webm")
         screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
-        await anyio.sleep(0.2)
+        with anyio.fail_after(10):
+            await started.ended.wait()
         ended = await recordings.stop(tab)  # type: ignore[arg-type]
     assert ended.why_ended == ("the recording failed (RuntimeError: encoder bug); no file "
                                "was kept")
+
+
+@pytest.mark.anyio
+async def test_stop_stops_the_running_recording_not_the_last_that_ended(
+        tmp_path: Path) -> None:
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        first = await _start(recordings, tab, tmp_path / "1.webm", max_bytes=1)
+        screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
+        with anyio.fail_after(10):
+            await first.ended.wait()                # its size bound: it ended by itself
+        second = await _start(recordings, tab, tmp_path / "2.webm")
+        screencast.mailbox.put(Frame(JPEGS[1], METADATA[1]))
+        stopped = await recordings.stop(tab)  # type: ignore[arg-type]
+        assert stopped is second and second.ended.is_set()
+        with pytest.raises(InvalidArgument, match="not being recorded"):
+            await recordings.stop(tab)  # type: ignore[arg-type]
+    assert first.why_ended == "the recording reached its size bound"
+
+
+@pytest.mark.anyio
+async def test_stop_right_after_start_returns_when_the_recording_ends_meanwhile(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 600)
+    screencast = _Screencast()
+    tab = _Tab()
+    stopped: list[Recording] = []
+    async with anyio.create_task_group() as tasks:
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        started = await _start(recordings, tab, tmp_path / "r.webm")
+
+        async def stop() -> None:
+            stopped.append(await recordings.stop(tab))  # type: ignore[arg-type]
+
+        with anyio.fail_after(10):   # not the 600 s a first frame would be waited for
+            tasks.start_soon(stop)
+            await _until(lambda: started.stopping)
+            screencast.mailbox.close("tab 7 was closed")
+            await _until(lambda: stopped)
+    assert stopped == [started] and not started.path.exists()
+    assert started.why_ended == "tab 7 was closed; no file was kept"
+
+
+class _FullDisk:
+    """The recording's file on a disk that fills up: the last flush, at close, fails."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._file, name)
+
+    def close(self) -> None:
+        self._file.close()
+        raise OSError(28, "No space left on device")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("frames", [1, 0])
+async def test_a_file_that_fails_to_close_or_go_ends_only_its_recording(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, frames: int) -> None:
+    monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 0.01)
+
+    def stuck(_path: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    screencast = _Screencast()
+    tab = _Tab()
+    async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
+        recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
+        started = await _start(recordings, tab, tmp_path / "r.webm")
+        started.file = _FullDisk(started.file)  # type: ignore[assignment]
+        monkeypatch.setattr(Path, "unlink", stuck)
+        if frames:
+            screencast.mailbox.put(Frame(JPEGS[0], METADATA[0]))
+            await _until(lambda: started.writer.frames)
+        ended = await recordings.stop(tab)  # type: ignore[arg-type]
+    assert "could not be written to the end ([Errno 28] No space left on device)" in \
+        ended.why_ended
+    assert ("its empty file could not be removed" in ended.why_ended) == (not frames)

@@ -4,9 +4,12 @@ the one-slot mailbox that keeps a slow viewer from holding frames."""
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import pytest
 
+from gateway.browsers.tab import Hold, TabRegistry
 from gateway.errors import InvalidArgument
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
 from gateway.page.live_input import input_command, parse_input
@@ -28,7 +31,7 @@ class Clock:
 def test_a_token_opens_once_and_its_session_only_its_link() -> None:
     links = Links()
     view = links.issue(3, control=False)
-    control = links.issue(3, control=True, handoff=True)
+    control = links.issue(3, control=True, handoff=Hold("sign in", 2e9))
     assert view != control
     opened = links.exchange(view)
     assert opened is not None
@@ -173,3 +176,19 @@ def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
     assert idle.idle_for() == 0.0
     watching[0] = False
     assert 0 <= idle.idle_for() < 1.0  # idle from when the watching ended
+
+
+def test_a_hold_ends_once_and_as_expired_once_its_time_passed() -> None:
+    hold = Hold("sign in", time.monotonic() + 60)
+    assert hold.active() and hold.end("done") and hold.ended == "done"
+    assert not hold.end("tab closed") and hold.ended == "done", "ended once, as it was"
+    late = Hold("2FA", time.monotonic() - 1)
+    assert not late.end("done") and late.ended == "expired" and late.released.is_set()
+
+
+def test_a_retired_tab_ends_its_hold() -> None:
+    tabs = TabRegistry()
+    tab = tabs.add("default", "T1")
+    tab.hold = hold = Hold("sign in", time.monotonic() + 60)
+    tabs.remove(tab, "was closed")
+    assert hold.ended == "tab closed" and hold.released.is_set() and tab.held() is None

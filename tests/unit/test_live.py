@@ -5,12 +5,15 @@ the one-slot mailbox that keeps a slow viewer from holding frames."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
+from typing import Any
 
 import anyio
 import pytest
 
 from gateway.browsers.tab import Hold, TabRegistry
 from gateway.errors import InvalidArgument
+from gateway.live.hub import open_live
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
 from gateway.page.live_input import input_command, parse_input
 from gateway.page.screencast import Frame, Mailbox
@@ -192,3 +195,16 @@ def test_a_retired_tab_ends_its_hold() -> None:
     tab.hold = hold = Hold("sign in", time.monotonic() + 60)
     tabs.remove(tab, "was closed")
     assert hold.ended == "tab closed" and hold.released.is_set() and tab.held() is None
+
+
+async def test_a_gateway_that_exits_ends_its_holds_and_says_so() -> None:
+    tabs = TabRegistry()
+    tab = tabs.add("default", "T1")
+    registry = SimpleNamespace(browsers={"default": SimpleNamespace(tabs={"T1": tab})},
+                               tabs=tabs)
+    notes: list[dict[str, Any]] = []
+    async with open_live(registry, [], notes.append) as live:  # type: ignore[arg-type]
+        hold = live.hold(tab, "sign in", 60)
+    assert hold.ended == "gateway exiting"
+    assert [(n["event"], n.get("ended")) for n in notes] == [
+        ("handoff", None), ("handoff_end", "gateway exiting")]

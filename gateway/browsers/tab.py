@@ -47,10 +47,20 @@ class Hold:
     reason: str
     until: float
     released: anyio.Event = field(default_factory=anyio.Event)
-    ended: str | None = None  # "done" (the person) or "expired", once released
+    # once released: "done" (the person), "expired", "tab closed" or "gateway exiting"
+    ended: str | None = None
 
     def active(self) -> bool:
         return not self.released.is_set() and time.monotonic() < self.until
+
+    def end(self, how: str) -> bool:
+        """End the hold now, for ``how`` (as "expired" once ``until`` passed); False when
+        it had ended already or ends otherwise."""
+        if self.released.is_set():
+            return False
+        self.ended = how if time.monotonic() < self.until else "expired"
+        self.released.set()
+        return self.ended == how
 
 
 @dataclass(eq=False)  # a tab is itself: compared and hashed by identity (page-layer state keys)
@@ -197,6 +207,8 @@ class TabRegistry:
 
     def remove(self, tab: Tab, reason: str) -> None:
         tab.detach()
+        if tab.hold is not None:  # a person cannot act on a tab that is gone
+            tab.hold.end("tab closed")
         if self._live.pop(tab.id, None) is None:
             return
         if len(self._gone) >= self.MAX_GONE:

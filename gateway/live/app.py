@@ -58,9 +58,7 @@ class Live(Protocol):
     screencasts: Screencasts
     recent: Sequence[dict[str, Any]]
 
-    def release(self, tab_id: int) -> bool: ...
-
-    async def url(self, tab: int | None, *, control: bool, handoff: bool = False) -> str: ...
+    async def url(self, tab: int | None, *, control: bool) -> str: ...
 
 
 class _Checked:
@@ -132,9 +130,9 @@ def live_app(live: Live) -> ASGIApp:
         link = link_of(request)
         if link is None or request.headers.get("origin") is None:
             return PlainTextResponse(NO_LINK + "\n", 403)
-        if not link.handoff or link.tab is None:
+        if link.handoff is None:
             return PlainTextResponse("this link was not a handoff\n", 400)
-        return JSONResponse({"released": live.release(link.tab)})
+        return JSONResponse({"released": link.handoff.end("done")})
 
     async def frames(websocket: WebSocket) -> None:
         link = link_of(websocket)
@@ -249,6 +247,9 @@ async def _act(link: Link, browser: Browser, tab: Tab, raw: str | bytes,
     """Forward one input event from the page; the error to show, if any."""
     if not link.control:
         return "this link is view-only"
+    if link.handoff is not None and tab.held() is not link.handoff:
+        return ("this handoff has ended (Done, its time ran out, or the tab closed): the "
+                "agent has the tab again")
     try:
         method, params = input_command(parse_input(raw), shown)
         await browser.tab_call(tab, method, params, timeout_s=INPUT_TIMEOUT_S)
@@ -275,7 +276,7 @@ def _state(live: Live, link: Link, tab_id: int | None) -> dict[str, Any]:
               "ago_s": round(now - float(r.get("ts") or now), 1)}
              for r in live.recent if r.get("tool") and r.get("tab") == tab_id][-CALLS_SHOWN:]
     shown: dict[str, Any] = {
-        "link": {"tab": link.tab, "control": link.control, "handoff": link.handoff},
+        "link": {"tab": link.tab, "control": link.control, "handoff": link.handoff is not None},
         "tab": tab_id, "targets": targets, "calls": calls[::-1]}
     try:
         dialog = live.registry.tabs.get(tab_id).dialog if tab_id is not None else None

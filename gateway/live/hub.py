@@ -64,14 +64,23 @@ class Live:
         """The page is served at ``base`` + ``/live`` by the HTTP server (``serve --http``)."""
         self._base = base
 
-    async def url(self, tab: int | None, *, control: bool, handoff: bool = False) -> str:
+    async def url(self, tab: int | None, *, control: bool) -> str:
         """A new link's URL (its token inside: give it to the person, never log it)."""
         base = self._base or await self._start()
-        token = self.links.issue(tab, control=control, handoff=handoff)
-        return f"{base}/live/?t={token}"
+        return f"{base}/live/?t={self.links.issue(tab, control=control)}"
+
+    async def handoff(self, tab: Tab, reason: str, seconds: float) -> tuple[Hold, str]:
+        """Hold ``tab`` for a person (``hold``) and a control link for that hold alone
+        (Done on it ends this hold, its input stops with it). The page is served
+        first: a hold is never made without a link that can end it."""
+        base = self._base or await self._start()
+        hold = self.hold(tab, reason, seconds)
+        token = self.links.issue(tab.id, control=True, handoff=hold)
+        return hold, f"{base}/live/?t={token}"
 
     async def _start(self) -> str:
-        """Serve the page on a free loopback port, once."""
+        """Serve the page on a free loopback port, once; a server that does not come
+        up in time is stopped (the next request starts afresh)."""
         async with self._starting:
             if self._base is not None:
                 return self._base
@@ -87,33 +96,45 @@ class Live:
                 live_app(self), log_level="warning", lifespan="off", ws_max_size=65_536,
                 ws_per_message_deflate=False,  # JPEG frames: compressing them costs CPU only
                 timeout_graceful_shutdown=1, access_log=False))
-            self._server = server
+            serving = anyio.CancelScope()
 
             async def serve() -> None:
-                try:
-                    await server.serve(sockets=[sock])
-                finally:
-                    sock.close()
+                with serving:
+                    try:
+                        await server.serve(sockets=[sock])
+                    finally:
+                        sock.close()
 
             self._tasks.start_soon(serve)
-            with anyio.fail_after(START_TIMEOUT_S):
+            with anyio.move_on_after(START_TIMEOUT_S):
                 while not server.started:
                     await anyio.sleep(0.01)
+            if not server.started:
+                serving.cancel()
+                raise GatewayError(f"the live page's server did not start within "
+                                   f"{START_TIMEOUT_S:g} s (is this machine overloaded?); "
+                                   "try again")
+            self._server = server
             self._base = f"http://127.0.0.1:{port}"
             log.info("live view serving", address=f"127.0.0.1:{port}")
             return self._base
 
     def stop(self) -> None:
-        """The gateway is exiting: every link dies, every watcher is let go."""
+        """The gateway is exiting: every link dies, every watcher is let go, every hold
+        ends (its end written to the call log). Recordings end with the task group."""
         self.links.clear()
+        for browser in self.registry.browsers.values():
+            for tab in browser.tabs.values():
+                if tab.hold is not None:
+                    tab.hold.end("gateway exiting")
         if self._server is not None:
             self._server.should_exit = True
 
     # ----------------------------------------------------------------- holds
 
     def hold(self, tab: Tab, reason: str, seconds: float) -> Hold:
-        """``tab`` is with a person until Done or ``seconds`` pass; an existing hold
-        stays as it is (its own reason and end)."""
+        """``tab`` is with a person until Done, ``seconds`` pass or the tab goes; an
+        existing hold stays as it is (its own reason and end)."""
         held = tab.held()
         if held is not None:
             return held
@@ -123,26 +144,13 @@ class Live:
         self._tasks.start_soon(self._end_of, tab, hold)
         return hold
 
-    def release(self, tab_id: int) -> bool:
-        """The person pressed Done on ``tab_id``; False when it was not held."""
-        try:
-            tab = self.registry.tabs.get(tab_id)
-        except GatewayError:
-            return False
-        held = tab.held()
-        if held is None:
-            return False
-        held.ended = "done"
-        held.released.set()
-        return True
-
     async def _end_of(self, tab: Tab, hold: Hold) -> None:
         """Wait for the hold to end, then write its end to the call log."""
         started = time.monotonic()
         with anyio.move_on_after(max(hold.until - started, 0)):
             await hold.released.wait()
-        how = hold.ended = hold.ended or "expired"
-        hold.released.set()  # an expired hold ends for its waiters as well
+        hold.end("expired")  # an expired hold ends for its waiters as well
+        how = hold.ended or "expired"
         if tab.hold is hold:
             tab.hold = None
         self._note({"ts": time.time(), "event": "handoff_end", "tab": tab.id,

@@ -17,6 +17,10 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gateway.browsers.tab import Hold
 
 __all__ = ["LINK_IDLE_S", "Link", "Links", "host_allowed", "origin_allowed"]
 
@@ -29,12 +33,13 @@ MAX_LINKS = 1000
 @dataclass
 class Link:
     """What one live URL opens: a tab (None: every tab listed) and whether the person
-    may act on it; ``handoff`` shows the Done button."""
+    may act on it; ``handoff``, the hold it was made for, shows the Done button (which
+    ends that hold only) and its input goes to the tab only while that hold lasts."""
 
     id: str
     tab: int | None
     control: bool
-    handoff: bool
+    handoff: Hold | None
     last_used: float
 
     def allows(self, tab: int) -> bool:
@@ -54,7 +59,7 @@ class Links:
         self._tokens: dict[str, str] = {}    # digest of an unspent token → link id
         self._sessions: dict[str, str] = {}  # digest of a session secret → link id
 
-    def issue(self, tab: int | None, *, control: bool, handoff: bool = False) -> str:
+    def issue(self, tab: int | None, *, control: bool, handoff: Hold | None = None) -> str:
         """A new link; returns its token (to put in the URL, never to log)."""
         self._expire()
         while len(self._links) >= MAX_LINKS:

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
 
-__all__ = ["Hints", "OnBrowser", "OnTab", "ReadsAsText", "TabMode", "ToolRegistrar", "Tools",
-           "WritesFiles"]
+__all__ = ["Changes", "Hints", "OnBrowser", "OnTab", "Reach", "ReadsAsText", "TabMode",
+           "ToolRegistrar", "Tools", "WritesFiles"]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
@@ -45,6 +45,11 @@ from ``tab`` when given, else just the browser of ``target`` (no tab, no lock);
 ``for_url`` the ``tab`` given or a fresh one, for loading its (checked) ``url`` — and
 when ``url`` is None (navigate's history steps), the ``tab`` given, as ``required``."""
 Check = Callable[[dict[str, Any]], None]
+Reach = Literal["nothing", "tab", "context"]
+"""What a call changes, for the hold check (``handoff``): ``nothing`` (a read); its
+``tab`` (for a ``browser_wide`` tool without one, any tab of its browser); or the
+browser ``context`` of its tab, else of its ``context`` argument, else the default one."""
+Changes = Callable[[dict[str, Any]], Reach]
 
 
 @runtime_checkable
@@ -129,7 +134,7 @@ class Tools:
         self, title: str, *, read_only: bool = False, destructive: bool = False,
         idempotent: bool = False, open_world: bool = False, lock: bool = True,
         tab: TabMode = "required", check: Check | None = None, while_held: bool = False,
-        browser_wide: bool = False,
+        browser_wide: bool = False, changes: Changes | None = None,
     ) -> Callable[[Body[R]], Callable[..., Awaitable[R]]]:
         """A tool whose body takes ``on`` (an ``OnTab``; an ``OnBrowser`` too for
         ``tab="optional"``) before its MCP arguments.
@@ -141,10 +146,14 @@ class Tools:
         (close_tab, handle_dialog) or only read the gateway's own records.
 
         While a person holds the tab (``handoff``), a tool that is not ``read_only`` is
-        refused at once (``TabHeld``), before it waits for the lock — unless
-        ``while_held`` (``handoff`` itself, which waits for the person). A
-        ``browser_wide`` tool called without a tab (a browser-level ``cdp_command``,
-        which can close or drive any tab) is refused while any tab of its browser is held.
+        refused at once (``TabHeld``), before it waits for the lock, and again once it
+        has the lock (a hold that began while it waited) — unless ``while_held``
+        (``handoff`` itself, which waits for the person). A ``browser_wide`` tool called
+        without a tab (a browser-level ``cdp_command``, which can close or drive any
+        tab) is refused while any tab of its browser is held. ``changes`` says, per
+        call, what it changes (``Reach``) where that depends on its arguments: a read
+        action of a changing tool goes on, a read-only tool's changing option is
+        refused, a change to a whole context is refused while any tab in it is held.
         """
         register = self.tool(title, read_only=read_only, destructive=destructive,
                              idempotent=idempotent, open_world=open_world)
@@ -155,10 +164,13 @@ class Tools:
                 if check is not None:
                     check(arguments)
                 on = await self._resolve(tab, arguments)
-                if not (read_only or while_held):
-                    _refuse_if_held(on, browser_wide)
+                reach: Reach = "nothing" if read_only or while_held else "tab"
+                if changes is not None:
+                    reach = changes(arguments)
+                _refuse_if_held(on, reach, arguments.get("context"), browser_wide)
                 if lock and isinstance(on, OnTab):
                     async with on.tab.lock:
+                        _refuse_if_held(on, reach, arguments.get("context"), browser_wide)
                         return await body(on, **arguments)
                 return await body(on, **arguments)
 
@@ -186,13 +198,19 @@ class Tools:
         return OnTab(browser, _budget(browser, arguments), page)
 
 
-def _refuse_if_held(on: OnBrowser, browser_wide: bool) -> None:
-    """``TabHeld`` for a call on a tab a person holds (for a ``browser_wide`` call without
-    a tab: on any tab of its browser)."""
-    if isinstance(on, OnTab):
-        tabs: list[Tab] = [on.tab]
-    else:
-        tabs = list(on.browser.tabs.values()) if browser_wide else []
+def _refuse_if_held(on: OnBrowser, reach: Reach, context: str | None,
+                    browser_wide: bool) -> None:
+    """``TabHeld`` for a call that changes what a person holds (``Reach``): its tab (for
+    a ``browser_wide`` call without a tab: any tab of its browser), or any tab in the
+    browser context it changes (its tab's, else ``context``, None being the default)."""
+    tabs: list[Tab] = []
+    if reach == "context":
+        where = on.tab.context if isinstance(on, OnTab) else context
+        tabs = [t for t in on.browser.tabs.values() if t.context == where]
+    elif reach == "tab" and isinstance(on, OnTab):
+        tabs = [on.tab]
+    elif reach == "tab" and browser_wide:
+        tabs = list(on.browser.tabs.values())
     for tab in tabs:
         held = tab.held()
         if held is not None:

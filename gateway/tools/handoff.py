@@ -3,8 +3,10 @@
 For what an agent cannot do itself — a captcha, a second factor, a sign-in only the
 user knows. The person gets the live page with control (``gateway.live``); while they
 hold the tab, the agent's tools that would change it are refused at once
-(``Tools.tab_tool``), so the agent cannot click under the person's hand. The hold ends
-when the person presses Done or after ``timeout_s``; ``wait: true`` waits for that,
+(``Tools.tab_tool``), so the agent cannot click under the person's hand; a call that
+already runs on the tab is let finish before the URL is given (one queued behind it is
+refused when its turn comes). The hold ends when the person presses Done, after
+``timeout_s``, or when the tab closes; ``wait: true`` waits for that,
 with progress (the first report carries the URL, for a client that shows progress to
 its user). The call log has a line for each hold and its end (``Live.hold``).
 """
@@ -36,11 +38,17 @@ REPORT_EVERY_S = 1.0
 ENDING_S = 0.5
 
 
+State = Literal["held", "done", "expired", "closed"]
+ENDED: dict[str, State] = {"expired": "expired", "tab closed": "closed"}
+"""A hold's end (``Hold.ended``) as the result's state; any other is "done"."""
+
+
 class Handoff(BaseModel):
     tab: int
     url: str | None = absent()
-    state: Literal["held", "done", "expired"]
+    state: State
     left_s: float | None = absent()
+    busy: str | None = absent()
 
 
 def register(tools: Tools, registry: Registry, live: Live | None) -> None:
@@ -59,8 +67,14 @@ def register(tools: Tools, registry: Registry, live: Live | None) -> None:
         if registry.config.read_only:
             raise NotAllowed("handoff gives a person control of a tab, which a read-only "
                              "gateway does not; restart it without --read-only")
-        hold = live.hold(on.tab, reason, timeout_s or DEFAULT_HOLD_S)
-        url = await live.url(on.tab.id, control=True, handoff=True)
+        hold, url = await live.handoff(on.tab, reason, timeout_s or DEFAULT_HOLD_S)
+        busy = None
+        with anyio.move_on_after(on.budget) as waited:  # a call running on the tab ends
+            async with on.tab.lock:
+                pass
+        if waited.cancelled_caught:
+            busy = (f"a call on tab {on.tab.id} was still running after {on.budget:g} s; "
+                    "it may act while the person does")
         if wait:
             start = time.monotonic()
             # The hold's own end is written by its task a moment after ``until``.
@@ -74,5 +88,6 @@ def register(tools: Tools, registry: Registry, live: Live | None) -> None:
                         await hold.released.wait()
         if hold.ended is None:
             left = max(hold.until - time.monotonic(), 0)
-            return Handoff(tab=on.tab.id, url=url, state="held", left_s=round(left, 1))
-        return Handoff(tab=on.tab.id, state="expired" if hold.ended == "expired" else "done")
+            return Handoff(tab=on.tab.id, url=url, state="held", left_s=round(left, 1),
+                           busy=busy)
+        return Handoff(tab=on.tab.id, state=ENDED.get(hold.ended or "", "done"), busy=busy)

@@ -71,7 +71,8 @@ class HeapSnapshot(HeapSummary):
 def register(tools: Tools, registry: Registry) -> None:
     recorder = Recorder()
 
-    @tools.tab_tool("Record a performance trace", read_only=True)
+    @tools.tab_tool("Record a performance trace", read_only=True,
+                    changes=lambda arguments: "tab" if arguments.get("reload") else "nothing")
     async def performance_trace(
         on: OnTab,
         tab: TabArg,

@@ -42,7 +42,7 @@ from gateway.output.absent import absent
 from gateway.output.files import Readable, read_checked, resolve_read_path
 
 from .args import ContextArg, OptionalTab, TargetArg, UrlArg
-from .definition import OnBrowser, OnTab, Tools
+from .definition import OnBrowser, OnTab, Reach, Tools
 from .saving import allowed_dirs
 
 if TYPE_CHECKING:
@@ -152,6 +152,13 @@ def _held(registry: Registry) -> int:
                              *browser.pages.contexts.tables()))
 
 
+def _changes(arguments: dict[str, Any]) -> Reach:
+    """A list reads; the rest change the tab's routes, or a whole context's."""
+    if arguments["action"] == "list":
+        return "nothing"
+    return "tab" if arguments.get("tab") is not None else "context"
+
+
 async def _add(on: OnBrowser, registry: Registry, page: Tab | None, context: str | None,
                route: Route) -> Routes:
     """Add ``route`` where it is meant and put it to work; when either fails, nothing is
@@ -183,7 +190,7 @@ async def _unrouted(browser: Browser, context: str | None, tabs: list[Tab]) -> N
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("Route network requests", tab="optional", check=_check)
+    @tools.tab_tool("Route network requests", tab="optional", check=_check, changes=_changes)
     async def network_route(
         on: OnBrowser,
         ctx: Context[Any, Any],

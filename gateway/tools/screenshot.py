@@ -114,7 +114,9 @@ async def _capture(browser: Browser, tab: Tab, params: dict[str, Any], full_page
 
 
 def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("Take a screenshot", read_only=True)
+    # A full page resizes the window for a moment: under a person's hand, refused.
+    @tools.tab_tool("Take a screenshot", read_only=True,
+                    changes=lambda arguments: "tab" if arguments.get("full_page") else "nothing")
     async def screenshot(
         on: OnTab,
         tab: TabArg,

@@ -29,7 +29,7 @@ from gateway.page.storage import clear_state, context_id, load_state, read_state
 from gateway.page.storage_file import MAX_STATE_BYTES, StorageState, parse_state
 
 from .args import ContextArg, OptionalTab, TargetArg, TimeoutArg
-from .definition import OnBrowser, OnTab, Tools
+from .definition import OnBrowser, OnTab, Reach, Tools
 from .saving import allowed_dirs, save_path
 
 if TYPE_CHECKING:
@@ -73,6 +73,11 @@ def _check(arguments: dict[str, Any]) -> None:
                               "localStorage")
 
 
+def _changes(arguments: dict[str, Any]) -> Reach:
+    """A save reads; a load or clear changes a whole context (and its held tabs)."""
+    return "nothing" if arguments["action"] == "save" else "context"
+
+
 async def _read_file(ctx: Context[Any, Any], registry: Registry, requested: str) -> StorageState:
     """The storage state in ``requested``: a file where uploads may come from, bounded."""
     file = resolve_read_path(requested, await allowed_dirs(ctx),
@@ -93,7 +98,7 @@ def _what(state: StorageState) -> dict[str, Any]:
 
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Save, load or clear sign-in state", destructive=True, lock=False,
-                    tab="optional", check=_check)
+                    tab="optional", check=_check, changes=_changes)
     async def storage_state(
         on: OnBrowser,
         ctx: Context[Any, Any],

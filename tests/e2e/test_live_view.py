@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -357,3 +357,158 @@ async def test_the_screencast_runs_while_watched_and_ends_with_the_tab(env: Env)
                                        f" === 'tab {tab} was closed by close_tab'"),
                      timeout=10, what="the page to say the tab was closed, and how")
     assert env.watching(tab) == 0 and tab not in env.live.screencasts.watched()
+
+
+async def _until(test: Callable[[], bool], what: str) -> None:
+    """Wait (bounded) until ``test()`` holds: for the gateway's state in this process."""
+    async def probe() -> bool | None:
+        return test() or None
+    await eventually(probe, timeout=10, what=what)
+
+
+BUSY = "(() => { const t = Date.now(); while (Date.now() - t < SECONDS * 1000); return 1 })()"
+"""A call that holds the tab (its lock) for SECONDS: the page's own thread is busy."""
+
+
+async def test_a_call_queued_when_the_handoff_starts_is_refused_when_its_turn_comes(
+        env: Env) -> None:
+    tab = await _tab(env)
+    lock = env.live.registry.tabs.get(tab).lock
+    finished: list[str] = []
+    results: dict[str, Any] = {}
+
+    async def running() -> None:
+        expression = BUSY.replace("SECONDS", "3")
+        results["running"] = await call_ok(env.client, "evaluate",
+                                           {"tab": tab, "expression": expression})
+        finished.append("running")
+
+    async def queued() -> None:
+        results["queued"] = await call_err(env.client, "evaluate",
+                                           {"tab": tab, "expression": "document.title = 'x'"})
+        finished.append("queued")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(running)
+        await _until(lock.locked, "the first call on the tab")
+        tg.start_soon(queued)
+        await _until(lambda: lock.statistics().tasks_waiting == 1,
+                     "the second call waiting for the tab")
+        handed = await call_ok(env.client, "handoff", {"tab": tab, "reason": "sign in"})
+        finished.append("handoff")
+    assert results["running"]["value"] == 1
+    assert finished.index("running") < finished.index("handoff"), (
+        "the call already running on the tab finishes before the person gets it", finished)
+    assert f"tab {tab} is with a person (sign in" in results["queued"], results["queued"]
+    assert handed["state"] == "held" and "busy" not in handed, handed
+    env.live.registry.tabs.get(tab).hold.end("done")  # type: ignore[union-attr]
+    assert await js(env.client, tab, "document.title") == "live", "the queued call did nothing"
+
+    other = await _tab(env)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(js, env.client, other, BUSY.replace("SECONDS", "4"))
+        await _until(env.live.registry.tabs.get(other).lock.locked, "the long call on the tab")
+        short = await call_ok(env.client, "handoff",
+                              {"tab": other, "reason": "2FA", "timeout_s": 1})
+    assert short["busy"] == (f"a call on tab {other} was still running after 1 s; it may act "
+                             "while the person does"), short
+
+
+async def test_a_held_tab_refuses_changes_to_its_context_and_reads_go_on(
+        env: Env, tmp_path: Any) -> None:
+    tab = await _tab(env)  # in the default context
+    in_context = {"context": "a-person-signs-in"}
+    other = int((await call_ok(env.client, "new_tab", {"url": PAGE, **in_context}))["tab"])
+    await call_ok(env.client, "handoff", {"tab": tab, "reason": "sign in"})
+    await call_ok(env.client, "handoff", {"tab": other, "reason": "2FA"})
+    try:
+        refusals: list[tuple[str, dict[str, Any]]] = [
+            ("storage_state", {"action": "clear"}),  # the default context: the tab's
+            ("storage_state", {"action": "clear", "tab": tab}),
+            ("storage_state", {"action": "load", "path": str(tmp_path / "none.json")}),
+            ("storage_state", {"action": "clear", **in_context}),
+            ("network_route", {"action": "block", "pattern": "**/x", "tab": tab}),
+            ("network_route", {"action": "block", "pattern": "**/x", **in_context}),
+            ("network_route", {"action": "remove", **in_context}),
+            ("performance_trace", {"tab": tab, "reload": True, "duration_s": 1}),
+            ("screenshot", {"tab": tab, "full_page": True})]
+        for tool, args in refusals:
+            refused = await call_err(env.client, tool, args)
+            held = (f"tab {other} is with a person (2FA" if "context" in args
+                    else f"tab {tab} is with a person (sign in")
+            assert held in refused, (tool, args, refused)
+        saved = await call_ok(env.client, "storage_state", {
+            "action": "save", "tab": tab, "path": str(tmp_path / "state.json")})
+        assert saved["path"] == str(tmp_path / "state.json")
+        await call_ok(env.client, "storage_state", {
+            "action": "save", "path": str(tmp_path / "other.json"), **in_context})
+        for where in ({"tab": tab}, in_context):
+            listed = await call_ok(env.client, "network_route", {"action": "list", **where})
+            assert listed["routes"] == []
+        await call_ok(env.client, "screenshot", {"tab": tab})
+        elsewhere = {"context": "not-the-persons"}
+        await call_ok(env.client, "network_route",
+                      {"action": "block", "pattern": "**/x", **elsewhere})
+        await call_ok(env.client, "network_route", {"action": "remove", **elsewhere})
+    finally:
+        for held_tab in (tab, other):
+            env.live.registry.tabs.get(held_tab).hold.end("done")  # type: ignore[union-attr]
+        await call_ok(env.client, "close_tab", {"tab": other})
+
+
+async def test_a_handoff_link_stops_acting_when_its_hold_ends(env: Env) -> None:
+    tab = await _tab(env)
+    await js(env.client, tab, "document.getElementById('i').focus()")
+    for_page = await call_ok(env.client, "handoff", {"tab": tab, "reason": "type"})
+    for_socket = await call_ok(env.client, "handoff", {"tab": tab, "reason": "type"})
+    page = await env.person.open(for_page["url"])
+    await _sees_frames(page)
+    base = for_socket["url"].split("/live/")[0]
+    status, headers, _ = await _get(for_socket["url"])
+    assert status == 303
+    ws_url = (base + headers["location"]).replace("http://", "ws://") + f"ws?tab={tab}"
+    async with connect(ws_url, additional_headers={
+            "Cookie": headers["set-cookie"].split(";")[0]}) as ws:
+        await ws.send('{"kind":"text","text":"ab"}')  # while held: it reaches the tab
+        await eventually(lambda: page.eval("!document.getElementById('done').hidden"),
+                         timeout=10, what="the Done button")
+        await page.eval("document.getElementById('done').click()")
+        await _until(lambda: env.live.registry.tabs.get(tab).held() is None,
+                     "the hold to end with Done")
+        await ws.send('{"kind":"text","text":"cd"}')
+        reply = await ws.recv()
+        while isinstance(reply, bytes):
+            reply = await ws.recv()
+    assert "this handoff has ended" in reply, reply
+    assert await js(env.client, tab, "document.getElementById('i').value") == "ab"
+
+
+async def test_a_hold_ends_when_its_tab_closes(env: Env) -> None:
+    opener = await _tab(env)
+    before = {t["tab"] for t in (await call_ok(env.client, "list_tabs", {}))["tabs"]}
+    assert await js(env.client, opener, "(window.w = window.open('about:blank')) !== null")
+
+    async def popup() -> int | None:
+        now = {t["tab"] for t in (await call_ok(env.client, "list_tabs", {}))["tabs"]}
+        return next(iter(now - before), None)
+
+    tab = await eventually(popup, timeout=10, what="the popup tab")
+    await call_ok(env.client, "handoff", {"tab": tab, "reason": "sign in"})
+    await call_err(env.client, "close_tab", {"tab": tab})  # not the agent's to close
+    results: list[dict[str, Any]] = []
+
+    async def waiting() -> None:
+        results.append(await call_ok(env.client, "handoff",
+                                     {"tab": tab, "reason": "sign in", "wait": True},
+                                     timeout=60))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(waiting)
+        await anyio.sleep(0.5)
+        await js(env.client, opener, "w.close(), 1")  # the page closes it, not the agent
+        with anyio.fail_after(20):  # at once: the hold's own time is 300 s
+            while not results:
+                await anyio.sleep(0.05)
+    assert results == [{"tab": tab, "state": "closed"}]
+    assert [r["ended"] for r in env.calls
+            if r.get("event") == "handoff_end" and r["tab"] == tab] == ["tab closed"]

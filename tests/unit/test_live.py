@@ -4,11 +4,17 @@ the one-slot mailbox that keeps a slow viewer from holding frames."""
 
 from __future__ import annotations
 
+import time
+from types import SimpleNamespace
+from typing import Any
+
 import anyio
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
+from gateway.browsers.tab import Hold, TabRegistry
 from gateway.errors import InvalidArgument
+from gateway.live.hub import open_live
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
 from gateway.page.live_input import input_command, parse_input
 from gateway.page.screencast import Frame, Mailbox
@@ -29,7 +35,7 @@ class Clock:
 def test_a_token_opens_once_and_its_session_only_its_link() -> None:
     links = Links()
     view = links.issue(3, control=False)
-    control = links.issue(3, control=True, handoff=True)
+    control = links.issue(3, control=True, handoff=Hold("sign in", 2e9))
     assert view != control
     opened = links.exchange(view)
     assert opened is not None
@@ -253,3 +259,32 @@ async def test_a_viewer_gone_mid_send_ends_only_its_sender(error: Exception,
     with anyio.fail_after(5):
         await _send_frames(viewer, mailbox, {})  # type: ignore[arg-type]
     assert viewer.sent == 1
+
+
+def test_a_hold_ends_once_and_as_expired_once_its_time_passed() -> None:
+    hold = Hold("sign in", time.monotonic() + 60)
+    assert hold.active() and hold.end("done") and hold.ended == "done"
+    assert not hold.end("tab closed") and hold.ended == "done", "ended once, as it was"
+    late = Hold("2FA", time.monotonic() - 1)
+    assert not late.end("done") and late.ended == "expired" and late.released.is_set()
+
+
+def test_a_retired_tab_ends_its_hold() -> None:
+    tabs = TabRegistry()
+    tab = tabs.add("default", "T1")
+    tab.hold = hold = Hold("sign in", time.monotonic() + 60)
+    tabs.remove(tab, "was closed")
+    assert hold.ended == "tab closed" and hold.released.is_set() and tab.held() is None
+
+
+async def test_a_gateway_that_exits_ends_its_holds_and_says_so() -> None:
+    tabs = TabRegistry()
+    tab = tabs.add("default", "T1")
+    registry = SimpleNamespace(browsers={"default": SimpleNamespace(tabs={"T1": tab})},
+                               tabs=tabs)
+    notes: list[dict[str, Any]] = []
+    async with open_live(registry, [], notes.append) as live:  # type: ignore[arg-type]
+        hold = live.hold(tab, "sign in", 60)
+    assert hold.ended == "gateway exiting"
+    assert [(n["event"], n.get("ended")) for n in notes] == [
+        ("handoff", None), ("handoff_end", "gateway exiting")]

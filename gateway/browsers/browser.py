@@ -350,6 +350,7 @@ class Browser:
             params["browserContextId"] = context_id
         created = await self.browser_call("Target.createTarget", params)
         tab = self.pages.track({"targetId": created["targetId"], **params})
+        await self.pages.adopt(tab)
         with anyio.move_on_after(SETUP_TIMEOUT_S):
             await tab.ready.wait()
         if url != "about:blank":

@@ -16,6 +16,7 @@ console and network entries each.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -48,13 +49,27 @@ SETUP_TIMEOUT_S = 10.0
 _TAB_DOMAINS = ("Runtime.enable", "Log.enable", "Page.enable")
 _NETWORK_ENABLE = {"maxTotalBufferSize": 64 * 1024 * 1024,
                    "maxResourceBufferSize": 16 * 1024 * 1024}
-# Cross-site iframes run in their own process: Chrome hands them over as child
-# sessions of the page's session, paused until their collectors are on.
+# A tab the gateway works on acts as the focused one: Chrome would otherwise keep all
+# but the newest tab hidden (``visibilityState``) and throttle their timers to about
+# once a second (measured on Chromium 156: 3 timer ticks a second instead of 97). It is
+# never turned on for a tab nobody asked the gateway about: that would change how a
+# person's or a test framework's background tabs run (visible, focused, unthrottled).
+_FOCUSED = ("Emulation.setFocusEmulationEnabled", {"enabled": True})
 GEOLOCATION = "Emulation.setGeolocationOverride"
 """The override of an emulated position (``page.emulation``): it comes with a grant of
 the geolocation permission to the tab's browser context, withdrawn here too."""
-_IFRAME_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
-                  "filter": [{"type": "iframe"}, {"exclude": True}]}
+# Cross-site iframes run in their own process: Chrome hands them over as child
+# sessions of the page's session, paused until their collectors are on.
+# A page's (and a frame's) auto-attach takes every child target, not only iframes.
+# Measured on Chromium 156: with ``waitForDebuggerOnStart`` the renderer starts each
+# dedicated worker paused, and a worker the filter leaves out is never attached and so
+# never resumed — every web worker of every page (a site's search, a PDF viewer, an
+# editor) stood still while the gateway was attached. So each child that is not an
+# iframe is attached, let run at once and detached again (``_let_go``): the page runs
+# exactly as without the gateway, its children only one round trip later.
+_CHILD_ATTACH = {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                 "filter": [{"type": "browser", "exclude": True},
+                            {"type": "tab", "exclude": True}, {}]}
 # While a dialog is open the renderer runs nothing; these still work (they are
 # answered by the browser process), everything else on the tab fails fast.
 # Network.getResponseBody is not among them: Chromium answers it from the page's
@@ -200,10 +215,15 @@ class PageTracker:
         def on_event(method: str, params: dict[str, Any]) -> None:
             if method == "Target.attachedToTarget":
                 info = params.get("targetInfo", {})
-                if info.get("type") == "iframe" and self._tasks is not None:
-                    self.bind(cdp, tab, params["sessionId"], info["targetId"])
-                    self._tasks.start_soon(self.prepare, cdp, tab, params["sessionId"],
+                child = params.get("sessionId")
+                if self._tasks is None or not isinstance(child, str):
+                    return
+                if info.get("type") == "iframe":
+                    self.bind(cdp, tab, child, info["targetId"])
+                    self._tasks.start_soon(self.prepare, cdp, tab, child,
                                            bool(params.get("waitingForDebugger")))
+                else:  # a worker, a worklet: not ours to watch, never to hold up
+                    self._tasks.start_soon(_let_go, cdp, session_id, child)
                 return
             if method == "Target.detachedFromTarget":
                 gone = params.get("targetId")
@@ -234,13 +254,11 @@ class PageTracker:
                 for method in _TAB_DOMAINS:
                     tg.start_soon(self._send_quietly, cdp, method, None, session)
                 tg.start_soon(self._send_quietly, cdp, "Network.enable", _NETWORK_ENABLE, session)
-                tg.start_soon(self._send_quietly, cdp, "Target.setAutoAttach", _IFRAME_ATTACH,
+                tg.start_soon(self._send_quietly, cdp, "Target.setAutoAttach", _CHILD_ATTACH,
                               session)
                 if session == tab.session_id:
-                    # Every tab acts as the focused one: Chrome would otherwise throttle
-                    # timers of all but the newest tab to once a second.
-                    tg.start_soon(self._send_quietly, cdp, "Emulation.setFocusEmulationEnabled",
-                                  {"enabled": True}, session)
+                    if tab.adopted:
+                        tg.start_soon(self._send_quietly, cdp, *_FOCUSED, session)
                     # An emulating tab's overrides die with its old session: again.
                     for method, params in tab.overrides.items():
                         tg.start_soon(self._send_quietly, cdp, method, params, session)
@@ -329,12 +347,34 @@ class PageTracker:
         self.bind(cdp, tab, attached["sessionId"])
         await self.prepare(cdp, tab, attached["sessionId"], waiting=False)
 
+    async def adopt(self, tab: Tab) -> None:
+        """The gateway works on ``tab`` from now on (a tool call names it, or it opened
+        it): the tab acts as the focused one (``_FOCUSED``), now and on every new session.
+        A tab the gateway never uses is left as its browser runs it."""
+        if tab.adopted:
+            return
+        tab.adopted = True
+        if tab.session_id is not None and self._cdp is not None:
+            # not waited for: on a page held by a dialog the answer would never come
+            await self._cdp.notify(*_FOCUSED, session_id=tab.session_id)
+
     async def _send_quietly(self, cdp: CdpConnection, method: str,
                             params: dict[str, Any] | None, session: str | None) -> None:
         try:
             await cdp.send(method, params, session_id=session, timeout_s=SETUP_TIMEOUT_S)
         except GatewayError as exc:  # a hung or closing page: its tools will say so
             self._log.debug("tab set-up command failed", method=method, error=str(exc))
+
+
+async def _let_go(cdp: CdpConnection, parent: str, child: str) -> None:
+    """Resume a child target the page's auto-attach paused, then detach from it: the
+    gateway keeps no session of workers (``_CHILD_ATTACH``). The detach waits for the
+    resume's answer: sent at once after it, it can reach the browser first, and a service
+    worker detached while paused was left paused (measured on Chromium 156)."""
+    with contextlib.suppress(GatewayError):  # a worker gone already: nothing to let go
+        await cdp.send("Runtime.runIfWaitingForDebugger", session_id=child,
+                       timeout_s=SETUP_TIMEOUT_S)
+    await cdp.notify("Target.detachFromTarget", {"sessionId": child}, session_id=parent)
 
 
 def _fail_in_flight(cdp: CdpConnection, tab: Tab, session: str, reason: str) -> None:

@@ -317,6 +317,7 @@ class Registry:
             self.browser(target)  # an unknown name is the clearer error
             raise InvalidArgument(f"tab {tab_id} belongs to target {tab.target!r}, not "
                                   f"{target!r}; omit target or pass target={tab.target!r}")
+        await browser.pages.adopt(tab)
         return browser, tab
 
     async def tab_for_url(

@@ -77,6 +77,7 @@ class Tab:
     network: NetworkLog = field(default_factory=NetworkLog)
     dialog: dict[str, Any] | None = None   # Page.javascriptDialogOpening params while open
     loader_id: str | None = None           # the main frame's current document
+    adopted: bool = False                  # the gateway works on it (PageTracker.adopt)
     closing: bool = False                  # close_tab is under way
     retired: bool = False                  # gone from its browser (closed, crashed, lost)
     why_retired: str = ""                  # "was closed", "crashed (…)": said to its viewers

@@ -76,6 +76,7 @@ __all__ = [
     "page_fixtures",
     "raw_call",
     "ref_of",
+    "serve_directory",
     "serve_pages",
     "settle",
     "strings_in",
@@ -169,6 +170,26 @@ def serve_pages(host: RemoteHost, log: Path | None = None,
             yield PageSite(host, ports, auth_secret, cookie_secret, proc.pid)
         finally:
             _stop(proc)
+
+
+@contextlib.contextmanager
+def serve_directory(host: RemoteHost, directory: Path) -> Iterator[str]:
+    """Serve ``directory`` as static files inside ``host`` (Python's ``http.server`` on
+    the host's loopback, as a built documentation site is previewed); its origin."""
+    proc = subprocess.Popen(
+        host.netns_exec(sys.executable, "-u", "-m", "http.server", "--bind", "127.0.0.1",
+                        "--directory", str(directory), "0"),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        close_fds=True, start_new_session=True, cwd="/")
+    try:
+        line = _read_line(proc, _START_TIMEOUT).decode()
+        found = re.search(r"port (\d+)", line)
+        if found is None:
+            raise RuntimeError(f"http.server in {host.netns} said {line!r}")
+        yield f"http://127.0.0.1:{found.group(1)}"
+    finally:
+        proc.terminate()
+        _stop(proc)
 
 
 # ----------------------------------------------------------------------------- gateway

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -21,6 +22,7 @@ from tests.topology import RemoteHost
 __all__ = ["OtherClient"]
 
 _TIMEOUT_S = 15.0
+_LOADED = "location.href !== 'about:blank' && document.readyState === 'complete'"
 
 
 class OtherClient:
@@ -57,23 +59,39 @@ class OtherClient:
 
     def evaluate(self, target_id: str, *expressions: str) -> list[Any]:
         """Each expression's value (promises awaited) in the page, in order, over one
-        connection to the page's own websocket."""
+        connection to the page's own websocket — once the page has loaded.
+
+        ``PUT /json/new`` answers while the new tab still shows ``about:blank``: an
+        expression sent then runs in that document, or fails when the navigation
+        destroys its context. So the loaded page is waited for first."""
         port = self.host.chrome_port(timeout=5)
 
         def run() -> list[Any]:
             ids = itertools.count(1)
-            values = []
             with connect(f"ws://127.0.0.1:{port}/devtools/page/{target_id}",
                          open_timeout=_TIMEOUT_S, max_size=None) as ws:
-                for expression in expressions:
+
+                def send(expression: str) -> dict[str, Any]:
                     call = next(ids)
                     ws.send(json.dumps({"id": call, "method": "Runtime.evaluate", "params": {
                         "expression": expression, "awaitPromise": True,
                         "returnByValue": True}}))
                     while True:
-                        message = json.loads(ws.recv(timeout=_TIMEOUT_S))
+                        message: dict[str, Any] = json.loads(ws.recv(timeout=_TIMEOUT_S))
                         if message.get("id") == call:
-                            break
+                            return message
+
+                deadline = time.monotonic() + _TIMEOUT_S
+                while True:
+                    loaded = send(_LOADED).get("result", {}).get("result", {}).get("value")
+                    if loaded is True:
+                        break
+                    assert time.monotonic() < deadline, f"tab {target_id} never loaded"
+                    time.sleep(0.05)
+                values = []
+                for expression in expressions:
+                    message = send(expression)
+                    assert "result" in message, message  # a CDP error, said as Chrome said it
                     result = message["result"]
                     assert "exceptionDetails" not in result, result["exceptionDetails"]
                     values.append(result["result"].get("value"))

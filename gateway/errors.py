@@ -22,6 +22,7 @@ happened, then what to do next.
     │   └── DiscoveryError     no DevTools endpoint found on the host
     ├── HostError              a host could not run, read or connect (reason only: a
     │   ├── HostKeyRejected    host serves several targets; ``TargetUnavailable.of`` names one)
+    │   ├── LoginRefused       the SSH server accepted none of the keys offered
     │   ├── NothingListens     no program listens at the address asked for, on the host
     │   └── StagingFailed      files to upload not copied, and their directory left there
     ├── BrowserClosed          the CDP websocket went away mid-call
@@ -62,6 +63,7 @@ __all__ = [
     "HostKeyRejected",
     "InvalidArgument",
     "JavaScriptError",
+    "LoginRefused",
     "MalformedReply",
     "NavigationError",
     "NotAllowed",
@@ -185,6 +187,10 @@ class HostError(GatewayError):
 
 class HostKeyRejected(HostError):
     """The host offered a key known_hosts does not trust (unknown, or changed)."""
+
+
+class LoginRefused(HostError):
+    """The SSH server accepted none of the keys offered: the login itself was refused."""
 
 
 class NothingListens(HostError):

@@ -1,6 +1,6 @@
-"""The few probes ``doctor`` makes itself, because inside asyncssh they are one
-opaque call: the name lookup, the TCP connect with the SSH banner, the first
-ProxyJump hop, and which client keys were offered and accepted.
+"""The few probes ``doctor`` makes itself, because inside an SSH connect they are one
+opaque call: the name lookup and the TCP connect with the SSH banner (what the login
+will do and did is ``gateway.hosts.ssh_login``'s).
 
 Each network wait is bounded by the timeout it is given.
 """
@@ -8,7 +8,6 @@ Each network wait is bounded by the timeout it is given.
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import threading
 from collections.abc import Callable
@@ -17,22 +16,16 @@ from typing import Any
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-import asyncssh
 from anyio.streams.buffered import BufferedByteReceiveStream
-from asyncssh.public_key import decode_ssh_public_key
 
 from gateway.hosts.local import connect_tcp
 
 __all__ = [
     "Resolver",
-    "describe_key",
-    "first_hop",
-    "offered_keys",
     "parse_hop",
     "read_banner",
     "resolve",
     "system_resolver",
-    "used_key",
 ]
 
 Resolver = Callable[[str, int], list[tuple[Any, ...]]]
@@ -100,54 +93,3 @@ def parse_hop(hop: str) -> tuple[str, str, int | None]:
     if not sep or not port_text.isdigit():
         return user, hostport, None
     return user, host, int(port_text)
-
-
-async def first_hop(user: str, host: str, port: int | None) -> tuple[str, int]:
-    """The host and port that a ProxyJump hop connects to, with ``~/.ssh/config``
-    applied to it. Raises ``OSError``/``ValueError``/``asyncssh.Error`` for a
-    config that cannot be applied."""
-    jump = await asyncssh.SSHClientConnectionOptions.construct(
-        None, config=(), host=host, port=port if port is not None else (),
-        username=user or ())
-    return str(jump.host), int(jump.port)
-
-
-def describe_key(keypair: asyncssh.SSHKeyPair) -> str:
-    """``/home/a/.ssh/id_ed25519 (ssh-ed25519 SHA256:…)`` — the file when there is one."""
-    try:
-        fingerprint = decode_ssh_public_key(keypair.public_data).get_fingerprint()
-    except (asyncssh.KeyImportError, ValueError):
-        fingerprint = ""
-    # asyncssh keeps a local key pair's file name only on its private key object.
-    inner = getattr(keypair, "_key", None)
-    filename = inner.get_filename() if inner is not None else None
-    name = (filename.decode(errors="replace") if isinstance(filename, bytes)
-            else keypair.get_comment() or "agent key")
-    return f"{name} ({keypair.get_algorithm()} {fingerprint})".replace(" )", ")")
-
-
-def offered_keys(options: asyncssh.SSHClientConnectionOptions) -> list[str]:
-    """What a login with ``options`` offers the server, as ``describe_key`` names it."""
-    offered = [describe_key(k) for k in (options.client_keys or [])]
-    if os.environ.get("SSH_AUTH_SOCK") and options.client_keys is not None:
-        offered.insert(0, "the keys in ssh-agent (SSH_AUTH_SOCK)")
-    return offered
-
-
-def used_key(conn: asyncssh.SSHClientConnection,
-             options: asyncssh.SSHClientConnectionOptions) -> str:
-    """The key the server accepted, when it can be told.
-
-    asyncssh has no public "which key authenticated": it pops keys off the front
-    of its list as it tries them, so the accepted one is the last offered key
-    no longer in that list. Any surprise in that private state → "" (unknown).
-    """
-    remaining = getattr(conn, "_client_keys", None)
-    keys = list(options.client_keys or [])
-    if not isinstance(remaining, list) or not keys:
-        return ""
-    left = {k.public_data for k in remaining}
-    used = [k for k in keys if k.public_data not in left]
-    if not used:
-        return "a key from ssh-agent"
-    return describe_key(used[-1])

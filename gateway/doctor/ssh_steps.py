@@ -14,23 +14,15 @@ import ipaddress
 import time
 
 import anyio
-import asyncssh
 
 import gateway.doctor.fixes as fixes
 from gateway.config import TargetConfig, host_port
-from gateway.doctor.probes import (
-    Resolver,
-    first_hop,
-    offered_keys,
-    parse_hop,
-    read_banner,
-    resolve,
-    used_key,
-)
+from gateway.doctor.probes import Resolver, parse_hop, read_banner, resolve
 from gateway.doctor.report import Recorder
-from gateway.errors import GatewayError, HostKeyRejected
+from gateway.errors import GatewayError, HostError, HostKeyRejected, LoginRefused
 from gateway.hosts.known_hosts import HostKeyVerdict
 from gateway.hosts.ssh import SshHost
+from gateway.hosts.ssh_login import LoginPlan, accepted_key, first_hop, plan_login, server_key
 
 __all__ = ["SshSteps"]
 
@@ -53,45 +45,42 @@ class SshSteps:
         self.jump: str | None = None   # the first ProxyJump hop, as written
 
     async def run(self) -> None:
-        options = await self._options()
-        host, port = await self._hop(options)
-        addresses = await self._dns(options, host, port)
+        plan = await self._plan()
+        host, port = await self._hop(plan)
+        addresses = await self._dns(plan, host, port)
         await self._tcp(addresses, host, port)
-        await self._login(options)
+        await self._login(plan)
 
-    async def _options(self) -> asyncssh.SSHClientConnectionOptions:
+    async def _plan(self) -> LoginPlan:
         start = time.monotonic()
         try:
             with anyio.fail_after(self.timeout_s):
-                return await self.link.connect_options()
-        except (OSError, ValueError, asyncssh.Error) as exc:
+                return await plan_login(self.link)
+        except HostError as exc:
             self.record.fail("dns", Recorder.since(start), f"cannot apply ~/.ssh/config: {exc}",
                              fixes.ssh_config_fix(self.alias))
 
-    async def _hop(self, options: asyncssh.SSHClientConnectionOptions) -> tuple[str, int]:
+    async def _hop(self, plan: LoginPlan) -> tuple[str, int]:
         """The host and port a TCP connection really goes to: the first ProxyJump hop's."""
-        tunnel = options.tunnel
-        if not isinstance(tunnel, str) or not tunnel:
-            return options.host, options.port
-        self.jump = tunnel.split(",")[0].strip()
+        if plan.jump is None:
+            return plan.host, plan.port
+        self.jump = plan.jump
         start = time.monotonic()
         user, host, port = parse_hop(self.jump)
         try:
             return await first_hop(user, host, port)
-        except (OSError, ValueError, asyncssh.Error) as exc:
+        except HostError as exc:
             self.record.fail("dns", Recorder.since(start), f"ProxyJump {self.jump}: {exc}",
                              fixes.proxy_jump_fix(host))
 
-    async def _dns(self, options: asyncssh.SSHClientConnectionOptions,
-                   host: str, port: int) -> list[str]:
+    async def _dns(self, plan: LoginPlan, host: str, port: int) -> list[str]:
         """The addresses to probe: [] when a ProxyCommand connects instead."""
         alias, record = self.alias, self.record
         start = time.monotonic()
         via = f"ProxyJump {self.jump}: checking the jump host — " if self.jump else ""
-        if options.proxy_command:
-            command = " ".join(str(part) for part in options.proxy_command)
-            record.note(("dns", "tcp"), f"ProxyCommand `{command}` connects; not checked "
-                        "separately")
+        if plan.proxy_command:
+            record.note(("dns", "tcp"), f"ProxyCommand `{plan.proxy_command}` connects; not "
+                        "checked separately")
             return []
         named = host if (host == alias or self.jump) else f"{host} (HostName of {alias})"
         try:
@@ -136,15 +125,14 @@ class SshSteps:
         detail, fix = fixes.tcp_failure(failure[0], port, failure[1], self.timeout_s)
         self.record.fail("tcp", Recorder.since(start), detail, fix)
 
-    async def _login(self, options: asyncssh.SSHClientConnectionOptions) -> None:
+    async def _login(self, plan: LoginPlan) -> None:
         link, alias, record = self.link, self.alias, self.record
         since = Recorder.since
-        offered = offered_keys(options)
-        user = str(options.username)
+        offered, user = plan.offered, plan.username
         start = time.monotonic()
         try:
             with anyio.fail_after(self.timeout_s + 2):  # SshHost bounds it at timeout + 1
-                conn = await link.connection()
+                await link.connection()
         except (GatewayError, TimeoutError) as exc:
             progress = link.progress
             verdict = progress.host_key
@@ -157,8 +145,8 @@ class SshSteps:
             if progress.auth_started is None:
                 record.fail("host_key", since(start), f"SSH handshake failed: {reason}",
                             fixes.handshake_fix(alias))
-            self._host_key_ok(start, progress.auth_started, verdict, progress.server_key)
-            if isinstance(exc.__context__, asyncssh.PermissionDenied):
+            self._host_key_ok(start, progress.auth_started, verdict, server_key(progress))
+            if isinstance(exc, LoginRefused):
                 tried = "; ".join(offered) if offered else "none"
                 record.fail("auth", since(progress.auth_started),
                             f"{user}@{alias} accepted none of the keys offered: {tried}",
@@ -166,13 +154,13 @@ class SshSteps:
             record.fail("auth", since(progress.auth_started), f"login as {user} failed: {reason}",
                         fixes.login_fix(user, alias))
         auth_started = link.progress.auth_started
-        self._host_key_ok(start, auth_started, link.progress.host_key, link.progress.server_key)
-        used = used_key(conn, options)
+        self._host_key_ok(start, auth_started, link.progress.host_key, server_key(link.progress))
+        used = accepted_key(link, plan)
         record.ok("auth", since(auth_started if auth_started is not None else start),
                   f"as {user}" + (f" with {used}" if used else ""))
 
     def _host_key_ok(self, start: float, auth_started: float | None,
-                     verdict: HostKeyVerdict | None, key: asyncssh.SSHKey | None) -> None:
+                     verdict: HostKeyVerdict | None, key: str | None) -> None:
         ms = Recorder.since(start, auth_started)
         if verdict is not None:  # accept-new took a key known_hosts did not have
             self.record.ok("host_key", ms, f"{verdict.fingerprint} is not in "
@@ -180,5 +168,4 @@ class SshSteps:
                            "records it on its first connect")
             return
         files = [f for f in self.link.known_hosts_files if f != "/dev/null"]
-        shown = f"{key.get_algorithm()} {key.get_fingerprint()}" if key is not None else "key"
-        self.record.ok("host_key", ms, f"{shown} matches {', '.join(files)}")
+        self.record.ok("host_key", ms, f"{key or 'key'} matches {', '.join(files)}")

@@ -44,6 +44,7 @@ from gateway.errors import (
     ExceptionMap,
     HostError,
     HostKeyRejected,
+    LoginRefused,
     StagingFailed,
     map_exceptions,
 )
@@ -166,7 +167,7 @@ class SshHost:
         refused: ExceptionMap = {
             asyncssh.HostKeyNotVerifiable: lambda exc: HostKeyRejected(
                 progress.host_key.message() if progress.host_key else str(exc)),
-            asyncssh.PermissionDenied: lambda _: HostError(
+            asyncssh.PermissionDenied: lambda _: LoginRefused(
                 f"SSH login to {dest} refused (no accepted key). Check that your key is in "
                 "ssh-agent or named by IdentityFile, and in the remote authorized_keys")}
         with map_exceptions(ssh_errors(

@@ -31,7 +31,7 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Held, Scanned, Search, Strategy, find_browser
+from gateway.browsers.discovery import Held, Origin, Scanned, Search, Strategy, find_browser
 from gateway.browsers.downloads import Downloads
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
@@ -102,6 +102,13 @@ class Browser:
         """What a host scan sees of this browser now (pid, profile, …), if a scan found it."""
         scanned = self.strategy(Scanned)
         return scanned.candidate if scanned is not None else None
+
+    @property
+    def origin(self) -> Origin | None:
+        """What the strategies that find this browser know of it (a scan's process, a
+        share's sharer), for ``list_targets`` and ``doctor``; None when none knows more
+        than its endpoint."""
+        return next((o for s in self._strategies if (o := s.describe()) is not None), None)
 
     @property
     def described(self) -> str:

@@ -63,6 +63,7 @@ __all__ = [
     "Held",
     "HostedSocket",
     "Launch",
+    "Origin",
     "Scanned",
     "Search",
     "Strategy",
@@ -148,10 +149,37 @@ class Search:
             pass
 
 
+@dataclass(frozen=True)
+class Origin:
+    """What tells a found browser apart, as the strategy that finds it knows it: the
+    process a host scan saw, the machine that shares it. ``list_targets`` and ``doctor``
+    show it; a field a strategy cannot know stays None (left out)."""
+
+    pid: int | None = None
+    started: str | None = None
+    profile: str | None = None
+    port: int | None = None
+    program: str | None = None
+    started_by: str | None = None
+    sharer: str | None = None    # a share: the machine that shares the browser
+    expires: str | None = None   # a share: until when its sharer keeps it
+
+    def shown(self) -> dict[str, str | int]:
+        """The fields that are known, by name."""
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
 class Strategy(Protocol):
+    """One way a browser is found. A strategy subclasses this to inherit ``describe``."""
+
     async def find(self, search: Search) -> Found | None:
         """The browser this strategy finds, or None (its reasons added to
         ``search.tried``); raise only when no later strategy should be tried."""
+
+    def describe(self) -> Origin | None:
+        """What this strategy knows of its browser beyond its endpoint (None: nothing —
+        a configured address, a launched or hosted browser)."""
+        return None
 
 
 @runtime_checkable
@@ -168,7 +196,7 @@ class Held(Protocol):
 
 
 @dataclass(frozen=True)
-class HostedSocket:
+class HostedSocket(Strategy):
     """A hosted pool's websocket (``cdp = "wss://…?token=…"`` and ``headers``): that
     URL exactly, the only answer; a refused handshake (a wrong token) is final."""
 
@@ -184,7 +212,7 @@ class HostedSocket:
 
 
 @dataclass(frozen=True)
-class ExplicitAddress:
+class ExplicitAddress(Strategy):
     """The configured ``cdp`` address: the only answer, so a failure is final."""
 
     address: CdpAddress
@@ -194,7 +222,7 @@ class ExplicitAddress:
 
 
 @dataclass(frozen=True)
-class ActivePortFiles:
+class ActivePortFiles(Strategy):
     """``DevToolsActivePort`` in each of ``dirs`` (one round trip to read them all)."""
 
     dirs: tuple[str, ...]
@@ -226,7 +254,7 @@ class ActivePortFiles:
 
 
 @dataclass(frozen=True)
-class VersionProbe:
+class VersionProbe(Strategy):
     """``/json/version`` at a conventional address (127.0.0.1:9222)."""
 
     address: CdpAddress = FALLBACK_ADDRESS
@@ -240,7 +268,7 @@ class VersionProbe:
 
 
 @dataclass(frozen=True)
-class Launch:
+class Launch(Strategy):
     """The gateway's own browser, when nothing else was found: the one still running in
     the launch profile (after an SSH drop or a gateway restart), else a new one."""
 
@@ -266,7 +294,7 @@ class Launch:
         raise DiscoveryError(search.name, "; ".join(search.tried[-1:]))
 
 
-class Scanned:
+class Scanned(Strategy):
     """A browser a host scan found (``host_scan``): its fixed port, or its profile's
     DevToolsActivePort — or, while it cannot be attached to, the reason and the fix.
     The scan updates ``candidate`` as the process changes (a port 0 browser writes
@@ -274,6 +302,11 @@ class Scanned:
 
     def __init__(self, candidate: Candidate) -> None:
         self.candidate = candidate
+
+    def describe(self) -> Origin:
+        c = self.candidate
+        return Origin(pid=c.pid, started=c.started, profile=c.profile, port=c.active_port,
+                      program=c.program, started_by=c.started_by)
 
     async def find(self, search: Search) -> Found | None:
         found = self.candidate

@@ -28,7 +28,6 @@ import structlog
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.discovery import Strategy, strategies_for
-from gateway.browsers.shared_socket import SharedSocket
 from gateway.browsers.tab import Tab, TabRegistry
 from gateway.browsers.webdriver import WebDriverSession
 from gateway.config import GatewayConfig, TargetConfig
@@ -164,7 +163,7 @@ class Registry:
                                   if group is not None else f"belonged to {name!r}, which {why}")
             if browser is not None:
                 await browser.aclose(gone=why)
-                if browser.found is not None or browser.strategy(SharedSocket) is not None:
+                if browser.origin is not None:  # found by a scan or a share: said gone a while
                     self._departed[name] = (browser, time.monotonic() + GONE_LISTED_S)
             await self._release_host(name)
         log.info("target removed", target=name, reason=why)

@@ -3,7 +3,7 @@ forwarded to the host, found by the ``/json/version`` Chrome answers through it.
 
 from __future__ import annotations
 
-from gateway.browsers.discovery import Found, Search, Unanswered, ask_version
+from gateway.browsers.discovery import Found, Origin, Search, Strategy, Unanswered, ask_version
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.shares import BadShare, SeenShare
 from gateway.config import CdpAddress
@@ -12,13 +12,22 @@ from gateway.errors import DiscoveryError
 __all__ = ["SharedSocket"]
 
 
-class SharedSocket:
+class SharedSocket(Strategy):
     """A share (``shares``): the browser behind a Unix socket on the host, which its own
     machine forwarded there. ``share_watch`` updates ``seen`` as the listing changes; a
     manifest that cannot be used (``BadShare``) is the reason, never a connection."""
 
     def __init__(self, seen: SeenShare | BadShare) -> None:
         self.seen = seen
+
+    def describe(self) -> Origin:
+        """The shared browser's process and its sharer, as the manifest says (nothing
+        from a manifest that cannot be used)."""
+        if isinstance(self.seen, BadShare):
+            return Origin()
+        m = self.seen.manifest
+        return Origin(pid=m.pid, started=m.started, program=m.program,
+                      started_by=m.started_by, sharer=m.sharer, expires=m.expires)
 
     async def find(self, search: Search) -> Found | None:
         seen = self.seen

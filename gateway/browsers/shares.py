@@ -101,6 +101,11 @@ class SeenShare:
     socket: str      # absolute path on the host
     has_socket: bool
 
+    @property
+    def label(self) -> str:
+        """How ``doctor`` names it: the share's name."""
+        return self.manifest.name
+
 
 @dataclass(frozen=True)
 class BadShare:
@@ -109,6 +114,11 @@ class BadShare:
     name: str        # the file's name less .json, when that is a valid name; else ""
     file: str
     problem: str
+
+    @property
+    def label(self) -> str:
+        """How ``doctor`` names it: its file (a name may be missing or wrong)."""
+        return self.file
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import structlog
 from pydantic_core import from_json
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Found, Search, attach_at
+from gateway.browsers.discovery import Found, Search, Strategy, attach_at
 from gateway.browsers.endpoint import Endpoint
 from gateway.config import CdpAddress
 from gateway.config.remote import WebDriverUrl
@@ -169,7 +169,7 @@ def _debugger_address(address: str, router: WebDriverUrl) -> tuple[str, int]:
                      f"{router.host}: only a browser on the driver's own machine is attached")
 
 
-class WebDriverSession:
+class WebDriverSession(Strategy):
     """One WebDriver session and its browser (a strategy that holds what it found)."""
 
     on_demand = True  # created by the first call, not at start-up

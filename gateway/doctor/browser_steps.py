@@ -188,7 +188,7 @@ class BrowserSteps:
             *(s for s in listing.shares if not s.manifest.expired()), *listing.bad]
         for share in shares:
             search = Search(host, self.config.name, self.timeout_s)
-            name = share.manifest.name if isinstance(share, SeenShare) else share.file
+            name = share.label
             try:
                 with anyio.fail_after(self._discovery_bound_s):
                     located = await SharedSocket(share).find(search)

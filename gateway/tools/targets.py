@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from gateway.browsers.shared_socket import SharedSocket
-from gateway.browsers.shares import SeenShare
 from gateway.errors import TargetUnavailable
 from gateway.output.absent import absent
 
@@ -61,18 +59,8 @@ def _info(browser: Browser) -> TargetInfo:
     if browser.launcher is not None:
         info = info.model_copy(update={"launched": browser.launcher.attached,
                                        "restarts": browser.launcher.restarts})
-    share = browser.strategy(SharedSocket)
-    if share is not None and isinstance(share.seen, SeenShare):
-        m = share.seen.manifest
-        return info.model_copy(update={
-            "pid": m.pid, "started": m.started, "program": m.program,
-            "started_by": m.started_by, "sharer": m.sharer, "expires": m.expires})
-    found = browser.found
-    if found is None:
-        return info
-    return info.model_copy(update={
-        "pid": found.pid, "started": found.started, "profile": found.profile,
-        "port": found.active_port, "program": found.program, "started_by": found.started_by})
+    origin = browser.origin
+    return info if origin is None else info.model_copy(update=origin.shown())
 
 
 def _group_info(g: HostGroup) -> TargetInfo:

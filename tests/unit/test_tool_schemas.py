@@ -15,7 +15,6 @@ the list as it was) is still there — compact, not looser.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,6 +28,7 @@ from gateway.config import load_config
 from gateway.server.app import INSTRUCTIONS, build_server
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import RESULTS_NOTE, SHARED_SHAPES, compact_input, shared_arguments_note
+from tests.golden import assert_golden
 
 pytestmark = pytest.mark.anyio
 
@@ -84,10 +84,7 @@ async def _listed(**overrides: Any) -> list[dict[str, Any]]:
 async def test_tools_list_is_unchanged(read_only: bool, golden: str) -> None:
     tools = await _listed(read_only=read_only, tools="all")
     text = json.dumps(tools, indent=1, ensure_ascii=False) + "\n"
-    path = GOLDEN / golden
-    if os.environ.get("CSGW_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"tools/list differs from {path.name}"
+    assert_golden(GOLDEN / golden, text)
 
 
 def _size(tools: list[dict[str, Any]]) -> int:

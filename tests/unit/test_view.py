@@ -5,7 +5,7 @@ Golden tests pin the whole rendering of each fixture page, refs included, in
 fresh capture (``.venv/bin/python fixtures/capture_ax.py``), regenerate them and
 read the diff before committing::
 
-    UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_view.py
+    CSGW_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_view.py
 
 The other tests state the rules on their own, so a golden regenerated in a
 hurry cannot hide a broken rule; the fuzz tests feed broken trees that must
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from functools import cache
 from pathlib import Path
@@ -36,6 +35,7 @@ from gateway.page.view import (
     render_view,
     snapshot_from_json,
 )
+from tests.golden import assert_golden
 
 ROOT = Path(__file__).parents[2]
 FIXTURES = ROOT / "fixtures" / "ax"
@@ -80,12 +80,7 @@ def line_of(view: View, needle: str) -> str:
 @pytest.mark.parametrize("page", PAGES)
 def test_golden(page: str) -> None:
     actual = golden_text(view_of(page))
-    path = GOLDEN / f"{page}.txt"
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(actual)
-    assert path.exists(), f"no golden {path}; run with UPDATE_GOLDEN=1 to create it"
-    assert actual == path.read_text()
+    assert_golden(GOLDEN / f"{page}.txt", actual)
 
 
 # --- Rules that hold on every page -------------------------------------------------------

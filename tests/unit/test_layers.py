@@ -127,8 +127,8 @@ def test_modules_hold_one_concept(path: Path) -> None:
     _hold_one_concept(path, str(path.relative_to(PACKAGE.parent)))
 
 
-def asyncio_imports(path: Path) -> list[int]:
-    """Lines of ``path`` that import asyncio (``import asyncio``, ``from asyncio… import``);
+def library_imports(path: Path, *libraries: str) -> list[int]:
+    """Lines of ``path`` that import one of ``libraries`` (``import x``, ``from x… import``);
     ``websockets.asyncio`` is websockets' own module, not asyncio."""
     lines = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -138,9 +138,13 @@ def asyncio_imports(path: Path) -> list[int]:
             names = [node.module or ""]
         else:
             continue
-        if any(name.split(".")[0] == "asyncio" for name in names):
+        if any(name.split(".")[0] in libraries or name in libraries for name in names):
             lines.append(node.lineno)
     return lines
+
+
+def asyncio_imports(path: Path) -> list[int]:
+    return library_imports(path, "asyncio")
 
 
 def test_asyncio_stays_out_of_the_gateway() -> None:
@@ -161,6 +165,15 @@ def test_the_asyncio_check_sees_each_form_of_import(tmp_path: Path) -> None:
         assert asyncio_imports(tmp_path / "m.py"), text
     (tmp_path / "m.py").write_text("from websockets.asyncio.client import connect\n")
     assert not asyncio_imports(tmp_path / "m.py")
+
+
+def test_asyncssh_stays_in_hosts() -> None:
+    """SSH is the hosts layer's: every other layer asks a ``Host`` (or ``SshLink``,
+    ``ssh_login``) in plain values, so asyncssh's types and errors never leak upward."""
+    found = {module_name(p): lines for p in PACKAGE.rglob("*.py")
+             if p.parent.name != "hosts"
+             and (lines := library_imports(p, "asyncssh", "gateway.hosts.asyncssh_import"))}
+    assert not found, f"asyncssh imported outside gateway/hosts/ (module: lines): {found}"
 
 
 # benchmarks/: helpers 0 (may import each other), bench/peers 1, phases 2, the runner 3.

@@ -258,7 +258,8 @@ class TabNotFound(GatewayError):
 
 
 class TabHeld(GatewayError):
-    """A person holds the tab (``handoff``): the agent's tools that change it wait."""
+    """A person holds the tab (``handoff``): the agent's tools that would change it are
+    refused at once (reads go on) until the person is done."""
 
     def __init__(self, tab: int, reason: str) -> None:
         self.tab = tab

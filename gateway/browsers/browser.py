@@ -31,12 +31,12 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Held, Origin, Scanned, Search, Strategy, find_browser
+from gateway.browsers.discovery import HoldsSession, Origin, Scanned, Search, Strategy, find_browser
 from gateway.browsers.downloads import Downloads
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
 from gateway.browsers.scan import Candidate
-from gateway.browsers.tab import Tab, TabRegistry
+from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import CdpTimeout, GatewayError, HostError, TargetUnavailable, TunnelError
@@ -61,7 +61,7 @@ class Browser:
         self,
         config: TargetConfig,
         host: Host,
-        registry: TabRegistry,
+        tab_ids: TabIds,
         strategies: Sequence[Strategy],
         launcher: ChromeLauncher | None = None,
         *,
@@ -72,7 +72,7 @@ class Browser:
         self.host = host
         self._strategies = list(strategies)
         # A WebDriver session is made by the first call, then kept while served.
-        self._held = [s for s in self._strategies if isinstance(s, Held)]
+        self._held = [s for s in self._strategies if isinstance(s, HoldsSession)]
         self._on_demand = any(held.on_demand for held in self._held)
         self.launcher = launcher  # launch = true: attached, restarts (list_targets)
         self.state: BrowserState = "down" if self._on_demand else "connecting"
@@ -81,9 +81,9 @@ class Browser:
         self.product: str | None = None
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
-        self.pages = PageTracker(self.name, config, registry, Uploads(host))
+        self.pages = PageTracker(self.name, config, tab_ids, Uploads(host))
         self.downloads = Downloads(config, host, self.pages)
-        self._tab_ids = registry
+        self._tab_ids = tab_ids
         self._cdp: CdpConnection | None = None
         self._changed = anyio.Event()
         self._wake = anyio.Event()

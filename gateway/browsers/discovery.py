@@ -15,7 +15,7 @@ With an explicit ``cdp`` address, ``ExplicitAddress`` alone: ``/json/version``
 there, or the given ``/devtools/browser/…`` path directly (Chrome's
 chrome://inspect mode serves no ``/json`` at all). With a hosted ``cdp =
 "wss://…"`` URL, ``HostedSocket`` alone. ``Scanned`` (a browser a host scan
-found) and ``webdriver.WebDriverSession`` (a ``Held`` one: a session it creates)
+found) and ``webdriver.WebDriverSession`` (a ``HoldsSession`` one: a session it creates)
 are strategies of the same shape.
 
 A ``DiscoveryTrace`` sees each stage as it happens (what was read, which
@@ -57,10 +57,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActivePortFiles",
+    "Attached",
     "DiscoveryTrace",
     "ExplicitAddress",
-    "Found",
-    "Held",
+    "HoldsSession",
     "HostedSocket",
     "Launch",
     "Origin",
@@ -76,7 +76,7 @@ __all__ = [
     "strategies_for",
 ]
 
-Found = tuple[Endpoint, ClientConnection]
+Attached = tuple[Endpoint, ClientConnection]
 
 
 class DiscoveryTrace:
@@ -172,7 +172,7 @@ class Origin:
 class Strategy(Protocol):
     """One way a browser is found. A strategy subclasses this to inherit ``describe``."""
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         """The browser this strategy finds, or None (its reasons added to
         ``search.tried``); raise only when no later strategy should be tried."""
 
@@ -183,7 +183,7 @@ class Strategy(Protocol):
 
 
 @runtime_checkable
-class Held(Protocol):
+class HoldsSession(Protocol):
     """A strategy that holds something on the far side for its browser (a WebDriver
     session, ``webdriver``): made on demand — by the first call, not at start-up —,
     kept while the browser is served, let go when the browser is."""
@@ -204,7 +204,7 @@ class HostedSocket(Strategy):
     headers: SecretHeaders
     ca_file: str | None
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         endpoint = Endpoint(self.url.host, self.url.port, self.url.target,
                             "the configured hosted websocket URL", self.url.scheme,
                             self.headers, self.ca_file)
@@ -217,7 +217,7 @@ class ExplicitAddress(Strategy):
 
     address: CdpAddress
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         return await attach_at(search, self.address)
 
 
@@ -228,7 +228,7 @@ class ActivePortFiles(Strategy):
     dirs: tuple[str, ...]
     configured: bool  # a profile the user named, rather than the usual locations
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         files = [f"{d}/DevToolsActivePort" for d in self.dirs]
         try:
             texts = await search.host.read_files(files, search.timeout_s)
@@ -259,7 +259,7 @@ class VersionProbe(Strategy):
 
     address: CdpAddress = FALLBACK_ADDRESS
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         try:
             return await attach_at(search, self.address)
         except DiscoveryError as exc:
@@ -276,7 +276,7 @@ class Launch(Strategy):
     # DevToolsActivePort can be written a moment before the port accepts: retries.
     connect_tries: int = 5
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         launcher = self.launcher
         await launcher.reclaim()
         if launcher.profile is not None:
@@ -308,7 +308,7 @@ class Scanned(Strategy):
         return Origin(pid=c.pid, started=c.started, profile=c.profile, port=c.active_port,
                       program=c.program, started_by=c.started_by)
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         found = self.candidate
         if found.problem is not None:
             raise DiscoveryError(search.name, f"the browser {search.name} (pid {found.pid}) "
@@ -347,7 +347,7 @@ def strategies_for(config: TargetConfig,
     return found
 
 
-async def find_browser(strategies: Sequence[Strategy], search: Search) -> Found:
+async def find_browser(strategies: Sequence[Strategy], search: Search) -> Attached:
     """The first browser any strategy finds; else ``DiscoveryError`` with every reason."""
     for strategy in strategies:
         found = await strategy.find(search)
@@ -363,7 +363,7 @@ async def find_browser(strategies: Sequence[Strategy], search: Search) -> Found:
 
 
 async def discover(host: Host, config: TargetConfig, timeout_s: float,
-                   trace: DiscoveryTrace | None = None) -> Found:
+                   trace: DiscoveryTrace | None = None) -> Attached:
     """Find the browser of a configured target (no launching) and open its websocket."""
     search = Search(host, config.name, timeout_s, trace or DiscoveryTrace())
     return await find_browser(strategies_for(config), search)
@@ -396,7 +396,7 @@ class Unanswered(Exception):
         self.nothing_listens = nothing_listens
 
 
-async def attach_at(search: Search, address: CdpAddress, found_by: str | None = None) -> Found:
+async def attach_at(search: Search, address: CdpAddress, found_by: str | None = None) -> Attached:
     """The browser at ``address`` (``/json/version`` there, unless its path is known)."""
     where = f"{address.host}:{address.port}"
     path = address.browser_path

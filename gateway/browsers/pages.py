@@ -35,7 +35,7 @@ from gateway.browsers.interception import (
     went,
 )
 from gateway.browsers.routes import Route, Routes
-from gateway.browsers.tab import Tab, TabRegistry
+from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import GatewayError, TabNotFound
@@ -86,12 +86,12 @@ DIALOG_SAFE = frozenset({"Page.handleJavaScriptDialog", "Network.getRequestPostD
 class PageTracker:
     """The tabs of one browser, kept in step with Chrome's targets and sessions."""
 
-    def __init__(self, name: str, config: TargetConfig, registry: TabRegistry,
+    def __init__(self, name: str, config: TargetConfig, tab_ids: TabIds,
                  uploads: Uploads) -> None:
         self._name = name
         self.uploads = uploads  # a retired tab's staged files go with it
         self._config = config
-        self._registry = registry
+        self._tab_ids = tab_ids
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
         self._sessions: dict[str, Tab] = {}       # sessionId → Tab
         self.contexts = BrowserContexts()
@@ -164,7 +164,7 @@ class PageTracker:
     def track(self, info: dict[str, Any]) -> Tab:
         tab = self.tabs.get(info["targetId"])
         if tab is None:
-            tab = self._registry.add(self._name, info["targetId"],
+            tab = self._tab_ids.add(self._name, info["targetId"],
                                      console_buffer=self._config.console_buffer,
                                      network_buffer=self._config.network_buffer)
             self.tabs[tab.target_id] = tab
@@ -184,7 +184,7 @@ class PageTracker:
             self._sessions.pop(tab.session_id, None)
             if self._cdp is not None:
                 _fail_in_flight(self._cdp, tab, tab.session_id, reason)
-        self._registry.remove(tab, reason)
+        self._tab_ids.remove(tab, reason)
         self.uploads.release(tab)
         self._withdraw_position_grant(tab)
 

@@ -28,7 +28,7 @@ import structlog
 
 from gateway.browsers.browser import Browser
 from gateway.browsers.discovery import Strategy, strategies_for
-from gateway.browsers.tab import Tab, TabRegistry
+from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.webdriver import WebDriverSession
 from gateway.config import GatewayConfig, TargetConfig
 from gateway.config.urls import check_url
@@ -60,7 +60,7 @@ GONE_LISTED_S = 60.0  # how long a browser that exited (a share that ended) stay
 class Registry:
     def __init__(self, config: GatewayConfig) -> None:
         self.config = config
-        self.tabs = TabRegistry()
+        self.tabs = TabIds()
         self.browsers: dict[str, Browser] = {}
         self.groups: dict[str, HostGroup] = {}
         # webdriver targets with sessions = N > 1: the pool's config and its members.

@@ -3,7 +3,7 @@ forwarded to the host, found by the ``/json/version`` Chrome answers through it.
 
 from __future__ import annotations
 
-from gateway.browsers.discovery import Found, Origin, Search, Strategy, Unanswered, ask_version
+from gateway.browsers.discovery import Attached, Origin, Search, Strategy, Unanswered, ask_version
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.shares import BadShare, SeenShare
 from gateway.config import CdpAddress
@@ -29,7 +29,7 @@ class SharedSocket(Strategy):
         return Origin(pid=m.pid, started=m.started, program=m.program,
                       started_by=m.started_by, sharer=m.sharer, expires=m.expires)
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         seen = self.seen
         if isinstance(seen, BadShare):
             raise DiscoveryError(search.name, f"the share {seen.file} on {search.host.label} "

@@ -28,7 +28,7 @@ from gateway.browsers.routes import Routes
 from gateway.concurrency import OneShot
 from gateway.errors import DialogOpen, TabNotFound
 
-__all__ = ["Arrival", "Hold", "Tab", "TabGone", "TabRegistry", "Tap"]
+__all__ = ["Arrival", "Hold", "Tab", "TabGone", "TabIds", "Tap"]
 
 Arrival = OneShot[tuple[str, dict[str, Any]]]
 """The (method, params) of an event a caller expects; dropped when the tab's session goes."""
@@ -189,7 +189,7 @@ class TabGone:
     reason: str
 
 
-class TabRegistry:
+class TabIds:
     """The process-wide tab ids: one counter, live tabs, and why dead ids died."""
 
     MAX_GONE = 10_000  # reasons kept for old ids; beyond that an id is just "unknown"

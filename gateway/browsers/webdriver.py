@@ -37,7 +37,7 @@ import structlog
 from pydantic_core import from_json
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Found, Search, Strategy, attach_at
+from gateway.browsers.discovery import Attached, Search, Strategy, attach_at
 from gateway.browsers.endpoint import Endpoint
 from gateway.config import CdpAddress
 from gateway.config.remote import WebDriverUrl
@@ -193,7 +193,7 @@ class WebDriverSession(Strategy):
         return await host.http_request(self.url.host, self.url.port, self.url.base + path,
                                        timeout_s, method=method, body=data)
 
-    async def find(self, search: Search) -> Found | None:
+    async def find(self, search: Search) -> Attached | None:
         if self.session is not None:
             await self.check(search.host)  # reconnecting: is the session still there?
         if self._ended is not None:
@@ -238,7 +238,7 @@ class WebDriverSession(Strategy):
                  session=made.session_id, webdriver=self.where)
         return made
 
-    async def attach(self, search: Search, session: NewSession) -> Found:
+    async def attach(self, search: Search, session: NewSession) -> Attached:
         found_by = f"WebDriver session {session.session_id} at {self.where}"
         if session.path is None:
             address = CdpAddress(host=session.host, port=session.port)

@@ -21,7 +21,7 @@ from websockets.asyncio.client import ClientConnection
 
 import gateway.doctor.fixes as fixes
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import DiscoveryTrace, Found, Scanned, Search, discover
+from gateway.browsers.discovery import Attached, DiscoveryTrace, Scanned, Search, discover
 from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.group import LOOK_TIMEOUT_S
 from gateway.browsers.launcher import ChromeLauncher
@@ -120,7 +120,7 @@ class BrowserSteps:
         host = where.label
         refused = trace.refused
         if trace.last == "rejected" and refused is not None and trace.trying_since is not None:
-            # Found (by /json/version or the configured ws:// URL), but the socket refused.
+            # Attached (by /json/version or the configured ws:// URL), but the socket refused.
             endpoint, why = refused
             record.ok("endpoint", since(start, trace.trying_since),
                       f"{endpoint.found_by}: port {endpoint.port}")
@@ -183,7 +183,7 @@ class BrowserSteps:
         if listing.problem is not None:
             record.fail("endpoint", since(start), listing.problem, fixes.SHARES_DIR_FIX)
         seen: list[tuple[str, str | None]] = []  # (name, why it does not answer)
-        found: Found | None = None
+        found: Attached | None = None
         shares: list[SeenShare | BadShare] = [
             *(s for s in listing.shares if not s.manifest.expired()), *listing.bad]
         for share in shares:

@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Found, Search
+from gateway.browsers.discovery import Attached, Search
 from gateway.browsers.webdriver import WebDriverSession
 from gateway.config import TargetConfig
 from gateway.errors import DiscoveryError
@@ -165,7 +165,7 @@ async def test_sessions_two_are_two_browsers_taken_in_turn(
 
 @pytest.fixture
 async def held(topology: Topology, driver: Chromedriver, monkeypatch: pytest.MonkeyPatch,
-               ) -> AsyncIterator[tuple[SshHost, WebDriverSession, Found]]:
+               ) -> AsyncIterator[tuple[SshHost, WebDriverSession, Attached]]:
     """The strategy itself, over the gateway's own SshHost, with a 0.2 s keep-alive: its
     session created and its browser's websocket open; let go afterwards."""
     for key, value in topology.client_env().items():
@@ -186,7 +186,7 @@ async def held(topology: Topology, driver: Chromedriver, monkeypatch: pytest.Mon
 
 
 async def test_keepalive_uses_the_session_and_sees_it_end(
-        driver: Chromedriver, held: tuple[SshHost, WebDriverSession, Found]) -> None:
+        driver: Chromedriver, held: tuple[SshHost, WebDriverSession, Attached]) -> None:
     """It sends ``GET /session/<id>/timeouts`` while the browser is served (as a Grid's
     idle timeout needs), and when the session is ended host-side it says so and closes
     the socket."""
@@ -214,7 +214,7 @@ async def test_keepalive_uses_the_session_and_sees_it_end(
 
 
 async def test_keepalive_leaves_an_open_dialog_alone(
-        driver: Chromedriver, held: tuple[SshHost, WebDriverSession, Found]) -> None:
+        driver: Chromedriver, held: tuple[SshHost, WebDriverSession, Attached]) -> None:
     """A keep-alive must not touch the page: ``GET /url`` is a command that "handles user
     prompts", so chromedriver (unhandledPromptBehavior "dismiss and notify") dismissed
     any alert or confirm open in the browser every interval — under the agent's feet."""

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from gateway.browsers.tab import Hold, TabRegistry
+from gateway.browsers.tab import Hold, TabIds
 from gateway.errors import InvalidArgument
 from gateway.live.hub import open_live
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
@@ -270,7 +270,7 @@ def test_a_hold_ends_once_and_as_expired_once_its_time_passed() -> None:
 
 
 def test_a_retired_tab_ends_its_hold() -> None:
-    tabs = TabRegistry()
+    tabs = TabIds()
     tab = tabs.add("default", "T1")
     tab.hold = hold = Hold("sign in", time.monotonic() + 60)
     tabs.remove(tab, "was closed")
@@ -278,7 +278,7 @@ def test_a_retired_tab_ends_its_hold() -> None:
 
 
 async def test_a_gateway_that_exits_ends_its_holds_and_says_so() -> None:
-    tabs = TabRegistry()
+    tabs = TabIds()
     tab = tabs.add("default", "T1")
     registry = SimpleNamespace(browsers={"default": SimpleNamespace(tabs={"T1": tab})},
                                tabs=tabs)

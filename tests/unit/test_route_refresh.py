@@ -16,7 +16,7 @@ import pytest
 from gateway.browsers.interception import send_answer
 from gateway.browsers.pages import PageTracker
 from gateway.browsers.routes import Route, pattern_matcher
-from gateway.browsers.tab import Tab, TabRegistry
+from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import CdpError, CdpTimeout, GatewayError
@@ -55,7 +55,7 @@ class FakeCdp:
 
 def _tracked(cdp: FakeCdp, tg: anyio.abc.TaskGroup) -> tuple[PageTracker, Tab]:
     """A tracker serving ``cdp``, and a tab with its page session S1 and a frame's F1."""
-    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabRegistry(),
+    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
                         Uploads(None))  # type: ignore[arg-type]
     pages.serve(cdp, tg)  # type: ignore[arg-type]
     tab = pages.track({"targetId": "T1"})

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from gateway.browsers.pages import PageTracker
-from gateway.browsers.tab import TabRegistry
+from gateway.browsers.tab import TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import HostError, StagingFailed, TabNotFound
@@ -59,7 +59,7 @@ class FakeHost:
 
 
 def tracker(host: FakeHost) -> PageTracker:
-    return PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabRegistry(),
+    return PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
                        Uploads(host))  # type: ignore[arg-type]
 
 

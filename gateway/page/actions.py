@@ -17,8 +17,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-from gateway.browsers.browser import Browser
-from gateway.browsers.tab import Tab
+from gateway.browsers.session import TabSession
 from gateway.errors import ActionFailed, GatewayError, StaleRef
 from gateway.page.action_models import (
     Action,
@@ -152,22 +151,22 @@ async def _wait_for(tab_input: TabInput, action: WaitFor) -> None:
         await anyio.sleep(0.1)
 
 
-async def element_box(browser: Browser, tab: Tab, ref: int) -> tuple[float, float, float, float]:
+async def element_box(session: TabSession, ref: int) -> tuple[float, float, float, float]:
     """A ref's element scrolled into view: (left, top, width, height) in the top-level
     viewport's CSS pixels. Hold ``tab.lock``."""
-    x, y, width, height = await TabInput(browser, tab).locate(ref, hit_test=False)
+    x, y, width, height = await TabInput(session).locate(ref, hit_test=False)
     return x - width / 2, y - height / 2, width, height
 
 
-async def run_actions(browser: Browser, tab: Tab, actions: list[Any], budget_s: float,
+async def run_actions(session: TabSession, actions: list[Any], budget_s: float,
                       readable: Readables) -> list[StepResult]:
     """Run the batch in order, stopping at the first failure; ``readable`` checks the
     paths of ``upload`` steps. Hold ``tab.lock``."""
-    tab_input = TabInput(browser, tab)
+    tab, tab_input = session.tab, TabInput(session)
     steps: list[StepResult] = []
     for action in actions:
-        started = tab.expect("Page.frameStartedNavigating", "Page.frameStartedLoading")
-        loaded = tab.expect("Page.loadEventFired")
+        started = session.expect("Page.frameStartedNavigating", "Page.frameStartedLoading")
+        loaded = session.expect("Page.loadEventFired")
         try:
             await _run_one(tab_input, action, readable, budget_s)
             await settle(tab, started, loaded, budget_s)

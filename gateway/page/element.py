@@ -18,8 +18,7 @@ from typing import Any
 
 import anyio
 
-from gateway.browsers.browser import Browser
-from gateway.browsers.tab import Tab
+from gateway.browsers.session import TabSession
 from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
 from gateway.page.js import script
 from gateway.page.keys import chord_events, parse_chord
@@ -39,13 +38,13 @@ UNDO_S = 2.0  # how long turning a step's setting back may take (it is only clea
 class TabInput:
     """One batch's view of the tab: the state refs are checked against, and input."""
 
-    def __init__(self, browser: Browser, tab: Tab) -> None:
-        self.browser = browser
-        self.tab = tab
+    def __init__(self, session: TabSession) -> None:
+        self.session = session
+        self.tab = session.tab
 
     async def call(self, method: str, params: dict[str, Any] | None = None,
                    session: str | None = None) -> dict[str, Any]:
-        return await self.browser.tab_call(self.tab, method, params, session=session)
+        return await self.session.call(method, params, session=session)
 
     async def undo(self, method: str, params: dict[str, Any], session: str | None = None
                    ) -> None:
@@ -87,7 +86,7 @@ class TabInput:
                 "awaitPromise": True, "arguments": [{"value": a} for a in args]},
                 element.session)
         finally:
-            await self.browser.release_object(object_id, element.session)
+            await self.session.release(object_id, element.session)
         if "exceptionDetails" in result:
             raise ActionFailed(f"{element.role} \"{element.name}\": "
                                f"{result['exceptionDetails'].get('text', 'script error')}")
@@ -153,7 +152,7 @@ class TabInput:
                 "objectId": object_id, "functionDeclaration": _INPUT_PROBE_JS},
                 element.session)
         finally:
-            await self.browser.release_object(object_id, element.session)
+            await self.session.release(object_id, element.session)
         probe = str(made["result"]["objectId"])
         try:
             give_up = anyio.current_time() + PROBE_S
@@ -167,7 +166,7 @@ class TabInput:
                     return bool(over)
                 await anyio.sleep(0.05)
         finally:
-            await self.browser.release_object(probe, element.session)
+            await self.session.release(probe, element.session)
 
     async def click(self, ref: int, button: str = "left", count: int = 1) -> None:
         x, y = await self.hover(ref)

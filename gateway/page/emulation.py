@@ -24,8 +24,7 @@ from gateway.browsers.pages import GEOLOCATION
 from gateway.errors import CdpError, InvalidArgument
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
-    from gateway.browsers.tab import Tab
+    from gateway.browsers.session import TabSession
 
 __all__ = ["DEVICES", "NETWORKS", "Device", "Geolocation", "Throttle", "Viewport", "apply",
            "changes", "merge", "overrides"]
@@ -195,21 +194,22 @@ def changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
     return steps
 
 
-async def apply(browser: Browser, tab: Tab, state: dict[str, Any], timeout_s: float) -> None:
+async def apply(session: TabSession, state: dict[str, Any], timeout_s: float) -> None:
     """Make ``tab`` emulate ``state``, and record it on the tab. Hold ``tab.lock``.
 
     If Chrome refuses a value, what this call already changed is changed back, so
     the tab goes on emulating exactly what it records. Whatever happens, the tab's
     ``overrides`` are the ones sent (what a new session gets again).
     """
+    browser, tab = session.browser, session.tab
     before, wanted = tab.overrides, overrides(state)
     steps = changes(before, wanted)
     if any(key == _GEO and key in wanted for key, _, _ in steps):
-        await _geolocation_permission(browser, tab, grant=True)
+        await _geolocation_permission(session, grant=True)
     try:
-        await _send(browser, tab, steps, wanted, timeout_s)
+        await _send(session, steps, wanted, timeout_s)
     except CdpError as exc:
-        await _send(browser, tab, changes(tab.overrides, before), before, timeout_s)
+        await _send(session, changes(tab.overrides, before), before, timeout_s)
         raise InvalidArgument(
             f"the browser refused {exc.method} ({exc.message}); the tab's emulation is "
             "unchanged — check the value (timezone: an IANA name such as 'Europe/Berlin'; "
@@ -218,24 +218,26 @@ async def apply(browser: Browser, tab: Tab, state: dict[str, Any], timeout_s: fl
     if _GEO in before and _GEO not in wanted and not any(
             _GEO in other.overrides and other.context == tab.context
             for other in browser.tabs.values() if other is not tab):
-        await _geolocation_permission(browser, tab, grant=False)
+        await _geolocation_permission(session, grant=False)
 
 
-async def _send(browser: Browser, tab: Tab, steps: list[tuple[str, str, dict[str, Any]]],
+async def _send(session: TabSession, steps: list[tuple[str, str, dict[str, Any]]],
                 wanted: dict[str, dict[str, Any]], timeout_s: float) -> None:
     """Send ``steps`` towards ``wanted``, noting each one sent in ``tab.overrides``."""
+    tab = session.tab
     for key, method, params in steps:
-        await browser.tab_call(tab, method, params, timeout_s=timeout_s)
+        await session.call(method, params, timeout_s=timeout_s)
         applied = {k: v for k, v in tab.overrides.items() if k != key}
         sets = method == key and params == wanted.get(key)  # else it cleared the override
         tab.overrides = {**applied, key: params} if sets else applied
 
 
-async def _geolocation_permission(browser: Browser, tab: Tab, *, grant: bool) -> None:
+async def _geolocation_permission(session: TabSession, *, grant: bool) -> None:
     """An emulated position reaches a page only with the permission granted: for every
     origin of the tab's browser context, so it holds across navigations. That grant is
     the context's, not the tab's: it is withdrawn (the context's permission overrides
     reset) once no tab of the context emulates a position, so no site keeps it."""
+    browser, tab = session.browser, session.tab
     info = await browser.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
     context = info.get("targetInfo", {}).get("browserContextId")
     where = {"browserContextId": context} if context else {}

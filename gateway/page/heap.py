@@ -37,9 +37,8 @@ from gateway.errors import CaptureFailed, GatewayError
 from gateway.page.heap_summary import HeapFormatError, HeapSummary, summarize_snapshot
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
     from gateway.browsers.cdp import CdpConnection
-    from gateway.browsers.tab import Tab
+    from gateway.browsers.session import TabSession
 
 __all__ = ["summarize_file", "take_heap_snapshot"]
 
@@ -95,13 +94,14 @@ class _Sink:
             await anyio.sleep(progress.MIN_INTERVAL_S)
 
 
-async def take_heap_snapshot(browser: Browser, tab: Tab, file: BinaryIO, budget: float,
+async def take_heap_snapshot(session: TabSession, file: BinaryIO, budget: float,
                              max_bytes: int) -> int:
     """Write a heap snapshot of ``tab`` to ``file``; its size in bytes. ``CaptureFailed``
     when it would exceed ``max_bytes`` or the tab goes away meanwhile."""
-    cdp = await browser.connection(budget)
-    session = tab.session_id
-    if session is None:
+    tab = session.tab
+    cdp = await session.browser.connection(budget)
+    session_id = tab.session_id
+    if session_id is None:
         raise CaptureFailed(f"tab {tab.id} is not attached (it may be closing); call "
                             "list_tabs and retry on a live tab")
     sink = _Sink(file, max_bytes)
@@ -109,25 +109,25 @@ async def take_heap_snapshot(browser: Browser, tab: Tab, file: BinaryIO, budget:
     answered = False
     hint = "a large heap takes long: pass a larger timeout_s"
     try:
-        await browser.tab_call(tab, "HeapProfiler.enable", timeout_s=budget)
+        await session.call("HeapProfiler.enable", timeout_s=budget)
         # after any snapshot Chrome is still taking (a cancelled call's): see the top
-        await browser.tab_call(tab, "HeapProfiler.collectGarbage", timeout_s=budget,
-                               timeout_hint=hint)
-        stop_listening = cdp.listen(session, sink.on_event)
-        await alongside(sink.report_progress, lambda: browser.tab_call(
-            tab, "HeapProfiler.takeHeapSnapshot",
+        await session.call("HeapProfiler.collectGarbage", timeout_s=budget,
+                           timeout_hint=hint)
+        stop_listening = cdp.listen(session_id, sink.on_event)
+        await alongside(sink.report_progress, lambda: session.call(
+            "HeapProfiler.takeHeapSnapshot",
             {"reportProgress": True, "captureNumericValue": False},
             timeout_s=budget, timeout_hint=hint))
         answered = True
     except GatewayError:
-        if tab.session_id != session:
+        if tab.session_id != session_id:
             raise CaptureFailed(f"tab {tab.id} went away while its heap snapshot was being "
                                 "taken; open the page again and retry") from None
         raise
     finally:
         if stop_listening is not None:
             stop_listening()
-        await _disable(browser, cdp, tab, session, wait=answered)
+        await _disable(session, cdp, session_id, wait=answered)
     if sink.over:
         raise CaptureFailed(f"the heap snapshot is larger than max_capture_mb "
                             f"({max_bytes >> 20} MB, a target setting); raise it in the "
@@ -139,16 +139,16 @@ async def take_heap_snapshot(browser: Browser, tab: Tab, file: BinaryIO, budget:
     return sink.written
 
 
-async def _disable(browser: Browser, cdp: CdpConnection, tab: Tab, session: str, *,
+async def _disable(session: TabSession, cdp: CdpConnection, session_id: str, *,
                    wait: bool) -> None:
     """End the profiler, bounded, even while cancelled. Only after a snapshot Chrome
     finished is its answer awaited: one it is still taking (cancelled, timed out) holds
     the page's thread, and the answer would come only after it."""
     with contextlib.suppress(GatewayError), anyio.move_on_after(CLEANUP_S, shield=True):
         if wait:
-            await browser.tab_call(tab, "HeapProfiler.disable", timeout_s=CLEANUP_S)
+            await session.call("HeapProfiler.disable", timeout_s=CLEANUP_S)
         else:
-            await cdp.notify("HeapProfiler.disable", session_id=session)
+            await cdp.notify("HeapProfiler.disable", session_id=session_id)
 
 
 async def summarize_file(path: Path) -> HeapSummary:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from gateway.browsers.browser import Browser
+from gateway.browsers.session import TabSession
 from gateway.browsers.tab import Tab
 from gateway.errors import CdpTimeout, NavigationError
 from gateway.page.navigation import LOAD_EVENTS
@@ -45,29 +45,31 @@ def history_entry(history: dict[str, Any], step: Literal["back", "forward"]) -> 
     return int(entries[index]["id"])
 
 
-async def step_history(browser: Browser, tab: Tab, step: HistoryStep, wait: str,
-                       timeout_s: float, ignore_cache: bool = False) -> None:
+async def step_history(session: TabSession, step: HistoryStep, wait: str,
+                       ignore_cache: bool = False) -> None:
     """Go ``step`` in the tab's history (or reload it) and wait (``wait``: a key of
-    ``LOAD_EVENTS``, or ``"none"``) for the page it arrives at. Hold ``tab.lock``."""
+    ``LOAD_EVENTS``, or ``"none"``; within the call's budget) for the page it arrives
+    at. Hold ``tab.lock``."""
+    tab, timeout_s = session.tab, session.budget
     params: dict[str, Any]
     if step == "reload":
         method, params = "Page.reload", {"ignoreCache": ignore_cache}
     else:
-        history = await browser.tab_call(tab, "Page.getNavigationHistory", timeout_s=timeout_s)
+        history = await session.call("Page.getNavigationHistory", timeout_s=timeout_s)
         method, params = "Page.navigateToHistoryEntry", {"entryId": history_entry(history, step)}
     if wait not in LOAD_EVENTS:
-        await browser.tab_call(tab, method, params, timeout_s=timeout_s)
+        await session.call(method, params, timeout_s=timeout_s)
         return
     before = tab.loader_id
     arrivals = (
-        tab.expect(LOAD_EVENTS[wait], where=lambda _: tab.loader_id != before),
-        tab.expect("Page.frameNavigated", where=lambda p: _main(p.get("frame", {}), tab)
+        session.expect(LOAD_EVENTS[wait], where=lambda _: tab.loader_id != before),
+        session.expect("Page.frameNavigated", where=lambda p: _main(p.get("frame", {}), tab)
                    and p.get("type") == "BackForwardCacheRestore"),
-        tab.expect("Page.navigatedWithinDocument",
+        session.expect("Page.navigatedWithinDocument",
                    where=lambda p: p.get("frameId") == tab.target_id),
     )
     try:
-        await browser.tab_call(tab, method, params, timeout_s=timeout_s)
+        await session.call(method, params, timeout_s=timeout_s)
         if not await finished(arrivals, timeout_s, f"'{wait}' of the page"):
             raise CdpTimeout("navigate", timeout_s,
                              f"the page did not fire '{wait}' after history={step!r} (it may "

@@ -24,8 +24,7 @@ from gateway import progress
 from gateway.errors import CaptureFailed, GatewayError
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
-    from gateway.browsers.tab import Tab
+    from gateway.browsers.session import TabSession
 
 __all__ = ["READ_BYTES", "read_stream"]
 
@@ -33,7 +32,7 @@ READ_BYTES = 1 << 20
 CLOSE_S = 2.0  # how long closing the handle may take, even while cancelled
 
 
-async def read_stream(browser: Browser, tab: Tab, handle: str, take: Callable[[bytes], None],
+async def read_stream(session: TabSession, handle: str, take: Callable[[bytes], None],
                       *, what: str, budget: float, max_bytes: int, too_large: str) -> int:
     """Read the stream ``handle`` into ``take``, then close it: its size in bytes.
 
@@ -42,8 +41,8 @@ async def read_stream(browser: Browser, tab: Tab, handle: str, take: Callable[[b
     size = 0
     try:
         while True:
-            got = await browser.tab_call(tab, "IO.read", {"handle": handle, "size": READ_BYTES},
-                                         timeout_s=budget)
+            got = await session.call("IO.read", {"handle": handle, "size": READ_BYTES},
+                                     timeout_s=budget)
             text = got.get("data", "")
             data = base64.b64decode(text) if got.get("base64Encoded") else text.encode()
             before, size = size, size + len(data)
@@ -58,5 +57,5 @@ async def read_stream(browser: Browser, tab: Tab, handle: str, take: Callable[[b
         await progress.report(size, size, f"{what} read: {size / 2**20:.1f} MB", final=True)
     finally:
         with contextlib.suppress(GatewayError), anyio.move_on_after(CLOSE_S, shield=True):
-            await browser.tab_call(tab, "IO.close", {"handle": handle}, timeout_s=CLOSE_S)
+            await session.call("IO.close", {"handle": handle}, timeout_s=CLOSE_S)
     return size

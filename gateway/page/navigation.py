@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.browsers.browser import Browser
-from gateway.browsers.tab import Tab
+from gateway.browsers.session import TabSession
 from gateway.errors import CdpTimeout, NavigationError
 from gateway.page.js import script
 from gateway.page.waits import finished
@@ -17,19 +16,21 @@ _PAGE_STATE_JS = script("page_state.js")
 LOAD_EVENTS = {"load": "Page.loadEventFired", "domcontentloaded": "Page.domContentEventFired"}
 
 
-async def navigate_tab(browser: Browser, tab: Tab, url: str, wait: str, timeout_s: float) -> None:
-    """Page.navigate, then wait for the chosen load event. Hold ``tab.lock``.
+async def navigate_tab(session: TabSession, url: str, wait: str) -> None:
+    """Page.navigate, then wait (within the call's budget) for the chosen load event.
+    Hold ``tab.lock``.
 
     Only the load of the document this navigation commits counts: a page still
     loading from before (e.g. right after new_tab) fires its own load event, which
     must not end the wait early.
     """
+    tab, timeout_s = session.tab, session.budget
     mine: dict[str, str] = {}
-    loaded = (tab.expect(LOAD_EVENTS[wait],
+    loaded = (session.expect(LOAD_EVENTS[wait],
                          where=lambda _: bool(mine) and tab.loader_id == mine["loader_id"])
               if wait in LOAD_EVENTS else None)
     try:
-        result = await browser.tab_call(tab, "Page.navigate", {"url": url}, timeout_s=timeout_s)
+        result = await session.call("Page.navigate", {"url": url}, timeout_s=timeout_s)
         mine["loader_id"] = result.get("loaderId", "")
         if result.get("errorText"):
             raise NavigationError(f"navigation to {url[:200]} failed: {result['errorText']}")
@@ -48,8 +49,10 @@ async def navigate_tab(browser: Browser, tab: Tab, url: str, wait: str, timeout_
             loaded.drop()
 
 
-async def page_state(browser: Browser, tab: Tab) -> tuple[str, str]:
-    result = await browser.tab_call(tab, "Runtime.evaluate", {
+async def page_state(session: TabSession) -> tuple[str, str]:
+    """The tab's URL and title as the page says them now (kept on the tab)."""
+    tab = session.tab
+    result = await session.call("Runtime.evaluate", {
         "expression": _PAGE_STATE_JS, "returnByValue": True})
     value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
     tab.url, tab.title = str(value[0]), str(value[1])

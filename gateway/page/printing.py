@@ -21,8 +21,7 @@ from gateway.errors import CaptureFailed, CdpError, InvalidArgument
 from gateway.page.io_stream import read_stream
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
-    from gateway.browsers.tab import Tab
+    from gateway.browsers.session import TabSession
 
 __all__ = ["MAX_PDF_MB", "PAPER_INCHES", "PageCounter", "page_ranges", "print_pdf"]
 
@@ -75,12 +74,12 @@ class PageCounter:
         self._tail = text[-_TAIL:]
 
 
-async def print_pdf(browser: Browser, tab: Tab, file: BinaryIO, params: dict[str, Any],
+async def print_pdf(session: TabSession, file: BinaryIO, params: dict[str, Any],
                     budget: float) -> tuple[int, int | None]:
     """Print the tab with ``Page.printToPDF`` ``params`` into ``file``: (bytes, pages —
     None when the PDF does not show them)."""
     try:
-        printed = await browser.tab_call(tab, "Page.printToPDF", {
+        printed = await session.call("Page.printToPDF", {
             **params, "transferMode": "ReturnAsStream"}, timeout_s=budget)
     except CdpError as exc:
         raise _refusal(exc, params) from None
@@ -93,8 +92,8 @@ async def print_pdf(browser: Browser, tab: Tab, file: BinaryIO, params: dict[str
         file.write(data)
         counter.feed(data)
 
-    max_bytes = min(MAX_PDF_MB, browser.config.max_capture_mb) << 20
-    size = await read_stream(browser, tab, handle, take, what="PDF", budget=budget,
+    max_bytes = min(MAX_PDF_MB, session.browser.config.max_capture_mb) << 20
+    size = await read_stream(session, handle, take, what="PDF", budget=budget,
                              max_bytes=max_bytes,
                              too_large=f"the PDF is larger than {max_bytes >> 20} MB (the lower "
                              f"of {MAX_PDF_MB} MB and max_capture_mb, a target setting); print "

@@ -32,6 +32,7 @@ from .video import VideoWriter
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
+    from gateway.browsers.session import TabSession
     from gateway.browsers.tab import Tab
 
     from .screencast import Screencasts
@@ -111,9 +112,11 @@ class Recordings:
         self._ended: weakref.WeakKeyDictionary[Tab, Recording] = weakref.WeakKeyDictionary()
         """Recordings that ended by themselves, kept for the ``stop`` that reports them."""
 
-    async def start(self, browser: Browser, tab: Tab, path: Path, *, max_seconds: float,
+    async def start(self, session: TabSession, path: Path, *, max_seconds: float,
                     max_bytes: int) -> Recording:
-        """Start recording ``tab`` into the new file ``path``."""
+        """Start recording the session's tab into the new file ``path``; the recording
+        runs on past the call, until stopped, its tab closed or its bounds reached."""
+        tab = session.tab
         running = self._running.get(tab)
         if running is not None:
             raise InvalidArgument(f"tab {tab.id} is being recorded already (to "
@@ -131,7 +134,7 @@ class Recordings:
             raise
         self._ended.pop(tab, None)  # a new recording: how the last one ended is old news
         recording = self._running[tab] = Recording(tab, path, file, writer)
-        self._tasks.start_soon(self._run, browser, recording)
+        self._tasks.start_soon(self._run, session.browser, recording)
         return recording
 
     async def stop(self, tab: Tab) -> Recording:

@@ -14,8 +14,7 @@ from typing import Any
 
 import anyio
 
-from gateway.browsers.browser import Browser
-from gateway.browsers.tab import Tab
+from gateway.browsers.session import TabSession
 from gateway.concurrency import gather
 from gateway.page.view import FrameSnapshot, PageSnapshot, attribute_requests
 
@@ -64,16 +63,17 @@ def order_frames(frames: dict[str, Json]) -> list[Json]:
     return ordered
 
 
-async def fetch_snapshot(browser: Browser, tab: Tab) -> tuple[PageSnapshot, str]:
+async def fetch_snapshot(session: TabSession) -> tuple[PageSnapshot, str]:
     """The tab's snapshot and its main frame's loaderId (which identifies the document)."""
+    tab = session.tab
     main = tab.session_id
     if main is None:  # first use after a detach: let tab_call attach
-        await browser.tab_call(tab, "Page.getFrameTree")
+        await session.call("Page.getFrameTree")
         main = tab.session_id
     sessions = [s for s in (main, *tab.frame_sessions.values()) if s is not None]
 
-    async def call(method: str, params: Json | None, session: str) -> Json:
-        return await browser.tab_call(tab, method, params, session=session)
+    async def call(method: str, params: Json | None, frame_session: str) -> Json:
+        return await session.call(method, params, session=frame_session)
 
     # Each session's own root frame is its default for getFullAXTree: its tree is
     # asked for beside the frame tree, so a page of one frame costs one round trip.
@@ -82,14 +82,14 @@ async def fetch_snapshot(browser: Browser, tab: Tab) -> tuple[PageSnapshot, str]
         gather(*(call("Accessibility.getFullAXTree", None, s) for s in sessions)))
     owner: dict[str, str] = {}
     frames: dict[str, Json] = {}
-    for session, tree in zip(sessions, trees, strict=True):
+    for session_id, tree in zip(sessions, trees, strict=True):
         for frame in walk_frame_tree(tree["frameTree"]):
-            owner[frame["id"]] = session
+            owner[frame["id"]] = session_id
             frames[frame["id"]] = frame
     nodes_of: dict[str, list[Json]] = {}
-    for session, tree, ax_tree in zip(sessions, trees, root_trees, strict=True):
+    for session_id, tree, ax_tree in zip(sessions, trees, root_trees, strict=True):
         root_id = tree["frameTree"]["frame"]["id"]
-        if owner[root_id] == session:
+        if owner[root_id] == session_id:
             nodes_of[root_id] = ax_tree["nodes"]
     ordered = order_frames(frames)
     children = [f for f in ordered if f.get("parentId") in owner]

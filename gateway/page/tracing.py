@@ -34,6 +34,7 @@ from gateway.page.trace_summary import TraceDigest, TraceSummary
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
+    from gateway.browsers.session import TabSession
     from gateway.browsers.tab import Arrival, Tab
 
 __all__ = ["CATEGORIES", "Recorder", "Recording"]
@@ -55,9 +56,16 @@ class Recording:
     """A running trace: on which browser and tab it was started, and whether it waits
     for ``action='stop'`` (``manual``) or ends with the call that started it."""
 
-    browser: Browser
-    tab: Tab
+    session: TabSession
     manual: bool
+
+    @property
+    def browser(self) -> Browser:
+        return self.session.browser
+
+    @property
+    def tab(self) -> Tab:
+        return self.session.tab
 
 
 WIND_DOWN_S = 5.0  # how long Chrome gets to end a closed tab's trace before a new one
@@ -77,7 +85,7 @@ class Recorder:
         found = self._running.get(browser.name)
         return found if found is not None and found.browser is browser else None
 
-    async def start(self, browser: Browser, tab: Tab, budget: float, *,
+    async def start(self, session: TabSession, budget: float, *,
                     manual: bool) -> Recording:
         """Start tracing on ``tab``'s browser, or ``CaptureFailed`` if one runs there.
 
@@ -85,6 +93,7 @@ class Recorder:
         the session goes): it is forgotten — no call could stop it, as the tab id it
         would name is no longer valid — and for ``WIND_DOWN_S`` a refusal from Chrome,
         which ends that trace asynchronously, is retried rather than reported."""
+        browser = session.browser
         other = self.running(browser)
         if other is not None and other.tab.retired:
             self.forget(other)
@@ -97,21 +106,22 @@ class Recorder:
                 f"a performance trace is already running on target {browser.name!r} (tab "
                 f"{other.tab.id}; Chrome records one per browser); {how}, then retry")
         try:
-            await self._start_tracing(browser, tab, budget)
+            await self._start_tracing(session, budget)
         except CdpError as exc:
             raise CaptureFailed(
                 f"Chrome on target {browser.name!r} refused to start a trace ({exc.message}); "
                 "it may still be finishing one the gateway ended (a dialog held the page: "
                 "retry in a few seconds), or another client (DevTools, a test runner) is "
                 "tracing that browser — stop it there, then retry") from None
-        recording = Recording(browser, tab, manual)
+        recording = Recording(session, manual)
         self._running[browser.name] = recording
         return recording
 
-    async def _start_tracing(self, browser: Browser, tab: Tab, budget: float) -> None:
+    async def _start_tracing(self, session: TabSession, budget: float) -> None:
+        browser = session.browser
         while True:
             try:
-                await browser.tab_call(tab, "Tracing.start", {
+                await session.call("Tracing.start", {
                     "transferMode": "ReturnAsStream", "streamFormat": "json",
                     "streamCompression": "gzip",
                     "traceConfig": {"includedCategories": list(CATEGORIES),
@@ -133,14 +143,14 @@ class Recorder:
         if self.running(recording.browser) is not recording:
             return
         self.forget(recording)
-        browser, tab = recording.browser, recording.tab
-        complete = tab.expect("Tracing.tracingComplete")
+        session = recording.session
+        complete = session.expect("Tracing.tracingComplete")
         try:
             with contextlib.suppress(GatewayError), \
                     anyio.move_on_after(END_WAIT_S, shield=True):
-                await browser.tab_call(tab, "Tracing.end", timeout_s=2)
-                if tab.dialog is None:  # a dialog holds the page: Chrome cannot finish
-                    await _close_when_complete(browser, tab, complete)
+                await session.call("Tracing.end", timeout_s=2)
+                if session.tab.dialog is None:  # a dialog holds the page: Chrome cannot finish
+                    await _close_when_complete(session, complete)
         finally:
             complete.drop()
 
@@ -151,17 +161,17 @@ class Recorder:
         A JavaScript dialog freezes the page, and Chrome finishes a trace only once every
         process flushed it: with one open (before or during the end) this fails at once
         with ``DialogOpen`` instead of waiting out ``budget``."""
-        browser, tab = recording.browser, recording.tab
+        session, tab = recording.session, recording.tab
         if tab.dialog is not None:
             raise tab.dialog_error()
         self.forget(recording)
         if tab.session_id is None or tab.closing:
             raise CaptureFailed(f"tab {tab.id} closed while it was being traced, and its "
                                 "trace with it; open the page again and record a new one")
-        complete = tab.expect("Tracing.tracingComplete")
-        dialog = tab.expect("Page.javascriptDialogOpening")
+        complete = session.expect("Tracing.tracingComplete")
+        dialog = session.expect("Page.javascriptDialogOpening")
         try:
-            await browser.tab_call(tab, "Tracing.end", timeout_s=budget)
+            await session.call("Tracing.end", timeout_s=budget)
             await first((complete, dialog), budget)
         except CdpError as exc:
             raise CaptureFailed(f"Chrome could not end the trace on tab {tab.id} "
@@ -169,7 +179,7 @@ class Recorder:
         except anyio.get_cancelled_exc_class():  # Chrome is ending it: release its stream
             with contextlib.suppress(GatewayError), \
                     anyio.move_on_after(END_WAIT_S, shield=True):
-                await _close_when_complete(browser, tab, complete)
+                await _close_when_complete(session, complete)
             raise
         finally:
             complete.drop()
@@ -182,24 +192,23 @@ class Recorder:
                                 "one (a larger timeout_s gives Chrome longer)")
         _, params = complete.result()
         digest = TraceDigest(tab.target_id)
-        size = await _download(browser, tab, params, file, digest, budget, max_bytes)
-        names = await _describe(browser, tab, [node for node, _ in digest.shifted_nodes()],
-                                budget)
+        size = await _download(session, params, file, digest, budget, max_bytes)
+        names = await _describe(session, [node for node, _ in digest.shifted_nodes()], budget)
         summary = digest.summary(names)
         summary.truncated = summary.truncated or bool(params.get("dataLossOccurred"))
         return summary, size
 
 
-async def _close_when_complete(browser: Browser, tab: Tab, complete: Arrival) -> None:
+async def _close_when_complete(session: TabSession, complete: Arrival) -> None:
     """Wait for ``Tracing.tracingComplete`` (at most ``END_WAIT_S``) and close the stream it
     hands over, unread."""
     if await complete.wait(END_WAIT_S) and complete.arrived:
         handle = complete.result()[1].get("stream")
         if handle:
-            await browser.tab_call(tab, "IO.close", {"handle": handle}, timeout_s=2)
+            await session.call("IO.close", {"handle": handle}, timeout_s=2)
 
 
-async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: BinaryIO,
+async def _download(session: TabSession, params: dict[str, Any], file: BinaryIO,
                     digest: TraceDigest, budget: float, max_bytes: int) -> int:
     """Read the trace stream into ``file`` and ``digest``; its size in bytes."""
     handle = params.get("stream")
@@ -214,7 +223,7 @@ async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: Bi
 
     try:
         size = await read_stream(
-            browser, tab, handle, take, what="trace", budget=budget, max_bytes=max_bytes,
+            session, handle, take, what="trace", budget=budget, max_bytes=max_bytes,
             too_large=f"the trace is larger than max_capture_mb ({max_bytes >> 20} MB, a "
                       "target setting); record a shorter one (duration_s) or raise the limit")
         events.close()
@@ -223,15 +232,15 @@ async def _download(browser: Browser, tab: Tab, params: dict[str, Any], file: Bi
     return size
 
 
-async def _describe(browser: Browser, tab: Tab, nodes: list[int], budget: float
+async def _describe(session: TabSession, nodes: list[int], budget: float
                     ) -> dict[int, str]:
     """Names of DOM nodes by backend id, as Chrome names the LCP element (``P id='x'``);
     a node no longer in the page keeps its number."""
     names = {}
     for node in nodes:
         try:
-            found = await browser.tab_call(tab, "DOM.describeNode", {"backendNodeId": node},
-                                           timeout_s=min(budget, 5))
+            found = await session.call("DOM.describeNode", {"backendNodeId": node},
+                                       timeout_s=min(budget, 5))
         except GatewayError:
             continue
         described = found.get("node") or {}

@@ -47,7 +47,7 @@ async def upload(tab_input: TabInput, action: Upload, readable: Readables, budge
         node, multiple = await _chooser(tab_input, action.ref, target, what, budget_s)
     if len(files) > 1 and not multiple:
         raise ActionFailed(f"{what} takes one file, not {len(files)}")
-    paths = await tab_input.browser.pages.uploads.stage(tab_input.tab, files, budget_s)
+    paths = await tab_input.session.browser.pages.uploads.stage(tab_input.tab, files, budget_s)
     await tab_input.call("DOM.setFileInputFiles", {"files": list(paths), "backendNodeId": node},
                          target.session)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import BrowserSession, TabSession
 from gateway.config.policy import check_cdp_command
 from gateway.errors import CdpError, InvalidArgument
 from gateway.output.absent import absent
@@ -14,7 +15,7 @@ from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
 from .args import MaxChars, OptionalTab, TargetArg, TimeoutArg
-from .definition import OnBrowser, OnTab, Tools
+from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
@@ -38,7 +39,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Send a raw CDP command", destructive=True, open_world=True,
                     tab="optional", browser_wide=True)
     async def cdp_command(
-        on: OnBrowser,
+        on: BrowserSession,
         method: Annotated[str, Field(description="e.g. Page.reload, Browser.getVersion.",
                                      max_length=200)],
         params: dict[str, Any] | None = None,
@@ -54,7 +55,7 @@ def register(tools: Tools, registry: Registry) -> None:
                                   "Domain.method, e.g. Page.navigate or Target.getTargets")
         browser = on.browser
         check_cdp_command(browser.config, method, params)
-        if isinstance(on, OnTab):
+        if isinstance(on, TabSession):
             result = await browser.tab_call(on.tab, method, params, timeout_s=on.budget)
         else:
             try:

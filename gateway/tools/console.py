@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.output.absent import absent
 
 from .args import DEFAULT_LIMIT, LimitArg, SinceArg, TabArg
-from .definition import OnTab, Tools
+from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
@@ -43,7 +44,7 @@ class ConsoleMessages(BaseModel):
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Read console messages", read_only=True, lock=False)
     async def console_messages(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         level: Annotated[Level | list[Level] | None,
                          Field(description="Only these levels.")] = None,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, ru
 
 from pydantic import BaseModel
 
+from gateway.browsers.session import BrowserSession, TabSession
 from gateway.errors import TabHeld
 
 if TYPE_CHECKING:
@@ -32,8 +33,8 @@ if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
 
-__all__ = ["Changes", "Hints", "OnBrowser", "OnTab", "Reach", "ReadsAsText", "TabMode",
-           "ToolRegistrar", "Tools", "WritesFiles"]
+__all__ = ["Changes", "Hints", "Reach", "ReadsAsText", "TabMode", "ToolRegistrar", "Tools",
+           "WritesFiles"]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
@@ -99,21 +100,6 @@ class ToolRegistrar(Protocol):
     ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]: ...
 
 
-@dataclass(frozen=True)
-class OnBrowser:
-    """What a call works on: the browser, and the seconds it may spend on it."""
-
-    browser: Browser
-    budget: float
-
-
-@dataclass(frozen=True)
-class OnTab(OnBrowser):
-    """A call on one tab; a ``lock=True`` tool runs while holding ``tab.lock``."""
-
-    tab: Tab
-
-
 class Tools:
     """The tool definitions of every family, registered on ``registrar``; tab tools
     resolve their tabs in ``registry``."""
@@ -136,7 +122,7 @@ class Tools:
         tab: TabMode = "required", check: Check | None = None, while_held: bool = False,
         browser_wide: bool = False, changes: Changes | None = None,
     ) -> Callable[[Body[R]], Callable[..., Awaitable[R]]]:
-        """A tool whose body takes ``on`` (an ``OnTab``; an ``OnBrowser`` too for
+        """A tool whose body takes ``on`` (an ``TabSession``; an ``BrowserSession`` too for
         ``tab="optional"``) before its MCP arguments.
 
         ``check`` sees the arguments first and raises for a combination the schema
@@ -168,7 +154,7 @@ class Tools:
                 if changes is not None:
                     reach = changes(arguments)
                 _refuse_if_held(on, reach, arguments.get("context"), browser_wide)
-                if lock and isinstance(on, OnTab):
+                if lock and isinstance(on, TabSession):
                     async with on.tab.lock:
                         _refuse_if_held(on, reach, arguments.get("context"), browser_wide)
                         return await body(on, **arguments)
@@ -183,7 +169,7 @@ class Tools:
 
         return define
 
-    async def _resolve(self, mode: TabMode, arguments: dict[str, Any]) -> OnBrowser:
+    async def _resolve(self, mode: TabMode, arguments: dict[str, Any]) -> BrowserSession:
         """The browser and tab a call means; for ``for_url``, ``arguments["url"]``
         becomes the URL as the target's checks passed it."""
         target = arguments.get("target")
@@ -192,22 +178,22 @@ class Tools:
                 arguments.get("tab"), target, arguments["url"], arguments.get("context"))
         elif mode == "optional" and arguments.get("tab") is None:
             browser = self._registry.browser(target)
-            return OnBrowser(browser, _budget(browser, arguments))
+            return BrowserSession(browser, _budget(browser, arguments))
         else:
             browser, page = await self._registry.tab(arguments["tab"], target)
-        return OnTab(browser, _budget(browser, arguments), page)
+        return TabSession(browser, _budget(browser, arguments), page)
 
 
-def _refuse_if_held(on: OnBrowser, reach: Reach, context: str | None,
+def _refuse_if_held(on: BrowserSession, reach: Reach, context: str | None,
                     browser_wide: bool) -> None:
     """``TabHeld`` for a call that changes what a person holds (``Reach``): its tab (for
     a ``browser_wide`` call without a tab: any tab of its browser), or any tab in the
     browser context it changes (its tab's, else ``context``, None being the default)."""
     tabs: list[Tab] = []
     if reach == "context":
-        where = on.tab.context if isinstance(on, OnTab) else context
+        where = on.tab.context if isinstance(on, TabSession) else context
         tabs = [t for t in on.browser.tabs.values() if t.context == where]
-    elif reach == "tab" and isinstance(on, OnTab):
+    elif reach == "tab" and isinstance(on, TabSession):
         tabs = [on.tab]
     elif reach == "tab" and browser_wide:
         tabs = list(on.browser.tabs.values())

@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.errors import InvalidArgument
 
 from .args import TabArg
-from .definition import OnTab, Tools
+from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
@@ -31,7 +32,7 @@ def register(tools: Tools, registry: Registry) -> None:
     # No tab lock: a call blocked behind the dialog may hold it.
     @tools.tab_tool("Answer a page's dialog", destructive=True, open_world=True, lock=False)
     async def handle_dialog(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         accept: Annotated[bool, Field(description="true: OK / Leave; false: Cancel / "
                                                   "Stay.")],

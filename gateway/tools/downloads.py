@@ -18,11 +18,12 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway.browsers.downloads import Download, DownloadState
+from gateway.browsers.session import BrowserSession, TabSession
 from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 
 from .args import OptionalTab, TargetArg, TimeoutArg
-from .definition import OnBrowser, OnTab, Tools
+from .definition import Tools
 from .saving import save_new, save_path
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("List or copy back downloads", read_only=True, lock=False,
                     tab="optional", check=_check)
     async def downloads(
-        on: OnBrowser,
+        on: BrowserSession,
         ctx: Context[Any, Any],
         tab: OptionalTab = None,
         target: TargetArg = None,
@@ -87,7 +88,7 @@ def register(tools: Tools, registry: Registry) -> None:
         here."""
         browser, record = on.browser, on.browser.downloads
         if fetch is None:
-            page = on.tab.id if isinstance(on, OnTab) else None
+            page = on.tab.id if isinstance(on, TabSession) else None
             return DownloadsResult(
                 target=browser.name, dropped=record.dropped, unreachable=record.unreachable,
                 downloads=[_item(e) for e in record.entries if page in (None, e.tab)])

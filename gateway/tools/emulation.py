@@ -6,10 +6,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.page.emulation import Geolocation, Throttle, Viewport, apply, merge
 
 from .args import TabArg
-from .definition import OnTab, Tools
+from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
@@ -29,7 +30,7 @@ class EmulateResult(BaseModel):
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Emulate a device, place or network", idempotent=True)
     async def emulate(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         viewport: Viewport | None = None,
         device: DeviceArg | None = None,
@@ -53,5 +54,5 @@ def register(tools: Tools, registry: Registry) -> None:
                  "color_scheme": color_scheme, "reduced_motion": reduced_motion,
                  "network": network, "cpu_throttle": cpu_throttle}
         state = merge(on.tab.emulating, given, reset)
-        await apply(on.browser, on.tab, state, on.budget)
+        await apply(on, state, on.budget)
         return EmulateResult(tab=on.tab.id, target=on.browser.name, emulating=state)

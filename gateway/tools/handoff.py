@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import anyio
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.errors import NotAllowed
 from gateway.output.absent import absent
 from gateway.progress import report
 
 from .args import TabArg, TimeoutArg
-from .definition import OnTab, Tools
+from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
@@ -54,7 +55,7 @@ class Handoff(BaseModel):
 def register(tools: Tools, registry: Registry, live: Live | None) -> None:
     @tools.tab_tool("Hand a tab to a person", lock=False, while_held=True)
     async def handoff(
-        on: OnTab, tab: TabArg,
+        on: TabSession, tab: TabArg,
         reason: Annotated[str, Field(min_length=1, max_length=200,
                                      description="What they should do.")],
         wait: bool = False, timeout_s: TimeoutArg = None,

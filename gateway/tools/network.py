@@ -10,6 +10,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway.browsers.network_log import NetworkEntry, url_matcher
+from gateway.browsers.session import TabSession
 from gateway.errors import CdpError, InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import write_private
@@ -17,15 +18,13 @@ from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
 from .args import DEFAULT_LIMIT, LimitArg, MaxChars, SinceArg, TabArg
-from .definition import OnTab, Tools
+from .definition import Tools
 from .saving import save_path
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
-    from gateway.browsers.tab import Tab
 
 __all__ = ["register"]
 
@@ -102,20 +101,20 @@ def _summary(e: NetworkEntry) -> RequestSummary:
                           navigation=e.navigation, routed=e.routed)
 
 
-async def _body(browser: Browser, tab: Tab, entry: NetworkEntry,
+async def _body(session: TabSession, entry: NetworkEntry,
                 side: Literal["request", "response"], save_to: Path | None,
                 max_chars: int) -> Body:
     try:
         if side == "response":
-            got = await browser.tab_call(tab, "Network.getResponseBody",
-                                   {"requestId": entry.request_id})
+            got = await session.call("Network.getResponseBody",
+                                     {"requestId": entry.request_id})
             raw, encoded = got.get("body", ""), bool(got.get("base64Encoded"))
             mime = entry.mime_type
         else:
             if not entry.has_post_data:
                 return Body(available=False, note="the request has no body")
-            got = await browser.tab_call(tab, "Network.getRequestPostData",
-                                   {"requestId": entry.request_id})
+            got = await session.call("Network.getRequestPostData",
+                                     {"requestId": entry.request_id})
             raw, encoded = got.get("postData", ""), False
             mime = entry.request_headers.get("Content-Type") or entry.request_headers.get(
                 "content-type")
@@ -144,7 +143,7 @@ async def _body(browser: Browser, tab: Tab, entry: NetworkEntry,
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("List network requests", read_only=True, lock=False)
     async def network_requests(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         filter: Annotated[str | None, Field(description="URL substring, or /regex/.",
                                             max_length=2000)] = None,
@@ -175,7 +174,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tab_tool("Inspect one network request", read_only=True)
     async def network_request(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         id: Annotated[int, Field(description="From network_requests.", ge=1)],
         ctx: Context[Any, Any],
@@ -193,10 +192,10 @@ def register(tools: Tools, registry: Registry) -> None:
         request_body = response_body = None
         path = await save_path(ctx, registry, save_to)
         if include_body in ("request", "both"):
-            request_body = await _body(on.browser, on.tab, entry, "request",
+            request_body = await _body(on, entry, "request",
                                        path if include_body == "request" else None, max_chars)
         if include_body in ("response", "both"):
-            response_body = await _body(on.browser, on.tab, entry, "response", path, max_chars)
+            response_body = await _body(on, entry, "response", path, max_chars)
         headers: tuple[Any, Any] = (entry.request_headers, entry.response_headers)
         if on.browser.config.redact:
             headers = (redact(entry.request_headers), redact(entry.response_headers))

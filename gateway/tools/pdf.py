@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.output.absent import absent
 from gateway.page.printing import PAPER_INCHES, page_ranges, print_pdf
 
 from .args import TabArg, TimeoutArg
-from .definition import OnTab, Tools
+from .definition import Tools
 from .saving import save_new, save_path
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def _print_params(landscape: bool, paper: str | None, margins: float | None,
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Save a page as PDF", read_only=True)
     async def pdf(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         ctx: Context[Any, Any],
         save_to: Annotated[str, Field(description="New file's absolute path.",
@@ -79,7 +80,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
         async def write(file: Any) -> int:
             nonlocal pages_seen
-            size, pages_seen = await print_pdf(on.browser, on.tab, file, params, on.budget)
+            size, pages_seen = await print_pdf(on, file, params, on.budget)
             return size
 
         saved, size = await save_new(path, "pdf", ".pdf", write)

@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway import progress
+from gateway.browsers.session import TabSession
 from gateway.errors import CaptureFailed, InvalidArgument, NotAllowed
 from gateway.output.absent import absent
 from gateway.page.heap import summarize_file, take_heap_snapshot
@@ -28,7 +29,7 @@ from gateway.page.trace_summary import TraceSummary
 from gateway.page.tracing import Recorder, Recording
 
 from .args import TabArg, TimeoutArg
-from .definition import OnTab, Tools
+from .definition import Tools
 from .saving import save_new, save_path
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Record a performance trace", read_only=True,
                     changes=lambda arguments: "tab" if arguments.get("reload") else "nothing")
     async def performance_trace(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         ctx: Context[Any, Any],
         duration_s: Annotated[float, Field(gt=0, le=60)] = 5.0,
@@ -104,8 +105,7 @@ def register(tools: Tools, registry: Registry) -> None:
         else:
             if action == "start" and save_to is not None:
                 raise InvalidArgument("save_to belongs to the call with action='stop'")
-            recording = await recorder.start(browser, on.tab, on.budget,
-                                             manual=action == "start")
+            recording = await recorder.start(on, on.budget, manual=action == "start")
             try:
                 if reload:
                     await browser.tab_call(on.tab, "Page.reload", timeout_s=on.budget)
@@ -132,7 +132,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tab_tool("Take a heap snapshot", read_only=True)
     async def heap_snapshot(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         ctx: Context[Any, Any],
         save_to: SaveTo = None,
@@ -144,7 +144,7 @@ def register(tools: Tools, registry: Registry) -> None:
         budget = timeout_s or max(on.budget, HEAP_TIMEOUT_S)
 
         async def write(file: Any) -> int:
-            return await take_heap_snapshot(browser, on.tab, file, budget,
+            return await take_heap_snapshot(on, file, budget,
                                             browser.config.max_capture_mb << 20)
 
         path, size = await save_new(await save_path(ctx, registry, save_to), "heap",

@@ -36,13 +36,14 @@ from gateway.browsers.routes import (
     Routes,
     pattern_matcher,
 )
+from gateway.browsers.session import BrowserSession, TabSession
 from gateway.config.urls import check_url
 from gateway.errors import GatewayError, InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import Readable, read_checked, resolve_read_path
 
 from .args import ContextArg, OptionalTab, TargetArg, UrlArg
-from .definition import OnBrowser, OnTab, Reach, Tools
+from .definition import Reach, Tools
 from .saving import allowed_dirs
 
 if TYPE_CHECKING:
@@ -133,12 +134,13 @@ def _read(file: Readable) -> bytes:
     return b"".join(read_checked(file, 1 << 20))
 
 
-async def _table(browser: Browser, tab: Tab | None, context: str | None,
+async def _table(on: BrowserSession, context: str | None,
                  make: bool) -> tuple[Routes, list[Tab]]:
-    """The routes meant, and the tabs they apply to now."""
-    if tab is not None:
-        return tab.routes, [tab]
+    """The routes meant (the tab's, else the context's), and the tabs they apply to now."""
+    if isinstance(on, TabSession):
+        return on.tab.routes, [on.tab]
     assert context is not None  # _check
+    browser = on.browser
     contexts = browser.pages.contexts
     table = (await contexts.routes_for(context, browser.browser_call) if make  # made if new
              else contexts.routes(context))
@@ -159,11 +161,11 @@ def _changes(arguments: dict[str, Any]) -> Reach:
     return "tab" if arguments.get("tab") is not None else "context"
 
 
-async def _add(on: OnBrowser, registry: Registry, page: Tab | None, context: str | None,
+async def _add(on: BrowserSession, registry: Registry, page: Tab | None, context: str | None,
                route: Route) -> Routes:
     """Add ``route`` where it is meant and put it to work; when either fails, nothing is
     left of it (nor of a context made for it alone)."""
-    table, tabs = await _table(on.browser, page, context, make=True)
+    table, tabs = await _table(on, context, make=True)
     try:
         try:  # no await since the table was found: it is the one kept
             table.add(route, gateway_held=_held(registry))
@@ -192,7 +194,7 @@ async def _unrouted(browser: Browser, context: str | None, tabs: list[Tab]) -> N
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Route network requests", tab="optional", check=_check, changes=_changes)
     async def network_route(
-        on: OnBrowser,
+        on: BrowserSession,
         ctx: Context[Any, Any],
         action: Literal["fulfill", "block", "continue", "remove", "list"],
         pattern: Annotated[str | None, Field(description="URL glob ('**/api/*') or /regex/.",
@@ -212,7 +214,7 @@ def register(tools: Tools, registry: Registry) -> None:
     ) -> RoutesResult:
         """Mock (fulfill), block or change (continue) a tab's or context's requests that
         match pattern, across navigations; remove (id, pattern, else all) or list."""
-        page = on.tab if isinstance(on, OnTab) else None
+        page = on.tab if isinstance(on, TabSession) else None
         added = removed = None
         if action in ("fulfill", "block", "continue"):
             assert pattern is not None  # _check
@@ -231,7 +233,7 @@ def register(tools: Tools, registry: Registry) -> None:
             table = await _add(on, registry, page, context, route)
             added = route.id
         else:
-            table, tabs = await _table(on.browser, page, context, make=False)
+            table, tabs = await _table(on, context, make=False)
             if action == "remove":
                 removed = table.remove(id, pattern)
                 await on.browser.pages.refresh_routes(tabs, on.budget)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field, WithJsonSchema
 
+from gateway.browsers.session import TabSession
 from gateway.config.policy import check_evaluate
 from gateway.errors import JavaScriptError
 from gateway.output.absent import absent
@@ -13,12 +14,10 @@ from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.js import script
 
 from .args import MaxChars, TabArg, TimeoutArg
-from .definition import OnTab, Tools
+from .definition import Tools
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
-    from gateway.browsers.tab import Tab
 
 __all__ = ["register"]
 
@@ -48,14 +47,14 @@ def _exception_text(details: dict[str, Any]) -> str:
     return f"JavaScript error: {text}{where}"
 
 
-async def _by_value(browser: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
+async def _by_value(session: TabSession, remote: dict[str, Any]) -> Any:
     """The JSON-safe value of a remote object, then release it."""
     object_id = remote["objectId"]
     try:
-        result = await browser.tab_call(tab, "Runtime.callFunctionOn", {
+        result = await session.call("Runtime.callFunctionOn", {
             "objectId": object_id, "functionDeclaration": SERIALIZE_JS, "returnByValue": True})
     finally:
-        await browser.release_object(object_id, tab.session_id)
+        await session.release(object_id)
     if "exceptionDetails" in result:
         return remote.get("description")
     return result.get("result", {}).get("value")
@@ -64,7 +63,7 @@ async def _by_value(browser: Browser, tab: Tab, remote: dict[str, Any]) -> Any:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Run JavaScript in a page", destructive=True, open_world=True)
     async def evaluate(
-        on: OnTab,
+        on: TabSession,
         expression: Annotated[str, Field(description="Its last statement's value is "
                                                      "returned; await works.")],
         tab: TabArg,
@@ -95,7 +94,7 @@ def register(tools: Tools, registry: Registry) -> None:
         if remote.get("subtype"):
             kind = f"{kind}/{remote['subtype']}"
         if "objectId" in remote:
-            value = await _by_value(on.browser, on.tab, remote)
+            value = await _by_value(on, remote)
         elif "unserializableValue" in remote:
             value = remote["unserializableValue"]
         else:

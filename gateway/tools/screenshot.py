@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import write_private
@@ -17,14 +18,12 @@ from gateway.page.actions import element_box
 from gateway.page.js import script
 
 from .args import TabArg, TimeoutArg
-from .definition import OnTab, Tools
+from .definition import Tools
 from .links import file_link
 from .saving import save_path
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
-    from gateway.browsers.tab import Tab
 
 __all__ = ["register"]
 
@@ -46,7 +45,7 @@ class ScreenshotInfo(BaseModel):
 _VIEWPORT_JS = script("viewport.js")
 
 
-async def _clip(browser: Browser, tab: Tab, full_page: bool, ref: int | None,
+async def _clip(session: TabSession, full_page: bool, ref: int | None,
                 max_width: int | None) -> tuple[dict[str, Any] | None, bool]:
     """The capture region, or None for the plain viewport (one round trip, fastest).
 
@@ -57,20 +56,20 @@ async def _clip(browser: Browser, tab: Tab, full_page: bool, ref: int | None,
     if not full_page and max_width is None and ref is None:
         return None, False
     if ref is not None:
-        left, top, width, height = await element_box(browser, tab, ref)
-        found = await browser.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
-                                                                "returnByValue": True})
+        left, top, width, height = await element_box(session, ref)
+        found = await session.call("Runtime.evaluate", {"expression": _VIEWPORT_JS,
+                                                        "returnByValue": True})
         page_x, page_y, _, _, dpr = found["result"]["value"]
         x, y = left + page_x, top + page_y
     elif full_page:
-        metrics = await browser.tab_call(tab, "Page.getLayoutMetrics")
+        metrics = await session.call("Page.getLayoutMetrics")
         css, device = metrics["cssVisualViewport"], metrics.get("visualViewport", {})
         dpr = device.get("clientWidth", css["clientWidth"]) / (css["clientWidth"] or 1) or 1.0
         content = metrics["cssContentSize"]
         x, y, width, height = 0.0, 0.0, content["width"], content["height"]
     else:
-        found = await browser.tab_call(tab, "Runtime.evaluate", {"expression": _VIEWPORT_JS,
-                                                                "returnByValue": True})
+        found = await session.call("Runtime.evaluate", {"expression": _VIEWPORT_JS,
+                                                        "returnByValue": True})
         x, y, width, height, dpr = found["result"]["value"]
     if width < 1 or height < 1:
         what = f"ref #{ref}" if ref is not None else "the page"
@@ -84,7 +83,7 @@ async def _clip(browser: Browser, tab: Tab, full_page: bool, ref: int | None,
 _METRICS = "Emulation.setDeviceMetricsOverride"
 
 
-async def _capture(browser: Browser, tab: Tab, params: dict[str, Any], full_page: bool,
+async def _capture(session: TabSession, params: dict[str, Any], full_page: bool,
                    timeout_s: float | None) -> dict[str, Any]:
     """Capture; for a full page, through a temporary window as tall as the page.
 
@@ -96,21 +95,22 @@ async def _capture(browser: Browser, tab: Tab, params: dict[str, Any], full_page
     a window, and a capture of any other waits for a frame that never comes
     (measured here: every tab but the first and the newest timed out).
     """
-    await browser.tab_call(tab, "Page.bringToFront")
+    tab = session.tab
+    await session.call("Page.bringToFront")
     if not full_page:
-        return await browser.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
+        return await session.call("Page.captureScreenshot", params, timeout_s=timeout_s)
     clip = params["clip"]
     emulated = tab.overrides.get(_METRICS)  # the emulate tool's viewport: kept, made taller
-    await browser.tab_call(tab, _METRICS, {
+    await session.call(_METRICS, {
         **(emulated or {"width": 0, "deviceScaleFactor": 0, "mobile": False}),
         "height": int(clip["height"] + 0.5)})
     try:
-        return await browser.tab_call(tab, "Page.captureScreenshot", params, timeout_s=timeout_s)
+        return await session.call("Page.captureScreenshot", params, timeout_s=timeout_s)
     finally:
         if emulated is not None:
-            await browser.tab_call(tab, _METRICS, emulated)
+            await session.call(_METRICS, emulated)
         else:
-            await browser.tab_call(tab, "Emulation.clearDeviceMetricsOverride")
+            await session.call("Emulation.clearDeviceMetricsOverride")
 
 
 def register(tools: Tools, registry: Registry) -> None:
@@ -118,7 +118,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Take a screenshot", read_only=True,
                     changes=lambda arguments: "tab" if arguments.get("full_page") else "nothing")
     async def screenshot(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         ctx: Context[Any, Any],
         full_page: Annotated[bool, Field(description="Not just the viewport.")] = False,
@@ -143,10 +143,10 @@ def register(tools: Tools, registry: Registry) -> None:
             params["quality"] = quality
         if ref is not None and full_page:
             raise InvalidArgument("pass either ref or full_page, not both")
-        clip, clipped = await _clip(on.browser, on.tab, full_page, ref, max_width)
+        clip, clipped = await _clip(on, full_page, ref, max_width)
         if clip is not None:
             params["clip"] = clip
-        shot = await _capture(on.browser, on.tab, params, full_page, on.budget)
+        shot = await _capture(on, params, full_page, on.budget)
         data = base64.b64decode(shot["data"])
         kind, width, height = image_size(data)
         if path is not None:

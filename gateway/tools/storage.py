@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import BrowserSession, TabSession
 from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import read_checked, resolve_read_path, write_private
@@ -29,7 +30,7 @@ from gateway.page.storage import clear_state, context_id, load_state, read_state
 from gateway.page.storage_file import MAX_STATE_BYTES, StorageState, parse_state
 
 from .args import ContextArg, OptionalTab, TargetArg, TimeoutArg
-from .definition import OnBrowser, OnTab, Reach, Tools
+from .definition import Reach, Tools
 from .saving import allowed_dirs, save_path
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Save, load or clear sign-in state", destructive=True, lock=False,
                     tab="optional", check=_check, changes=_changes)
     async def storage_state(
-        on: OnBrowser,
+        on: BrowserSession,
         ctx: Context[Any, Any],
         action: Literal["save", "load", "clear"],
         path: Annotated[str | None, Field(description="The file (absolute); not for clear.",
@@ -114,7 +115,7 @@ def register(tools: Tools, registry: Registry) -> None:
         file (sign-in state), load one (its next page is signed in), or clear them;
         the tab's context, else `context`, else the default."""
         browser = on.browser
-        page = on.tab if isinstance(on, OnTab) else None
+        page = on.tab if isinstance(on, TabSession) else None
         known: dict[str, Any] = {"target": browser.name, "action": action, "tab": tab,
                                  "context": page.context if page is not None else context}
         if action == "clear":

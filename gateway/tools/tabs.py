@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from gateway.browsers.session import TabSession
 from gateway.concurrency import gather
 from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument, TargetUnavailable
@@ -14,7 +15,7 @@ from gateway.page.history import HistoryStep, step_history
 from gateway.page.navigation import navigate_tab, page_state
 
 from .args import ContextArg, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
-from .definition import OnTab, Tools
+from .definition import Tools
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
@@ -121,7 +122,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tab_tool("Navigate a tab", open_world=True, tab="for_url", check=_url_or_history)
     async def navigate(
-        on: OnTab,
+        on: TabSession,
         url: UrlArg | None = None,
         history: HistoryStep | None = None,
         ignore_cache: bool = False,
@@ -135,15 +136,15 @@ def register(tools: Tools, registry: Registry) -> None:
         (`ignore_cache`: hard reload); wait, and return the final URL and title.
         """
         if history is not None:
-            await step_history(on.browser, on.tab, history, wait, on.budget, ignore_cache)
+            await step_history(on, history, wait, ignore_cache)
         else:
             assert url is not None  # _url_or_history
-            await navigate_tab(on.browser, on.tab, url, wait, on.budget)
-        final_url, title = await page_state(on.browser, on.tab)
+            await navigate_tab(on, url, wait)
+        final_url, title = await page_state(on)
         return NavigateResult(tab=on.tab.id, target=on.browser.name, url=final_url, title=title)
 
     @tools.tab_tool("Close a tab", destructive=True, idempotent=True, lock=False)
-    async def close_tab(on: OnTab, tab: TabArg) -> CloseResult:
+    async def close_tab(on: TabSession, tab: TabArg) -> CloseResult:
         """Close a tab (even hung)."""
         if on.browser.tabs.get(on.tab.target_id) is not on.tab:
             raise InvalidArgument(f"tab {tab} is already closed")

@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.errors import NotAllowed
 from gateway.output.absent import absent
 from gateway.output.files import default_save_path
 
 from .args import TabArg
-from .definition import OnTab, Tools
+from .definition import Tools
 from .saving import save_path
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class Recorded(BaseModel):
         return [self.path] if self.frames else []
 
 
-def _summary(on: OnTab, recording: Recording) -> Recorded:
+def _summary(on: TabSession, recording: Recording) -> Recorded:
     return Recorded(tab=on.tab.id, target=on.browser.name, path=str(recording.path),
                     seconds=round(recording.writer.duration_s, 3), frames=recording.writer.frames,
                     bytes=recording.size, ended=recording.why_ended or None)
@@ -62,7 +63,7 @@ def _summary(on: OnTab, recording: Recording) -> Recorded:
 def register(tools: Tools, registry: Registry, live: Live | None) -> None:
     @tools.tab_tool("Record a tab as video", read_only=True, lock=False)
     async def record(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         ctx: Context[Any, Any],
         action: Literal["start", "stop"],
@@ -76,7 +77,7 @@ def register(tools: Tools, registry: Registry, live: Live | None) -> None:
         if action == "stop":
             return _summary(on, await live.recordings.stop(on.tab))
         path = await save_path(ctx, registry, save_to) or default_save_path("video", ".webm")
-        started = await live.recordings.start(on.browser, on.tab, path,
-                                              max_seconds=max_seconds, max_bytes=MAX_BYTES)
+        started = await live.recordings.start(on, path, max_seconds=max_seconds,
+                                              max_bytes=MAX_BYTES)
         return Recorded(tab=on.tab.id, target=on.browser.name, path=str(started.path),
                         recording=True)

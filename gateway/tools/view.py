@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
+from gateway.browsers.session import TabSession
 from gateway.output.absent import absent
 from gateway.output.files import resolve_read_path
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
@@ -30,7 +31,7 @@ from gateway.page.view import (
 )
 
 from .args import MaxChars, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
-from .definition import OnTab, Tools
+from .definition import Tools
 from .saving import allowed_dirs
 from .tabs import WaitArg
 
@@ -70,7 +71,7 @@ class ActResult(PageView):
         return f"{self.header()}\nsteps: {steps}\n{self.view}"
 
 
-async def _view(on: OnTab, max_chars: int, find: str | None = None,
+async def _view(on: TabSession, max_chars: int, find: str | None = None,
                 within: int | None = None) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
@@ -79,11 +80,11 @@ async def _view(on: OnTab, max_chars: int, find: str | None = None,
     what is shown, not what is remembered: the refs kept are the whole view's.
     """
     tab = on.tab
-    element = TabInput(on.browser, tab).ref(within)[1] if within is not None else None
+    element = TabInput(on).ref(within)[1] if within is not None else None
     if find is not None:
         line_matcher(find)  # a bad regex is refused before any browser work
     with _collector_paused():
-        snapshot, loader_id = await fetch_snapshot(on.browser, tab)
+        snapshot, loader_id = await fetch_snapshot(on)
         first = first_ref(tab)
         rendered = render_view(snapshot, first_ref=first,
                                within=scopes_of(snapshot, element) if element is not None else ())
@@ -134,7 +135,7 @@ def _collector_paused() -> Iterator[None]:
 def register(tools: Tools, registry: Registry) -> None:
     @tools.tab_tool("Open a page as text", open_world=True, tab="for_url")
     async def browse(
-        on: OnTab,
+        on: TabSession,
         url: UrlArg,
         tab: OptionalTab = None,
         target: TargetArg = None,
@@ -145,12 +146,12 @@ def register(tools: Tools, registry: Registry) -> None:
         """Open a URL (in `tab` or a new tab) as text, controls numbered #N for
         browse_act; cheaper than screenshots.
         """
-        await navigate_tab(on.browser, on.tab, url, wait, on.budget)
+        await navigate_tab(on, url, wait)
         return await _view(on, max_chars)
 
     @tools.tab_tool("View a page as text", read_only=True)
     async def browse_view(
-        on: OnTab,
+        on: TabSession,
         tab: TabArg,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
         find: Annotated[str | None, Field(
@@ -163,7 +164,7 @@ def register(tools: Tools, registry: Registry) -> None:
 
     @tools.tab_tool("Act on a page", destructive=True, open_world=True)
     async def browse_act(
-        on: OnTab,
+        on: TabSession,
         ctx: Context[Any, Any],
         tab: TabArg,
         actions: Annotated[list[Action], Field(
@@ -178,6 +179,6 @@ def register(tools: Tools, registry: Registry) -> None:
         uploads = any(getattr(a, "do", None) == "upload" for a in actions)
         readable = functools.partial(resolve_read_path, allowed=await allowed_dirs(ctx) if uploads
                                      else [], allow_any=registry.config.allow_any_path)
-        steps = await run_actions(on.browser, on.tab, list(actions), on.budget, readable)
+        steps = await run_actions(on, list(actions), on.budget, readable)
         view = await _view(on, max_chars)
         return ActResult(**view.model_dump(), steps=steps)

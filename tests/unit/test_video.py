@@ -16,6 +16,7 @@ import anyio
 import av
 import pytest
 
+from gateway.browsers.session import TabSession
 from gateway.errors import InvalidArgument
 from gateway.page import video
 from gateway.page.recording import MAX_RECORDINGS, Recording, Recordings, Timeline
@@ -183,8 +184,8 @@ async def _until(condition: Callable[[], object], timeout_s: float = 10) -> None
 
 async def _start(recordings: Recordings, tab: _Tab, path: Path, *, max_seconds: float = 60,
                  max_bytes: int = 10_000_000) -> Recording:
-    return await recordings.start(None, tab, path,  # type: ignore[arg-type]
-                                  max_seconds=max_seconds, max_bytes=max_bytes)
+    session = TabSession(None, 60, tab)  # type: ignore[arg-type]
+    return await recordings.start(session, path, max_seconds=max_seconds, max_bytes=max_bytes)
 
 
 async def _recorded(tmp_path: Path, frames: int, *, max_seconds: float = 60

@@ -1,0 +1,60 @@
+"""What one call works on: a browser, or a tab of it, and the seconds it may spend.
+
+The tools hand this to the page layer instead of a ``(browser, tab)`` pair: the page's
+behaviour asks its session to ``call`` a command on the tab, ``expect`` an event,
+``subscribe`` to a stream of them and ``release`` a remote object, and never needs to
+know which browser method does that or which CDP session id the tab has now.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gateway.browsers.browser import Browser
+    from gateway.browsers.tab import Arrival, Tab, Tap
+
+__all__ = ["BrowserSession", "TabSession"]
+
+
+@dataclass(frozen=True)
+class BrowserSession:
+    """A call on a browser (no tab): the browser, and the call's time budget."""
+
+    browser: Browser
+    budget: float
+
+    async def browser_call(self, method: str, params: dict[str, Any] | None = None, *,
+                           timeout_s: float | None = None) -> dict[str, Any]:
+        """A browser-level command (``Target.*``, ``Browser.*``, ``Storage.*``)."""
+        return await self.browser.browser_call(method, params, timeout_s=timeout_s)
+
+
+@dataclass(frozen=True)
+class TabSession(BrowserSession):
+    """A call on one tab; a tool that takes the tab lock holds ``tab.lock`` meanwhile."""
+
+    tab: Tab
+
+    async def call(self, method: str, params: dict[str, Any] | None = None, *,
+                   timeout_s: float | None = None, timeout_hint: str = "",
+                   session: str | None = None) -> dict[str, Any]:
+        """A command on the tab's session (or ``session``, one of its frames'); fails
+        fast while a JavaScript dialog is open (``Browser.tab_call``)."""
+        return await self.browser.tab_call(self.tab, method, params, timeout_s=timeout_s,
+                                           timeout_hint=timeout_hint, session=session)
+
+    def expect(self, *methods: str,
+               where: Callable[[dict[str, Any]], bool] | None = None) -> Arrival:
+        """The next of the tab's ``methods`` events (``Tab.expect``): register first."""
+        return self.tab.expect(*methods, where=where)
+
+    def subscribe(self, method: str, tap: Tap) -> Callable[[], None]:
+        """Every ``method`` event of the tab to ``tap``; returns its remover."""
+        return self.tab.tap(method, tap)
+
+    async def release(self, object_id: str, session: str | None = None) -> None:
+        """Release a remote object, best effort (``Browser.release_object``)."""
+        await self.browser.release_object(object_id, session or self.tab.session_id)

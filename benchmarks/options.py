@@ -22,6 +22,7 @@ class Options:
     sequential_budget_s: float
     profile: Path | None
     json_path: Path | None
+    docs_path: Path | None
 
 
 def parse_args(argv: Sequence[str] | None, phases: Sequence[str],
@@ -50,6 +51,9 @@ def parse_args(argv: Sequence[str] | None, phases: Sequence[str],
                         help=f"comma-separated subset of {','.join(phases)} (default: all)")
     parser.add_argument("--json", type=Path, default=None, metavar="PATH",
                         help="also write every number (and the table) to this JSON file")
+    parser.add_argument("--write-docs", type=Path, default=None, metavar="PATH",
+                        help="also rewrite the sections of the phases run in this Markdown "
+                             "page (docs/performance.md), leaving the other phases' alone")
     parser.add_argument("--profile", type=Path, default=None, metavar="PATH",
                         help="afterwards, run --calls evaluate + cdp_command calls through a "
                              "gateway under cProfile, write the stats to PATH and print the "
@@ -67,4 +71,4 @@ def parse_args(argv: Sequence[str] | None, phases: Sequence[str],
                    concurrency=args.concurrency, retries=max(0, args.retries),
                    phases=chosen, sequential_budget_s=args.budget,
                    profile=args.profile.resolve() if args.profile else None,
-                   json_path=args.json)
+                   json_path=args.json, docs_path=args.write_docs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,10 +105,12 @@ class Results:
             self.rows[key] = Row(key, label, unit, **kwargs)
         return self.rows[key]
 
-    def markdown(self) -> str:
+    def markdown(self, phases: Collection[str] | None = None) -> str:
+        """The table of the rows of ``phases`` (default: every phase run)."""
+        phases = self.phases_run if phases is None else phases
         lines = ["| measurement | median | p90 | target/floor |", "|---|---:|---:|---|"]
         for row in self.rows.values():
-            if row.hidden or row.phase not in self.phases_run:
+            if row.hidden or row.phase not in phases:
                 continue
             target = row.target
             if row.ok is not None and row.samples:

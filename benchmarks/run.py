@@ -1,10 +1,12 @@
 """Benchmark chrome-ssh-gateway against its floors, in one run, on the test topology.
 
     .venv/bin/python -m benchmarks.run [--hosts 2] [--calls 2000] [--json out.json]
+        [--write-docs docs/performance.md]
 
 Brings the test topology up with ``tests.topology.up(n)`` (a healthy running one
 with at least ``n`` hosts is reused; it is never torn down here) and prints ONE
-Markdown table of medians and p90s, every row measured in this run. Each phase is a
+Markdown table of medians and p90s, every row measured in this run (``--write-docs``:
+also each phase's section of docs/performance.md, ``benchmarks.docs_page``). Each phase is a
 module of its own (``PHASES``, in run order), every row beside its floor; see
 benchmarks/README.md for what each row means.
 
@@ -33,6 +35,7 @@ import anyio
 
 from benchmarks import (
     context_phase,
+    docs_page,
     download_phase,
     flood_phase,
     launch_phase,
@@ -56,7 +59,7 @@ from benchmarks import (
 )
 from benchmarks.bench import Bench
 from benchmarks.clients import describe
-from benchmarks.options import parse_args
+from benchmarks.options import Options, parse_args
 from benchmarks.results import Results, progress
 from tests.topology import load, up
 
@@ -165,6 +168,32 @@ async def run(bench: Bench) -> Results:
     return r
 
 
+def machine_line(results: Results, opts: Options) -> str:
+    """What the figures were measured with: versions, machine, calls, load."""
+    meta = results.meta
+    return (f"Chromium {meta.get('browser', '?')}, Python {meta['python']}, mcp {meta['mcp']}, "
+            f"asyncssh {meta['asyncssh']}, websockets {meta['websockets']}; {meta['machine']}; "
+            f"{opts.calls} calls per sequential row; load average "
+            f"{meta['loadavg_start'][0]:.2f} → {meta['loadavg_end'][0]:.2f}")
+
+
+def docs_sections(results: Results, opts: Options) -> dict[str, str]:
+    """docs/performance.md's section of each phase this run measured without an error:
+    the table of its own a phase keeps in ``meta`` (model, peers), else its rows'."""
+    measured = f"{time.strftime('%Y-%m-%d')}: {machine_line(results, opts)}."
+    failed = {error.split(":", 1)[0] for error in results.errors}
+    sections = {}
+    for name in PHASES:
+        if name not in results.phases_run or name in failed:
+            continue
+        own = results.meta.get(name)
+        if isinstance(own, dict) and "table" in own:
+            sections[name] = docs_page.section(name, measured, [own["table"]])
+        elif any(row.phase == name and not row.hidden for row in results.rows.values()):
+            sections[name] = docs_page.section(name, measured, [results.markdown({name})])
+    return sections
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     opts = parse_args(argv, tuple(PHASES), (__doc__ or "").split("\n")[0])
     if os.geteuid() != 0:
@@ -178,11 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     print(table)
     print()
-    print(f"Chromium {meta.get('browser', '?')}, Python {meta['python']}, mcp {meta['mcp']}, "
-          f"asyncssh {meta['asyncssh']}, websockets {meta['websockets']}; {meta['machine']}; "
-          f"{opts.calls} calls per sequential row; load average "
-          f"{meta['loadavg_start'][0]:.2f} → {meta['loadavg_end'][0]:.2f}; "
-          f"{meta['wall_s']} s.")
+    print(f"{machine_line(results, opts)}; {meta['wall_s']} s.")
     for extra in ("model", "peers"):  # tables of their own
         if extra in meta:
             print()
@@ -191,6 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"WARNING: {warning}")
     for error in results.errors:
         print(f"ERROR: {error}")
+    if opts.docs_path is not None:
+        docs_page.write(opts.docs_path, docs_sections(results, opts), tuple(PHASES))
     if opts.json_path is not None:
         payload = {"meta": meta, "rows": {k: row.as_json() for k, row in results.rows.items()},
                    "errors": results.errors, "warnings": results.warnings, "table": table}

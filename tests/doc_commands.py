@@ -1,13 +1,14 @@
 """The command lines and MCP client configs the documentation shows, read out of the files.
 
-Pure (no I/O beyond what the caller passes in): ``documented(name, text)`` turns one
-documentation file into ``Documented`` items, and ``invocation(...)`` says what each
-would really run. ``tests/e2e/test_documented_commands.py`` runs them against the test
-topology, so a doc change that breaks a command fails a test.
+Pure (no I/O beyond what the caller passes in, and ``doc_files``, which lists the
+files): ``documented(name, text)`` turns one documentation file into ``Documented``
+items, and ``invocation(...)`` says what each would really run.
+``tests/e2e/test_documented_commands.py`` runs them against the test topology, so a
+doc change that breaks a command fails a test.
 
 What counts as documented:
 
-- Markdown (``README.md``): fenced blocks (inline code is prose), and install links
+- Markdown (``README.md``, ``docs/*.md``): fenced blocks (inline code is prose), and install links
   anywhere in the text (``install_links``).
   ```` ```sh ```` — every non-comment line is a command (``\\`` continues a line);
   ```` ```text ```` — the lines after a ``$ `` prompt (the rest is sample output);
@@ -60,6 +61,7 @@ import tomllib
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -72,6 +74,7 @@ __all__ = [
     "Documented",
     "InstallLink",
     "Invocation",
+    "doc_files",
     "documented",
     "expand_vars",
     "fenced_blocks",
@@ -87,6 +90,15 @@ PROGRAM = "chrome-ssh-gateway"
 PLUGIN_MANIFESTS = (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json")
 """The Claude Code plugin's manifests, relative to the repository: documentation
 files like README.md and examples/, whose server configs are run the same way."""
+
+
+
+def doc_files(root: Path) -> list[Path]:
+    """Every documentation file of the repository at ``root`` whose commands are run:
+    README.md, the pages of docs/, examples/ and the plugin's manifests."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md")),
+            *sorted((root / "examples").iterdir()), *(root / path for path in PLUGIN_MANIFESTS)]
+
 
 Kind = Literal["shell", "client", "targets"]
 

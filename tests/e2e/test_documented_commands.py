@@ -1,4 +1,4 @@
-"""Every command line and MCP client config in README.md and examples/, run for real.
+"""Every command line and MCP client config in README.md, docs/ and examples/, run for real.
 
 The commands are read out of the files (``tests/doc_commands.py``), so a doc change
 that breaks one fails here. The README's install links (Cursor, VS Code) are decoded,
@@ -25,7 +25,7 @@ configs are unwrapped to it, see ``doc_commands``), against the test topology:
 A served target ``shared = true`` (a targets file's, or the embedded default's
 ``shared`` group, which serves this machine's shares) must be up; its rows are the
 shares found, each up with tabs of its own, but it may have none: nobody shares with
-the root namespace, where no sshd runs. So that the README's agent-side targets file
+the root namespace, where no sshd runs. So that the docs' agent-side targets file
 (``ssh = "devvm"`` + ``shared = true``) is served with a member, a share into each
 ``ssh`` host of such a file (``share ALIAS --name docs-share --cdp 127.0.0.1:PORT``)
 is kept live while it is served. A ``browsers = "all"`` group must own tabs, as before.
@@ -49,9 +49,9 @@ other than 22 (``staging-vm.internal:2222``) gets a TCP relay on the root-namesp
 end of that host's link (slot-private); a documented remote ``cdp`` port
 (``127.0.0.1:9333`` on ``ci-42``) gets a relay inside that host's namespace to its
 Chromium's real port. The file names the docs pass to
-``--config`` are written where the docs say: ``targets.toml`` (the README's targets
-file example) in the working directory and in ``$HOME/.config/chrome-ssh-gateway/``,
-``devvms.toml`` (examples/devvms.toml) there too.
+``--config`` are written where the docs say: ``targets.toml`` (the targets file
+example of docs/configuration.md) in the working directory and in
+``$HOME/.config/chrome-ssh-gateway/``, ``devvms.toml`` (examples/devvms.toml) there too.
 
 What is rewritten, and why (``_rewrite``):
 
@@ -73,7 +73,7 @@ chromedriver on that port of the host its ``ssh`` alias plays; its session is ma
 by the first call (``list_tabs``), so its state is read after that call.
 
 Not required to be up: a target with no ``ssh`` and a fixed ``cdp`` port (the
-README's ``[targets.local]``, 127.0.0.1:9222 on this machine) — the test starts no
+configuration page's ``[targets.local]``, 127.0.0.1:9222 on this machine) — the test starts no
 browser on a fixed port of the shared root namespace, where other tests look for a
 local Chrome. It must still be reported (``unavailable`` / ``DOWN``), not dropped.
 
@@ -107,9 +107,9 @@ from mcp import Client
 
 from gateway.config import load_config
 from tests.doc_commands import (
-    PLUGIN_MANIFESTS,
     PROGRAM,
     Documented,
+    doc_files,
     documented,
     expand_vars,
     subcommand,
@@ -136,8 +136,7 @@ pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).with_name(PROGRAM)
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").iterdir()),
-             *(ROOT / path for path in PLUGIN_MANIFESTS)]
+DOC_FILES = doc_files(ROOT)
 ITEMS = [item for path in DOC_FILES
          for item in documented(str(path.relative_to(ROOT)), path.read_text())]
 RUN_TIMEOUT = 90.0
@@ -173,13 +172,13 @@ PAGE_HOST = "h2"
 
 def _targets_text(where: str) -> str:
     """The reference targets file ``where`` shows: the one with a ``[gateway]`` table,
-    else the first (README's other snippets illustrate one feature each; the unit tests
+    else the first (the page's other snippets illustrate one feature each; the unit tests
     load every one of them, and those no command names are served below)."""
     files = [i.text for i in ITEMS if i.kind == "targets" and i.where.startswith(where)]
     return next((t for t in files if "gateway" in tomllib.loads(t)), files[0])
 
 
-CONFIG_FILES = {"targets.toml": _targets_text("README.md"),
+CONFIG_FILES = {"targets.toml": _targets_text("docs/configuration.md"),
                 "devvms.toml": _targets_text("examples/devvms.toml")}
 """The file names documented commands pass to ``--config``, and the documented text
 each one stands for."""
@@ -668,7 +667,7 @@ def _option(args: list[str], name: str) -> str | None:
 
 
 def _seconds(duration: str) -> float:
-    """``45m``, ``2h``, ``1h30m``, ``90s`` (as the README's ``--for`` row says)."""
+    """``45m``, ``2h``, ``1h30m``, ``90s`` (as the share page's ``--for`` row says)."""
     match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", duration)
     assert match and duration, duration
     hours, minutes, secs = (int(part or 0) for part in match.groups())
@@ -677,7 +676,7 @@ def _seconds(duration: str) -> float:
 
 def _default_share_name() -> str:
     """This machine's host name made a valid name (``[a-z0-9_-]``, up to 32), as the
-    README's ``--name`` row says."""
+    share page's ``--name`` row says."""
     first = socket.gethostname().split(".")[0].lower()
     return re.sub(r"[^a-z0-9_-]+", "-", first).strip("-_")[:32]
 

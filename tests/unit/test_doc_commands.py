@@ -16,6 +16,7 @@ from tests.doc_commands import (
     PROGRAM,
     DocError,
     Invocation,
+    doc_files,
     documented,
     expand_vars,
     fenced_blocks,
@@ -26,8 +27,7 @@ from tests.doc_commands import (
 )
 
 ROOT = Path(__file__).parents[2]
-DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "examples").iterdir()),
-             *(ROOT / path for path in PLUGIN_MANIFESTS)]
+DOC_FILES = doc_files(ROOT)
 
 MARKDOWN = """# Title
 
@@ -308,7 +308,8 @@ def _items(kind: str) -> list[tuple[str, str]]:
 
 
 def test_every_doc_file_reads() -> None:
-    """README.md and every file in examples/ parse (a DocError names the snippet)."""
+    """README.md, docs/*.md and every file in examples/ parse (a DocError names the
+    snippet)."""
     kinds = {item.kind for path in DOC_FILES
              for item in documented(str(path.relative_to(ROOT)), path.read_text())}
     assert kinds == {"shell", "client", "targets"}

@@ -257,10 +257,10 @@ async def test_a_hanging_resolver_is_abandoned_after_the_timeout() -> None:
     await anyio.sleep(0.05)  # the abandoned thread ends without a loop to report to
 
 
-def test_readme_names_every_step_in_order() -> None:
-    """The README's doctor reference (the --json step names, the example table) left out
-    the WebDriver steps and launch that doctor prints for every target."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_docs_name_every_step_in_order() -> None:
+    """The doctor's page (the --json step names, the example table) names every step
+    doctor prints for every target, the WebDriver steps and launch included."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "troubleshooting.md").read_text()
     names = readme.split("with\nstep names", 1)[1].split("and status", 1)[0]
     assert re.findall(r"`(\w+)`", names) == [name for name, _ in STEPS]
     example = readme.split("$ chrome-ssh-gateway doctor --config targets.toml", 1)[1]

@@ -177,7 +177,7 @@ def test_asyncssh_stays_in_hosts() -> None:
 
 
 # benchmarks/: helpers 0 (may import each other), bench/peers 1, phases 2, the runner 3.
-BENCH_HELPERS = {"__init__", "results", "options", "clients", "raw_cdp", "page_server",
+BENCH_HELPERS = {"__init__", "results", "options", "clients", "raw_cdp", "page_server", "docs_page",
                  "model_view", "view_render", "noop_server", "cpu"}
 BENCH_GIVEN = {"bench", "peers"}
 BENCH_RUNNER = {"run"}

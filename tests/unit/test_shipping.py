@@ -41,6 +41,7 @@ from tests.doc_commands import PROGRAM, Documented, documented, install_links, s
 ROOT = Path(__file__).parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 README = (ROOT / "README.md").read_text()
+DOCS = {path.name: path.read_text() for path in sorted((ROOT / "docs").glob("*.md"))}
 SERVER = json.loads((ROOT / "server.json").read_text())
 PLUGIN = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
 MARKETPLACE = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
@@ -132,8 +133,8 @@ def test_every_listed_variable_is_read_by_the_gateway() -> None:
     assert not unread, f"server.json lists variables the gateway never reads: {unread}"
 
 
-def test_every_variable_the_readme_documents_is_listed() -> None:
-    table = README.split("### Environment (one target)", 1)[1].split("\n#", 1)[0]
+def test_every_variable_the_docs_document_is_listed() -> None:
+    table = DOCS["configuration.md"].split("## Environment (one target)", 1)[1].split("\n#", 1)[0]
     documented_names = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \|", table, re.M))
     assert len(documented_names) >= 10, table
     assert documented_names <= set(_variables()), documented_names - set(_variables())
@@ -350,8 +351,8 @@ def _tools() -> dict[str, dict[str, Any]]:
 
 def _vocabulary() -> set[str]:
     """Every name a skill may write in backticks: tool names, the names and string values
-    of their arguments and results, and the names the README uses (result fields, keys
-    of the targets file)."""
+    of their arguments and results, and the names README.md and docs/ use (result
+    fields, keys of the targets file)."""
     words: set[str] = set(_tools())
 
     def walk(node: Any) -> None:
@@ -368,7 +369,8 @@ def _vocabulary() -> set[str]:
                 walk(value)
 
     walk(list(_tools().values()))
-    return words | set(re.findall(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", README))
+    return words | {word for text in (README, *DOCS.values())
+                    for word in re.findall(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", text)}
 
 
 def _without_fences(text: str) -> str:
@@ -498,7 +500,7 @@ def test_check_wheel_refuses_unknown_options() -> None:
 
 # ------------------------------------------------------------------ the top level
 
-TOP_LEVEL = {"pyproject.toml", "README.md", "gateway", "tests", "fixtures", "examples",
+TOP_LEVEL = {"pyproject.toml", "README.md", "docs", "gateway", "tests", "fixtures", "examples",
              "benchmarks", ".ci", "scripts", "LICENSE", "server.json"}
 """The product's top level (the folders its design fixes), and the conventional files beside it; a
 client's hidden folders (``.claude-plugin/``, ``.claude/``, ``.github/``) come on top."""
@@ -512,3 +514,50 @@ def test_the_top_level_is_the_product_cards() -> None:
         pytest.skip("not a git checkout")
     names = {line.split("/", 1)[0] for line in listed.stdout.splitlines()}
     assert {name for name in names if not name.startswith(".")} <= TOP_LEVEL, names
+
+
+# ------------------------------------------------------------------ the documentation
+
+README_LINES = 300
+"""The README is the front page: what it is, what the remote machine needs, a quick
+start per client, the tool list; the reference is in docs/."""
+
+HISTORY = re.compile(
+    r"\b(?:issues? #?\d+|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}\b"
+    r"|before → after|no longer)", re.I)
+"""What belongs in git history, not in the docs: issue numbers, dates of past work,
+before-and-after figures. The performance page dates its tables as 2026-12-02 (when
+each current table was measured), which this does not match."""
+
+
+def test_the_readme_is_a_front_page() -> None:
+    assert len(README.splitlines()) <= README_LINES
+
+
+def test_docs_has_the_pages_and_the_reference_names_every_tool() -> None:
+    assert len(DOCS) >= 6 and {"tools.md", "configuration.md", "performance.md"} <= set(DOCS)
+    missing = [name for name in _tools() if f"## {name}\n" not in DOCS["tools.md"]]
+    assert not missing, f"docs/tools.md does not name {missing}"
+
+
+@pytest.mark.parametrize("name", ["README.md", *(f"docs/{n}" for n in DOCS)])
+def test_no_history_in_the_docs(name: str) -> None:
+    text = README if name == "README.md" else DOCS[name.removeprefix("docs/")]
+    found = [m.group(0) for m in HISTORY.finditer(text)]
+    assert not found, f"{name}: {found} — history belongs in git, not in the docs"
+
+
+def test_the_readme_lists_every_tool_by_its_category() -> None:
+    """The README's tool list is the catalogue's, category by category (``(off)``: the
+    categories off by default)."""
+    from gateway.tools.sets import OFF_BY_DEFAULT, catalogue
+
+    table = README.split("| category | tools |", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `(\w+)`( \(off\))? \| (.+) \|$", table, re.M)
+    listed = {category: (bool(off), re.findall(r"`(\w+)`", names))
+              for category, off, names in rows}
+    expected: dict[str, tuple[bool, list[str]]] = {}
+    for tool in catalogue():
+        expected.setdefault(tool.category, (tool.category in OFF_BY_DEFAULT, []))[1].append(
+            tool.name)
+    assert listed == expected

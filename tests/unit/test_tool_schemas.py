@@ -102,7 +102,7 @@ def _size(tools: list[dict[str, Any]]) -> int:
 def _seen_by_model(tools: list[dict[str, Any]]) -> int:
     """Characters of what a client hands a model of ``tools``: each one's name,
     description and input schema, as JSON (``benchmarks.model_view``, which the
-    README's figures come from)."""
+    figures of docs/performance.md come from)."""
     return sum(len(definition_json(SimpleNamespace(**t))) for t in tools)
 
 

@@ -113,7 +113,7 @@ class _CpuPerMessage:
     def per_message(self) -> list[float]:
         """µs per flood message, each window's calls costed at the quiet windows' rate."""
         per_call = self.quiet_ns / self.quiet_calls if self.quiet_calls else 0.0
-        return [max(ns - calls * per_call, 0.0) / 1000 / messages
+        return [round(max(ns - calls * per_call, 0.0) / 1000 / messages, 1)
                 for ns, calls, messages in self.flood_ns if messages]
 
 

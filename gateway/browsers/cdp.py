@@ -13,6 +13,9 @@ it is seen by whoever supervises the target — there is no stray task. When the
 socket closes, every pending command fails with ``BrowserClosed`` at once
 rather than waiting for its timeout.
 
+A session's owner may take its event frames unparsed (``frames``): a tab
+flooding its console then costs a few string operations a frame, not a parse.
+
 The reader is total: no frame content can raise out of it. A frame the gateway
 cannot use (not JSON, not an object, an id or method of the wrong type, params
 that are not an object, …) is counted by kind (``dropped_frames``), logged the
@@ -27,17 +30,16 @@ import contextlib
 import itertools
 import json
 import os
-import re
 import ssl
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
-import orjson
 import structlog
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
 
+from gateway.browsers.frames import FrameTaker, FrameTakers, parse_message
 from gateway.concurrency import OneShot
 from gateway.errors import (
     BrowserClosed,
@@ -50,8 +52,7 @@ from gateway.errors import (
     map_exceptions,
 )
 
-__all__ = ["CdpConnection", "EventListener", "open_websocket", "parse_message",
-           "websocket_errors"]
+__all__ = ["CdpConnection", "EventListener", "open_websocket", "websocket_errors"]
 
 log = structlog.get_logger("gateway.cdp")
 
@@ -65,40 +66,6 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 SAMPLE_CHARS = 120
 """How much of a dropped frame its log line shows: enough to recognise it, little
 enough that a runaway frame (or a secret inside one) does not flood the log."""
-
-
-def parse_message(raw: str | bytes) -> Any:
-    """One CDP message from its JSON text.
-
-    orjson parses CDP messages in about half the time ``json.loads`` takes (and
-    ~15% less than pydantic_core's ``from_json``): it counts when a page floods the
-    socket with events (every one is parsed on the gateway's event loop) and in
-    every page view, whose accessibility tree is ~670 kB of JSON on a news page.
-    It refuses lone UTF-16 surrogates (``"\\ud800"``), which JavaScript strings
-    may hold and Chrome sends escaped as such, and integers beyond 64 bits. Those
-    messages go through ``json.loads`` instead, and each lone surrogate becomes
-    U+FFFD: no tool result could carry it (the MCP channel is UTF-8), so left in,
-    one ``console.log`` of such a string would break every later
-    ``console_messages`` of the tab. Text that is not JSON raises ``ValueError``.
-    """
-    try:
-        return orjson.loads(raw)
-    except ValueError:  # orjson.JSONDecodeError is one
-        return _without_lone_surrogates(json.loads(raw))
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads has joined the valid pairs
-
-
-def _without_lone_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_lone_surrogates(item) for item in value]
-    return value
 
 
 async def open_websocket(
@@ -179,6 +146,7 @@ class CdpConnection:
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[OneShot[dict[str, Any]], str, str | None]] = {}
         self._listeners: dict[str | None, list[EventListener]] = {}
+        self._takers = FrameTakers()
         self._closed_reason: str | None = None
         self._dropped: dict[str, int] = {}
         self.closed = anyio.Event()
@@ -193,14 +161,16 @@ class CdpConnection:
         own — a count that grows with closed tabs is a leak."""
         return sum(len(listeners) for listeners in self._listeners.values())
 
-    def listen(self, session_id: str | None, listener: EventListener) -> Callable[[], None]:
-        """Route events of ``session_id`` (None: browser-level) to ``listener``.
-
-        Returns a function that removes the listener again.
+    def listen(self, session_id: str | None, listener: EventListener,
+               take: FrameTaker | None = None) -> Callable[[], None]:
+        """Route events of ``session_id`` (None: browser-level) to ``listener``, offering
+        them to ``take`` unparsed first. Returns a function that removes both again.
         """
         self._listeners.setdefault(session_id, []).append(listener)
+        untake = self._takers.add(session_id, take)
 
         def remove() -> None:
+            untake()
             listeners = self._listeners.get(session_id, [])
             if listener in listeners:
                 listeners.remove(listener)
@@ -279,8 +249,11 @@ class CdpConnection:
 
         A binary frame is parsed like a text one: Chrome sends text, but proxies in
         front of it may not, and a client that reads both loses nothing. The checks
-        on the hot path (an event) are a few ``type() is`` tests.
+        on the hot path (an event) are a few ``type() is`` tests; an event its session's
+        owner takes as text is not parsed at all.
         """
+        if self._takers.offer(raw):
+            return
         try:
             message = parse_message(raw)
         except (ValueError, RecursionError):  # RecursionError: nesting beyond json's depth

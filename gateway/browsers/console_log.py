@@ -5,6 +5,11 @@ feeds it from the moment it attaches to a tab, so what a page logged before
 the agent's first call is there. Memory is bounded by the ring underneath
 (``ring.EpochRing``): ``capacity`` entries, the last ``KEEP_NAVIGATIONS``
 main-frame navigations.
+
+A console event can also come in as its frame's text (``keep_frame``, from the
+connection's fast path, ``frames``): it takes its id and navigation on arrival
+and is parsed only when read, so a flood's messages pushed out of the ring unread
+cost no parse at all — and are counted in ``dropped`` all the same.
 """
 
 from __future__ import annotations
@@ -14,14 +19,21 @@ import math
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, cast
 
+from gateway.browsers.frames import parse_message
 from gateway.browsers.ring import KEEP_NAVIGATIONS, EpochRing
 
-__all__ = ["KEEP_NAVIGATIONS", "LEVELS", "ConsoleEntry", "ConsoleLog"]
+__all__ = ["EVENTS", "KEEP_NAVIGATIONS", "LEVELS", "MAX_FRAME", "ConsoleEntry", "ConsoleLog",
+           "UnreadEvent"]
 
+EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded"})
+"""The events a console is made of."""
 LEVELS = ("error", "warning", "info", "debug")
 MAX_TEXT = 8_000
+MAX_FRAME = 16_384
+"""A console frame kept as text up to this length (a flood's are ~360 characters); a
+longer one is parsed at once, so the ring holds no more than it would as entries."""
 
 _CONSOLE_LEVEL = {
     "error": "error", "assert": "error", "warning": "warning", "info": "info", "log": "info",
@@ -129,64 +141,145 @@ def _stack_text(stack: dict[str, Any] | None) -> str | None:
     return "\n".join(lines) or None
 
 
-class ConsoleLog(EpochRing[ConsoleEntry]):
+class UnreadEvent(NamedTuple):
+    """A console event kept as its frame's text until someone reads the console."""
+
+    id: int
+    navigation: int
+    frame: str
+    received_ms: float   # its time, should the event carry none
+
+
+class ConsoleLog(EpochRing[ConsoleEntry | UnreadEvent]):
     """Bounded console history of one tab."""
 
     def __init__(self, capacity: int = 1000) -> None:
         super().__init__(capacity)
         self.malformed = 0
+        self._unread = 0
+
+    def keep_frame(self, frame: str) -> bool:
+        """Keep a console event's frame as it came (False: too long, parse it now)."""
+        if len(frame) > MAX_FRAME:
+            return False
+        self._keep(UnreadEvent(self._next_id(), self.navigation, frame, time.time() * 1000))
+        self._unread += 1
+        return True
 
     def on_event(self, method: str, params: dict[str, Any]) -> None:
-        try:
-            if method == "Runtime.consoleAPICalled":
-                self._console_call(params)
-            elif method == "Runtime.exceptionThrown":
-                self._exception(params.get("exceptionDetails", {}), params.get("timestamp"))
-            elif method == "Log.entryAdded":
-                self._log_entry(params.get("entry", {}))
-        except (AttributeError, KeyError, TypeError, ValueError, OverflowError):
-            self.malformed += 1  # not the protocol's shape: skip it, keep the rest
+        described = self._describe(method, params)
+        if described is not None:
+            fields, when = described
+            self._keep(fields.entry(self._next_id(), when, self.navigation))
 
     def query(
         self, levels: set[str] | None = None, since: int | None = None, limit: int = 100
     ) -> list[ConsoleEntry]:
         """The newest ``limit`` entries matching, oldest first."""
-        return self._select(lambda e: levels is None or e.level in levels, since, limit)
+        self._read_frames()  # from here on every entry is a ConsoleEntry
+        entries = cast("list[ConsoleEntry]", self._select(
+            lambda e: levels is None or cast(ConsoleEntry, e).level in levels, since, limit))
+        return entries
 
-    def _add(self, level: str, text: str, source: str, url: str | None, time: str,
-             stack: str | None = None) -> None:
-        if len(text) > MAX_TEXT:
-            text = text[:MAX_TEXT] + f"… [{len(text) - MAX_TEXT} more characters]"
-        self._keep(ConsoleEntry(self._next_id(), level, text, source, url, time,
-                                self.navigation, stack))
+    def _read_frames(self) -> None:
+        """Turn every kept frame into its entry; one that is not a console event of the
+        protocol's shape is counted in ``malformed`` and goes."""
+        if not self._unread:
+            return
+        self._unread = 0
+        entries = self._entries
+        for entry_id, kept in list(entries.items()):
+            if type(kept) is not UnreadEvent:
+                continue
+            entry = self._read(kept)
+            if entry is None:
+                del entries[entry_id]
+            else:
+                entries[entry_id] = entry
 
-    def _console_call(self, params: dict[str, Any]) -> None:
-        kind = params.get("type", "log")
-        stack = params.get("stackTrace") or {}
-        top = (stack.get("callFrames") or [{}])[0]
-        self._add(
-            _CONSOLE_LEVEL.get(kind, "info"),
-            _format_args(params.get("args", [])) or (kind if kind != "log" else ""),
-            "console",
-            _location(top.get("url"), top.get("lineNumber"), top.get("columnNumber")),
-            _iso(params.get("timestamp")),
-            _stack_text(stack) if kind in ("error", "trace", "assert") else None,
-        )
+    def _read(self, kept: UnreadEvent) -> ConsoleEntry | None:
+        """The entry of a kept frame; None for one that is not a console event of the
+        protocol's shape (counted in ``malformed``)."""
+        try:
+            message = parse_message(kept.frame)
+            method, params = message["method"], message["params"]
+        except (ValueError, RecursionError, TypeError, KeyError):
+            method = params = None
+        if type(method) is not str or type(params) is not dict or method not in EVENTS:
+            self.malformed += 1
+            return None
+        described = self._describe(method, params, kept.received_ms)  # counts its own
+        if described is None:
+            return None
+        fields, when = described
+        return fields.entry(kept.id, when, kept.navigation)
 
-    def _exception(self, details: dict[str, Any], timestamp: float | None) -> None:
-        exception = details.get("exception") or {}
-        description = exception.get("description") or _remote_text(exception) if exception else ""
-        text = details.get("text", "Uncaught")
-        headline = f"{text} {description.splitlines()[0]}" if description else text
-        stack = (description if description and "\n" in description
-                 else _stack_text(details.get("stackTrace")))
-        self._add("error", headline.strip(), "exception",
-                  _location(details.get("url"), details.get("lineNumber"),
-                            details.get("columnNumber")),
-                  _iso(timestamp), stack)
+    def _describe(self, method: str, params: dict[str, Any],
+                  received_ms: float | None = None) -> tuple[_Fields, str] | None:
+        """A console event's fields and time (``received_ms`` or now if it has none); None
+        for another event or one not of the protocol's shape (counted in ``malformed``)."""
+        try:
+            if method == "Runtime.consoleAPICalled":
+                return _console_call(params), _iso(params.get("timestamp") or received_ms)
+            if method == "Runtime.exceptionThrown":
+                return (_exception(params.get("exceptionDetails", {})),
+                        _iso(params.get("timestamp") or received_ms))
+            if method == "Log.entryAdded":
+                entry = params.get("entry", {})
+                return _log_entry(entry), _iso(entry.get("timestamp") or received_ms)
+        except (AttributeError, KeyError, TypeError, ValueError, OverflowError):
+            self.malformed += 1  # not the protocol's shape: skip it, keep the rest
+        return None
 
-    def _log_entry(self, entry: dict[str, Any]) -> None:
-        self._add(_LOG_LEVEL.get(entry.get("level", "info"), "info"), entry.get("text", ""),
-                  entry.get("source", "other"),
-                  _location(entry.get("url"), entry.get("lineNumber"), None),
-                  _iso(entry.get("timestamp")), _stack_text(entry.get("stackTrace")))
+
+class _Fields(NamedTuple):
+    """What an entry says, before it has an id, a time and a navigation."""
+
+    level: str
+    text: str
+    source: str
+    url: str | None
+    stack: str | None
+
+    def entry(self, entry_id: int, time: str, navigation: int) -> ConsoleEntry:
+        return ConsoleEntry(entry_id, self.level, self.text, self.source, self.url, time,
+                            navigation, self.stack)
+
+
+def _fields(level: str, text: str, source: str, url: str | None,
+            stack: str | None = None) -> _Fields:
+    if len(text) > MAX_TEXT:
+        text = text[:MAX_TEXT] + f"… [{len(text) - MAX_TEXT} more characters]"
+    return _Fields(level, text, source, url, stack)
+
+
+def _console_call(params: dict[str, Any]) -> _Fields:
+    kind = params.get("type", "log")
+    stack = params.get("stackTrace") or {}
+    top = (stack.get("callFrames") or [{}])[0]
+    return _fields(
+        _CONSOLE_LEVEL.get(kind, "info"),
+        _format_args(params.get("args", [])) or (kind if kind != "log" else ""),
+        "console",
+        _location(top.get("url"), top.get("lineNumber"), top.get("columnNumber")),
+        _stack_text(stack) if kind in ("error", "trace", "assert") else None,
+    )
+
+
+def _exception(details: dict[str, Any]) -> _Fields:
+    exception = details.get("exception") or {}
+    description = exception.get("description") or _remote_text(exception) if exception else ""
+    text = details.get("text", "Uncaught")
+    headline = f"{text} {description.splitlines()[0]}" if description else text
+    stack = (description if description and "\n" in description
+             else _stack_text(details.get("stackTrace")))
+    return _fields("error", headline.strip(), "exception",
+                   _location(details.get("url"), details.get("lineNumber"),
+                             details.get("columnNumber")), stack)
+
+
+def _log_entry(entry: dict[str, Any]) -> _Fields:
+    return _fields(_LOG_LEVEL.get(entry.get("level", "info"), "info"), entry.get("text", ""),
+                   entry.get("source", "other"),
+                   _location(entry.get("url"), entry.get("lineNumber"), None),
+                   _stack_text(entry.get("stackTrace")))

@@ -244,7 +244,7 @@ class PageTracker:
                 for sid in (tab.session_id, *tab.frame_sessions.values()):
                     cdp.fail_session(sid, error, DIALOG_SAFE)
 
-        tab.listening(session_id, cdp.listen(session_id, on_event))
+        tab.listening(session_id, cdp.listen(session_id, on_event, take=tab.take_frame))
 
     async def prepare(self, cdp: CdpConnection, tab: Tab, session: str, waiting: bool) -> None:
         """Turn on a (frame) session's collectors and attach its cross-site iframes,

@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 
+from gateway.browsers.console_log import EVENTS as CONSOLE_EVENTS
 from gateway.browsers.console_log import ConsoleLog
 from gateway.browsers.network_log import NetworkLog
 from gateway.browsers.routes import Routes
@@ -35,8 +36,6 @@ Arrival = OneShot[tuple[str, dict[str, Any]]]
 _Waiter = tuple[frozenset[str], Arrival, "Callable[[dict[str, Any]], bool] | None"]
 Tap = Callable[[dict[str, Any]], None]
 """Takes every event of one method on a tab (a screencast's frames), until removed."""
-_CONSOLE_EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown",
-                             "Log.entryAdded"})
 
 
 @dataclass
@@ -126,6 +125,14 @@ class Tab:
         """The person's hold on this tab, while it lasts."""
         return self.hold if self.hold is not None and self.hold.active() else None
 
+    def take_frame(self, method: str, frame: str) -> bool:
+        """A session's event frame, offered unparsed (``frames``): a console event nobody
+        taps or waits for goes into the console as it came; any other is parsed."""
+        if method not in CONSOLE_EVENTS or method in self._taps or any(
+                method in methods for methods, _, _ in self._waiters):
+            return False
+        return self.console.keep_frame(frame)
+
     def on_event(self, method: str, params: dict[str, Any]) -> None:
         """Session event listener: feeds the collectors and wakes waiters."""
         if self._taps:
@@ -139,7 +146,7 @@ class Tab:
                 self.console.navigated()  # a new document in the main frame
                 self.network.navigated()
             self.network.on_event(method, params)
-        elif method in _CONSOLE_EVENTS:
+        elif method in CONSOLE_EVENTS:
             self.console.on_event(method, params)
         elif method == "Page.frameNavigated":
             frame = params.get("frame", {})

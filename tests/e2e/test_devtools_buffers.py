@@ -8,12 +8,14 @@ other (every page names an inline favicon, so the browser adds no request of its
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.helpers import call_ok, eventually
+from tests.e2e.load_mix import flood_js
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, dump, open_page, settle
 from tests.topology import Topology
 
@@ -21,6 +23,7 @@ pytestmark = pytest.mark.anyio
 
 CONSOLE_BUFFER = 50
 NETWORK_BUFFER = 20
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
 @pytest.fixture(scope="module")
@@ -93,5 +96,52 @@ async def test_nothing_dropped_is_reported_as_zero(env: DevtoolsEnv) -> None:
         assert dropped(result) == 0
         requests = await call_ok(env.client, "network_requests", {"tab": tab})
         assert dropped(requests) == 0
+    finally:
+        await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def test_a_flooded_console_counts_what_it_dropped_and_keeps_the_newest(
+    env: DevtoolsEnv,
+) -> None:
+    """10,000 messages a second for two seconds, far beyond the ring: the messages kept
+    as their frames' text (``gateway.browsers.frames``) and pushed out unread are
+    counted like any other, the newest are there whole, and the tab still answers."""
+    tab = await open_page(env.client, env.site("h1"), "/many.html?n=0", "h1")
+    try:
+        started = await call_ok(env.client, "evaluate",
+                                {"tab": tab, "expression": flood_js(2.0, 10_000)})
+        assert started["value"] == "started"
+
+        async def flood_over() -> int | None:
+            state = await call_ok(env.client, "evaluate", {
+                "tab": tab, "expression": "[window.floodDone, window.floodLogged]"})
+            done, logged = state["value"]
+            return int(logged) if done else None
+
+        logged = await eventually(flood_over, timeout=60, what="the page's flood to end")
+        assert logged > 10 * CONSOLE_BUFFER, f"the page logged only {logged} messages"
+
+        async def all_seen() -> dict[str, Any] | None:
+            result = await call_ok(env.client, "console_messages",
+                                   {"tab": tab, "limit": CONSOLE_BUFFER})
+            return result if result["last_id"] >= logged else None
+
+        result = await eventually(all_seen, timeout=60, what=f"all {logged} messages")
+        assert result["last_id"] == logged
+        assert dropped(result) == logged - CONSOLE_BUFFER
+        assert f"{logged - CONSOLE_BUFFER} older messages were dropped" in result["note"]
+        messages = result["messages"]
+        assert [m["text"] for m in messages] == [
+            f"flood {n}" for n in range(logged - CONSOLE_BUFFER + 1, logged + 1)]
+        assert [m["id"] for m in messages] == list(range(logged - CONSOLE_BUFFER + 1,
+                                                         logged + 1))
+        assert {(m["level"], m["source"]) for m in messages} == {("info", "console")}
+        assert all(ISO_UTC.match(m["time"]) for m in messages), messages[-1]
+        by_level = await call_ok(env.client, "console_messages",
+                                 {"tab": tab, "level": "info", "since": logged - 3})
+        assert [m["text"] for m in by_level["messages"]] == [
+            f"flood {n}" for n in range(logged - 2, logged + 1)]
+        assert (await call_ok(env.client, "evaluate",
+                              {"tab": tab, "expression": "6 * 7"}))["value"] == 42
     finally:
         await call_ok(env.client, "close_tab", {"tab": tab})

@@ -36,7 +36,8 @@ class FakeCdp:
         self.sent: list[tuple[str, str | None]] = []
         self.hook = hook
 
-    def listen(self, _session: str | None, _listener: Any) -> Callable[[], None]:
+    def listen(self, _session: str | None, _listener: Any,
+               take: Any = None) -> Callable[[], None]:
         return lambda: None
 
     async def send(self, method: str, _params: dict[str, Any] | None = None, *,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import call_ok, eventually
+from tests.e2e.helpers import call_ok, eventually, present
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, dump, open_page, settle
 from tests.topology import Topology
 
@@ -52,7 +52,7 @@ async def test_console_drops_the_oldest_and_says_how_many(env: DevtoolsEnv) -> N
             last = result["messages"][-1]["text"] if result["messages"] else ""
             return result if last == f"csgw-many {n - 1}" else None
 
-        result = await eventually(full, timeout=20, what="the last message")
+        result = await eventually(full, until=present, timeout=20, what="the last message")
 
         texts = [m["text"] for m in result["messages"]]
         assert texts == [f"csgw-many {i}" for i in range(n - CONSOLE_BUFFER, n)]
@@ -75,7 +75,7 @@ async def test_network_drops_the_oldest_and_says_how_many(env: DevtoolsEnv) -> N
             done = [r for r in result["requests"] if r["url"] == last_url and r["status"]]
             return result if done else None
 
-        result = await eventually(full, timeout=20, what="the last request")
+        result = await eventually(full, until=present, timeout=20, what="the last request")
 
         urls = [r["url"] for r in result["requests"]]
         assert urls == [site.url(f"/api/data.json?i={i}") for i in range(n - NETWORK_BUFFER, n)]

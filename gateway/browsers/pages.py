@@ -162,8 +162,10 @@ class PageTracker:
             tab = self._sessions.pop(session, None)
             if tab is not None:
                 # Chrome answers nothing more on a detached session: what is in flight
-                # there would only run into its timeout.
-                _fail_in_flight(cdp, tab, session, "went away mid-call (closed or crashed)")
+                # there would only run into its timeout. (Chrome may detach a page it
+                # closes before it answers the close: then the close is the reason.)
+                _fail_in_flight(cdp, tab, session, "was closed by close_tab" if tab.closing
+                                else "went away mid-call (closed or crashed)")
                 tab.detach()
         elif method == "Target.targetCrashed":
             tab = self.tabs.get(params.get("targetId", ""))

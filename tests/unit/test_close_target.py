@@ -39,16 +39,17 @@ class BrowserSide:
 
     is_open = True
 
-    def __init__(self) -> None:
-        self.listener: Listener | None = None
-
     def listen(self, session: str | None, listener: Listener) -> Callable[[], None]:
         if session is None:
             self.listener = listener
         return lambda: None
 
-    def fail_session(self, *_: Any) -> None:
-        pass
+    def __init__(self) -> None:
+        self.listener: Listener | None = None
+        self.failed: list[tuple[str, str]] = []  # (session, why what waited there failed)
+
+    def fail_session(self, session: str, error: Exception, _safe: Any) -> None:
+        self.failed.append((session, str(error)))
 
     def deliver(self, event: dict[str, Any]) -> None:
         assert self.listener is not None
@@ -109,3 +110,24 @@ async def test_a_close_chrome_never_confirms_is_bounded() -> None:
         cdp.deliver({"method": "Target.targetInfoChanged",
                      "params": {"targetInfo": {"targetId": "T1", "type": "page"}}})
         assert "T1" not in pages.tabs  # still not listed again: its destroy is to come
+
+
+async def test_a_call_cut_off_by_the_close_says_close_tab_closed_it() -> None:
+    """Chrome may detach the page before it answers ``closeTarget``: what was in flight on
+    the tab fails saying close_tab closed it, not that the page went away by itself."""
+    cdp = BrowserSide()
+    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabRegistry(),
+                        Uploads(None))  # type: ignore[arg-type]
+    async with anyio.create_task_group() as tg:
+        pages.serve(cdp, tg)  # type: ignore[arg-type]
+        tab = pages.track({"targetId": "T1", "type": "page"})
+        pages.bind(cdp, tab, "S1")  # type: ignore[arg-type]
+
+        async def detached_first(_method: str, _params: dict[str, Any]) -> dict[str, Any]:
+            cdp.deliver({"method": "Target.detachedFromTarget",
+                         "params": {"sessionId": "S1", "targetId": "T1"}})
+            return {}
+
+        await pages.close(tab, "was closed by close_tab", detached_first, 0.05)
+    assert cdp.failed and all("was closed by close_tab" in why for _, why in cdp.failed), \
+        cdp.failed

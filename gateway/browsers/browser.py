@@ -54,6 +54,7 @@ log = structlog.get_logger("gateway.target")
 # How long a host gets to show it is alive after Chrome missed a command's deadline.
 LINK_PROBE_TIMEOUT_S = 2.0
 RELEASE_S = 2.0  # how long releasing a remote object may take (it is only clean-up)
+CLOSED_S = 5.0  # how long close_tab waits for Chrome to destroy the page it accepted to close
 
 
 class Browser:
@@ -366,13 +367,9 @@ class Browser:
         return tab
 
     async def close_tab(self, tab: Tab) -> None:
-        """Closes through the browser, not the tab's session: works on a hung page too."""
-        tab.closing = True
-        try:
-            await self.browser_call("Target.closeTarget", {"targetId": tab.target_id})
-        finally:
-            tab.closing = False
-        self.pages.retire(tab, "was closed by close_tab")
+        """Closes through the browser, not the tab's session: works on a hung page too;
+        answers once Chrome destroyed the page (``PageTracker.close``)."""
+        await self.pages.close(tab, "was closed by close_tab", self.browser_call, CLOSED_S)
         await self.pages.uploads.sweep()  # its uploaded files are gone when close_tab answers
         if tab.context is not None and all(other.context != tab.context
                                            for other in self.tabs.values()):

@@ -24,7 +24,7 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.contexts import BrowserContexts
+from gateway.browsers.contexts import BrowserContexts, Call
 from gateway.browsers.interception import (
     FETCH_ENABLE,
     FETCH_METHODS,
@@ -94,6 +94,7 @@ class PageTracker:
         self._tab_ids = tab_ids
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
         self._sessions: dict[str, Tab] = {}       # sessionId → Tab
+        self._closing: dict[str, anyio.Event] = {}  # targetId → set once Chrome destroyed it
         self.contexts = BrowserContexts()
         # told of a page's download events (``Downloads``): Chrome sends them to a page
         # session without any change to where the browser saves
@@ -113,6 +114,9 @@ class PageTracker:
         for tab in self.tabs.values():
             tab.detach()
         self._sessions.clear()
+        for destroyed in self._closing.values():  # reconcile says what is left
+            destroyed.set()
+        self._closing.clear()
         self.contexts.forget()
 
     def reconcile(self, infos: list[dict[str, Any]], restarted: bool) -> None:
@@ -135,15 +139,20 @@ class PageTracker:
     def _on_browser_event(self, cdp: CdpConnection, method: str, params: dict[str, Any]) -> None:
         if method in ("Target.targetCreated", "Target.targetInfoChanged"):
             info = params.get("targetInfo", {})
-            if info.get("type") == "page":
+            if info.get("type") == "page" and info.get("targetId") not in self._closing:
                 self.track(info)
         elif method == "Target.targetDestroyed":
-            tab = self.tabs.get(params.get("targetId", ""))
+            target_id = params.get("targetId", "")
+            tab = self.tabs.get(target_id)
             if tab is not None:
                 self.retire(tab, "was closed by close_tab" if tab.closing else "was closed")
+            destroyed = self._closing.pop(target_id, None)
+            if destroyed is not None:
+                destroyed.set()
         elif method == "Target.attachedToTarget":
             info = params.get("targetInfo", {})
-            if info.get("type") == "page" and self._tasks is not None:
+            if (info.get("type") == "page" and self._tasks is not None
+                    and info.get("targetId") not in self._closing):
                 tab = self.track(info)
                 self.bind(cdp, tab, params["sessionId"])
                 self._tasks.start_soon(self.prepare, cdp, tab, params["sessionId"],
@@ -153,8 +162,10 @@ class PageTracker:
             tab = self._sessions.pop(session, None)
             if tab is not None:
                 # Chrome answers nothing more on a detached session: what is in flight
-                # there would only run into its timeout.
-                _fail_in_flight(cdp, tab, session, "went away mid-call (closed or crashed)")
+                # there would only run into its timeout. (Chrome may detach a page it
+                # closes before it answers the close: then the close is the reason.)
+                _fail_in_flight(cdp, tab, session, "was closed by close_tab" if tab.closing
+                                else "went away mid-call (closed or crashed)")
                 tab.detach()
         elif method == "Target.targetCrashed":
             tab = self.tabs.get(params.get("targetId", ""))
@@ -187,6 +198,28 @@ class PageTracker:
         self._tab_ids.remove(tab, reason)
         self.uploads.release(tab)
         self._withdraw_position_grant(tab)
+
+    async def close(self, tab: Tab, reason: str, call: Call, wait_s: float) -> None:
+        """Close the tab's page through the browser (a hung page too) and return once
+        Chrome destroyed it (bounded by ``wait_s``): neither list_tabs nor Chrome's own
+        target list shows it any more. The tab is retired with ``reason`` as soon as
+        Chrome accepts. Chrome sends the page's last ``targetInfoChanged`` (detached)
+        after answering ``closeTarget`` (measured on Chromium 156, 5 closes of 5):
+        tracked, it listed the closed page again, under a new tab id, until its
+        ``targetDestroyed`` came — so a target being closed is not tracked again."""
+        destroyed = self._closing.setdefault(tab.target_id, anyio.Event())
+        tab.closing = True
+        try:
+            await call("Target.closeTarget", {"targetId": tab.target_id})
+        except BaseException:
+            self._closing.pop(tab.target_id, None)
+            raise
+        finally:
+            tab.closing = False
+        if not tab.retired:  # (its targetDestroyed may have come before the answer)
+            self.retire(tab, reason)
+        with anyio.move_on_after(wait_s):
+            await destroyed.wait()
 
     def _withdraw_position_grant(self, gone: Tab) -> None:
         """A tab that emulated a position had the geolocation permission granted to its

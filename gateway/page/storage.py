@@ -33,7 +33,15 @@ import anyio
 
 from gateway import progress
 from gateway.browsers.routes import Route, pattern_matcher
-from gateway.errors import CaptureFailed, CdpError, GatewayError, InvalidArgument
+from gateway.errors import (
+    CaptureFailed,
+    CdpError,
+    CdpTimeout,
+    GatewayError,
+    InvalidArgument,
+    NavigationError,
+)
+from gateway.page.navigation import navigate_tab
 
 from .storage_file import Cookie, OriginStorage, StorageItem, StorageState
 
@@ -46,7 +54,6 @@ __all__ = ["clear_state", "context_id", "load_state", "read_state"]
 CLOSE_S = 5.0
 _SET_ITEMS_JS = ("(items => {{ localStorage.clear(); for (const [k, v] of items) "
                  "localStorage.setItem(k, v); return location.origin; }})({items})")
-_AT_ORIGIN_TRIES = 20
 
 
 async def context_id(browser: Browser, tab: Tab | None, context: str | None, *,
@@ -155,31 +162,35 @@ async def _set_cookies(browser: Browser, context: str, cookies: list[Cookie],
 
 
 async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: float) -> None:
-    """Load the (empty, answered by ``Fetch``) page of the origin in the scratch tab and
-    write its items there in one script; the script says where it ran, and runs again
-    until that is the origin (the new document may still be committing)."""
-    nav = await browser.tab_call(tab, "Page.navigate", {"url": origin.origin + "/"},
-                                 timeout_s=budget)
-    if nav.get("errorText"):
+    """Load the (empty, answered by ``Fetch``) page of the origin in the scratch tab and,
+    once it has loaded, write its items there in one script that says where it ran.
+    Written before the load, the script could run in the document still there (Chrome
+    answers ``Page.navigate`` before the new one commits): the previous origin's
+    storage would be cleared and given this origin's items."""
+    try:
+        await navigate_tab(browser, tab, origin.origin + "/", "load", budget)
+    except NavigationError as exc:
         raise CaptureFailed(f"could not open a page of {origin.origin} to load its "
-                            f"localStorage: {nav['errorText']}")
+                            f"localStorage: {exc}") from None
+    except CdpTimeout:
+        raise CaptureFailed(f"the scratch page of {origin.origin} did not load within "
+                            f"{budget:g} s; its localStorage was not loaded — retry, or "
+                            "pass a larger timeout_s") from None
     items = json.dumps([[i.name, i.value] for i in origin.local_storage])
-    expression = _SET_ITEMS_JS.format(items=items)
-    for _ in range(_AT_ORIGIN_TRIES):
-        ran = await browser.tab_call(tab, "Runtime.evaluate", {
-            "expression": expression, "returnByValue": True}, timeout_s=budget)
-        if ran.get("result", {}).get("value") == origin.origin:
-            return
-        await anyio.sleep(0.05)
-    raise CaptureFailed(f"the scratch page never reached {origin.origin}; its localStorage "
-                        "was not loaded — retry")
+    ran = await browser.tab_call(tab, "Runtime.evaluate", {
+        "expression": _SET_ITEMS_JS.format(items=items), "returnByValue": True},
+        timeout_s=budget)
+    if ran.get("result", {}).get("value") != origin.origin:
+        raise CaptureFailed(f"the scratch page never reached {origin.origin}; its "
+                            "localStorage was not loaded — retry")
 
 
 async def _in_scratch_tab(browser: Browser, context: str,
                           work: Callable[[Tab], Awaitable[None]]) -> None:
     """``work(tab)`` in a blank tab of the context whose every request a route of its own
     answers with an empty page (deciding over any route of the context); the tab closed
-    afterwards (bounded, even when cancelled), the context kept."""
+    afterwards and gone from the browser when this returns (bounded, even when
+    cancelled), the context kept."""
     tab = await browser.new_tab("about:blank", context_id=context)
     try:
         if tab.session_id is None:
@@ -192,9 +203,8 @@ async def _in_scratch_tab(browser: Browser, context: str,
     finally:
         # (a GatewayError: gone already, with its connection or by itself)
         with anyio.move_on_after(CLOSE_S, shield=True), contextlib.suppress(GatewayError):
-            await browser.browser_call("Target.closeTarget", {"targetId": tab.target_id})
-            # out of list_tabs when the call answers, not when Chrome's event comes
-            browser.pages.retire(tab, "was storage_state's scratch tab, closed")
+            await browser.pages.close(tab, "was storage_state's scratch tab, closed",
+                                      browser.browser_call, CLOSE_S)
 
 
 async def clear_state(browser: Browser, context: str, budget: float) -> tuple[int, list[str]]:

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO, TypeVar, overload
 
 import anyio
 from anyio.abc import Process
@@ -59,6 +59,7 @@ __all__ = [
     "open_raw_stdio",
     "open_stdio",
     "pages_agree",
+    "present",
     "proc_status_kb",
     "remote_active_port",
     "remote_pages",
@@ -244,24 +245,59 @@ async def call_err(
 # ------------------------------------------------------------------------ waiting
 
 
+class Present:
+    """``until=present``: for a probe that returns None until what it looks for is there,
+    then the thing itself (which may be empty or 0); typed so the result is not None."""
+
+    def __call__(self, value: object) -> bool:
+        return value is not None
+
+
+present = Present()
+
+
+@overload
+async def eventually(probe: Callable[[], Awaitable[bool]], *, timeout: float, what: str,
+                     interval: float = 0.2) -> None: ...
+
+
+@overload
+async def eventually(probe: Callable[[], Awaitable[_T | None]], *,
+                     until: Present,
+                     timeout: float, what: str, interval: float = 0.2) -> _T: ...
+
+
+@overload
+async def eventually(probe: Callable[[], Awaitable[_T]], *, until: Callable[[_T], bool],
+                     timeout: float, what: str, interval: float = 0.2) -> _T: ...
+
+
 async def eventually(
-    probe: Callable[[], Awaitable[_T | None]],
+    probe: Callable[[], Awaitable[Any]],
     *,
+    until: Callable[[Any], bool] | None = None,
     timeout: float,
     what: str,
     interval: float = 0.2,
-) -> _T:
-    """Call ``probe`` until it returns something other than None/False (bounded).
+) -> Any:
+    """Call ``probe`` until the condition holds (bounded): ``probe`` itself is the
+    condition and returns True or False, or ``until(value)`` decides on the value it
+    returns, which is then handed back.
 
-    On timeout the assertion names ``what`` and the last value seen, so a failure
-    says what the test was waiting for.
+    A condition is a bool, never a value taken as one: an empty list, ``{}`` or ``0``
+    that a probe returns is not "done", and a condition that returns anything but
+    True or False fails the test at once, naming ``what``. On timeout the assertion
+    names ``what`` and the last value seen, so a failure says what the test waited for.
     """
     last: Any = None
     with anyio.move_on_after(timeout):
         while True:
             last = await probe()
-            if last is not None and last is not False:
-                return last
+            held = last if until is None else until(last)
+            if held is True:
+                return None if until is None else last
+            if held is not False:
+                raise TypeError(f"the condition for {what} gave {held!r}, not True or False")
             await anyio.sleep(interval)
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; last: {last!r}")
 
@@ -290,7 +326,8 @@ async def wait_for_targets(
             return None
         return targets
 
-    return await eventually(settled, timeout=timeout, what=f"targets to settle as {expected}")
+    return await eventually(settled, until=present,
+                            timeout=timeout, what=f"targets to settle as {expected}")
 
 
 # -------------------------------------------------------------------- targets files
@@ -411,7 +448,7 @@ async def pages_agree(
         theirs = sorted(p["url"] for p in remote_pages(host))
         return listing["tabs"] if ours == theirs else None
 
-    return await eventually(agree, timeout=timeout,
+    return await eventually(agree, until=present, timeout=timeout,
                             what=f"list_tabs of {target!r} to match {host.name}'s pages")
 
 

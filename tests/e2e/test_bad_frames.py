@@ -35,6 +35,7 @@ from tests.e2e.helpers import (
     gateway_pid,
     marked_env,
     open_gateway,
+    present,
     wait_for_targets,
     write_targets,
 )
@@ -197,7 +198,8 @@ async def test_bad_frames_from_one_browser_leave_every_target_up(
                     with Path(f"/proc/{pid}/stat").open() as stat:
                         assert stat.read().rpartition(")")[2].split()[0] not in ("Z", "X")
 
-    stderr = await eventually(lambda: _read(errlog_path), timeout=5, what="the gateway's log")
+    stderr = await eventually(lambda: _read(errlog_path), until=present,
+                              timeout=5, what="the gateway's log")
     drops = [line for line in stderr.splitlines() if "dropped a CDP frame" in line]
     kinds = {kind for _frame, kind in UNUSABLE} | {"malformed reply"}
     for kind in kinds:

@@ -23,6 +23,7 @@ from tests.e2e.helpers import (
     data_url,
     eventually,
     open_gateway,
+    present,
     wait_for_targets,
     write_targets,
 )
@@ -209,7 +210,8 @@ async def test_evaluate_on_a_tab_closed_behind_the_gateways_back(gw: Client) -> 
         text = "\n".join(getattr(c, "text", "") for c in result.content)
         return text if result.is_error and f"tab {tab} was closed" in text else None
 
-    error = await eventually(closed_error, timeout=10, what=f"tab {tab} to be reported closed")
+    error = await eventually(closed_error, until=present,
+                             timeout=10, what=f"tab {tab} to be reported closed")
     assert "call list_tabs for the current tab ids" in error
     listing = await call_ok(gw, "list_tabs")
     assert tab not in [t["tab"] for t in listing["tabs"]]
@@ -226,7 +228,7 @@ async def test_a_page_that_closes_itself(gw: Client) -> None:
         text = "\n".join(getattr(c, "text", "") for c in result.content)
         return result.is_error and f"tab {tab} was closed" in text
 
-    assert await eventually(gone, timeout=10, what=f"tab {tab} to be reported closed")
+    await eventually(gone, timeout=10, what=f"tab {tab} to be reported closed")
     await _still_serving(gw)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import call_err, eventually
+from tests.e2e.helpers import call_err, eventually, present
 from tests.e2e.pages import (
     DevtoolsEnv,
     act,
@@ -281,7 +281,7 @@ async def scroll_y(env: DevtoolsEnv, tab: int, wanted: float) -> float:
         y = float(await js(env.client, tab, "scrollY"))
         return y if abs(y - wanted) <= 1 else None
 
-    return await eventually(probe, timeout=10, what=f"scrollY to reach {wanted}")
+    return await eventually(probe, until=present, timeout=10, what=f"scrollY to reach {wanted}")
 
 
 async def test_scroll_by_to_and_ref(env: DevtoolsEnv, tabs: list[int]) -> None:

@@ -25,6 +25,7 @@ from tests.e2e.helpers import (
     eventually,
     local_default_env,
     open_gateway,
+    present,
     wait_for_targets,
 )
 from tests.e2e.pages import (
@@ -252,7 +253,8 @@ async def test_close_tab_during_an_upload_leaves_nothing_behind(
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(upload)
-        new = await eventually(copying, timeout=60, what="the upload directory on h1",
+        new = await eventually(copying, until=present,
+                               timeout=60, what="the upload directory on h1",
                                interval=0.02)
         await call_ok(env.client, "close_tab", {"tab": tab})
         tabs.remove(tab)

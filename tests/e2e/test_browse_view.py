@@ -78,7 +78,7 @@ async def test_browse_opens_a_new_tab_then_reuses_a_given_one(
     assert "title: csgw-second" in again["view"]
     assert "# Second page" in again["view"]
     # The browser really has the second page where the first was, and no other page.
-    await eventually(lambda: _true_or_none(own_pages(env, topology, "h1") == [second]),
+    await eventually(lambda: _now(own_pages(env, topology, "h1") == [second]),
                      timeout=10, what="the tab to show the second page instead of the first")
     listing = await call_ok(env.client, "list_tabs", {"target": "h1"})
     assert [t["url"] for t in listing["tabs"] if t["tab"] == first["tab"]] == [second]
@@ -110,8 +110,8 @@ async def test_list_tabs_has_the_title_of_the_page_a_view_showed(
     assert await title() == "csgw-second"
 
 
-async def _true_or_none(value: bool) -> bool | None:
-    return True if value else None
+async def _now(value: bool) -> bool:
+    return value
 
 
 async def test_browse_on_another_target_uses_that_browser(

@@ -20,6 +20,7 @@ from tests.e2e.helpers import (
     data_url,
     eventually,
     open_gateway,
+    present,
     wait_for_targets,
 )
 from tests.topology import Topology
@@ -44,7 +45,7 @@ async def _lines_after(path: Path, start: int, count: int) -> list[dict[str, Any
         lines = _lines(path)
         return lines[start:] if len(lines) >= start + count else None
 
-    return await eventually(ready, timeout=10, what=f"{count} new call log lines")
+    return await eventually(ready, until=present, timeout=10, what=f"{count} new call log lines")
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +119,8 @@ async def test_arguments_refused_before_the_tool_runs_are_logged(
         tools = [line["tool"] for line in lines]
         return lines[: tools.index("list_targets") + 1] if "list_targets" in tools else None
 
-    lines = await eventually(through_marker, timeout=10, what="the marker call's log line")
+    lines = await eventually(through_marker, until=present,
+                             timeout=10, what="the marker call's log line")
     assert [line["tool"] for line in lines] == ["cdp_command", "list_targets"]
     assert lines[0]["outcome"] == "error"
     assert lines[0]["arguments"]["method"] == "Page.navigate"

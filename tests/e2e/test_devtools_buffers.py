@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import call_ok, eventually
+from tests.e2e.helpers import call_ok, eventually, present
 from tests.e2e.load_mix import flood_js
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, dump, open_page, settle
 from tests.topology import Topology
@@ -55,7 +55,7 @@ async def test_console_drops_the_oldest_and_says_how_many(env: DevtoolsEnv) -> N
             last = result["messages"][-1]["text"] if result["messages"] else ""
             return result if last == f"csgw-many {n - 1}" else None
 
-        result = await eventually(full, timeout=20, what="the last message")
+        result = await eventually(full, until=present, timeout=20, what="the last message")
 
         texts = [m["text"] for m in result["messages"]]
         assert texts == [f"csgw-many {i}" for i in range(n - CONSOLE_BUFFER, n)]
@@ -78,7 +78,7 @@ async def test_network_drops_the_oldest_and_says_how_many(env: DevtoolsEnv) -> N
             done = [r for r in result["requests"] if r["url"] == last_url and r["status"]]
             return result if done else None
 
-        result = await eventually(full, timeout=20, what="the last request")
+        result = await eventually(full, until=present, timeout=20, what="the last request")
 
         urls = [r["url"] for r in result["requests"]]
         assert urls == [site.url(f"/api/data.json?i={i}") for i in range(n - NETWORK_BUFFER, n)]
@@ -118,7 +118,8 @@ async def test_a_flooded_console_counts_what_it_dropped_and_keeps_the_newest(
             done, logged = state["value"]
             return int(logged) if done else None
 
-        logged = await eventually(flood_over, timeout=60, what="the page's flood to end")
+        logged = await eventually(flood_over, until=present, timeout=60,
+                                  what="the page's flood to end")
         assert logged > 10 * CONSOLE_BUFFER, f"the page logged only {logged} messages"
 
         async def all_seen() -> dict[str, Any] | None:
@@ -126,7 +127,8 @@ async def test_a_flooded_console_counts_what_it_dropped_and_keeps_the_newest(
                                    {"tab": tab, "limit": CONSOLE_BUFFER})
             return result if result["last_id"] >= logged else None
 
-        result = await eventually(all_seen, timeout=60, what=f"all {logged} messages")
+        result = await eventually(all_seen, until=present, timeout=60,
+                                  what=f"all {logged} messages")
         assert result["last_id"] == logged
         assert dropped(result) == logged - CONSOLE_BUFFER
         assert f"{logged - CONSOLE_BUFFER} older messages were dropped" in result["note"]

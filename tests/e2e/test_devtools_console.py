@@ -22,7 +22,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually
+from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually, present
 from tests.e2e.page_server import CONSOLE_LINES, THROWER_LINE
 from tests.e2e.pages import (
     DevtoolsEnv,
@@ -93,7 +93,8 @@ async def _wait_for_messages(
         messages = await console(client, tab, **args)
         return messages if ready(messages) else None
 
-    return await eventually(probe, timeout=SETTLE_TIMEOUT, what=f"console messages on tab {tab}")
+    return await eventually(probe, until=present,
+                            timeout=SETTLE_TIMEOUT, what=f"console messages on tab {tab}")
 
 
 def location_text(message: dict[str, Any]) -> str:
@@ -274,7 +275,8 @@ async def test_a_popup_is_watched_before_anyone_calls_it(env: DevtoolsEnv) -> No
             hits = [t["tab"] for t in tabs if t["url"] == site.url(path)]
             return hits[0] if hits else None
 
-        popup = await eventually(popup_tab, timeout=SETTLE_TIMEOUT, what="the popup tab")
+        popup = await eventually(popup_tab, until=present,
+                                 timeout=SETTLE_TIMEOUT, what="the popup tab")
         messages = await _wait_for_messages(
             env.client, popup, lambda ms: _find(ms, "csgw-popup-loaded") is not None)
         assert find(messages, "csgw-popup-loaded")["level"] == "warning"

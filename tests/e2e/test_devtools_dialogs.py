@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually, remote_pages
+from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually, present, remote_pages
 from tests.e2e.pages import (
     DevtoolsEnv,
     PageSite,
@@ -247,11 +247,8 @@ async def test_close_tab_closes_a_tab_with_a_dialog_open(env: DevtoolsEnv, topol
     closed = await call_ok(env.client, "close_tab", {"tab": tab}, timeout=ERROR_BOUND)
     assert closed == {"tab": tab, "closed": True}
 
-    async def gone() -> bool | None:
-        pages = remote_pages(topology.host(target))
-        return True if all("closing" not in p["url"] for p in pages) else None
-
-    await eventually(gone, timeout=ERROR_BOUND, what="the page to close in the browser")
+    # close_tab answers once Chrome destroyed the page: it is gone from the browser too
+    assert all("closing" not in p["url"] for p in remote_pages(topology.host(target)))
     listed = await call_ok(env.client, "list_tabs", {"target": target})
     assert tab not in [t["tab"] for t in listed["tabs"]]
 
@@ -286,7 +283,7 @@ async def test_beforeunload_accepted_leaves_the_page(env: DevtoolsEnv, target: s
             href = await _href(env, tab)
             return href if href == site.url("/tall.html") else None
 
-        await eventually(left, timeout=ERROR_BOUND, what="the page to leave")
+        await eventually(left, until=present, timeout=ERROR_BOUND, what="the page to leave")
     finally:
         await call_ok(env.client, "close_tab", {"tab": tab}, timeout=ERROR_BOUND)
 

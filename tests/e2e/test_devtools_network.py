@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually
+from tests.e2e.helpers import ERROR_BOUND, call_err, call_ok, eventually, present
 from tests.e2e.page_server import BIG_LINES, DATA_JSON, IMAGE_SIZE, big_text, png_bytes
 from tests.e2e.pages import (
     DevtoolsEnv,
@@ -99,7 +99,8 @@ async def wait_for_requests(
         found = await listing(client, tab, **args)
         return found if ready(found) else None
 
-    return await eventually(probe, timeout=SETTLE_TIMEOUT, what=f"requests on tab {tab}")
+    return await eventually(probe, until=present,
+                            timeout=SETTLE_TIMEOUT, what=f"requests on tab {tab}")
 
 
 def _by_suffix(requests: list[dict[str, Any]], suffix: str) -> list[dict[str, Any]]:
@@ -428,7 +429,8 @@ async def test_a_popup_has_its_document_request(env: DevtoolsEnv, site: PageSite
             hits = [t["tab"] for t in tabs if t["url"] == site.url(path)]
             return hits[0] if hits else None
 
-        popup = await eventually(popup_tab, timeout=SETTLE_TIMEOUT, what="the popup tab")
+        popup = await eventually(popup_tab, until=present,
+                                 timeout=SETTLE_TIMEOUT, what="the popup tab")
         requests = await wait_for_requests(env.client, popup, lambda rs: (
             _one(rs, site.url("/api/data.json?i=2")) is not None))
         assert_ok_request(one(requests, site.url(path)), "GET", "document")
@@ -475,11 +477,12 @@ async def test_a_tab_opened_by_someone_else_is_watched_from_the_start(
         hits = [t["tab"] for t in tabs if t["url"] == url and t["tab"] not in before]
         return hits[0] if hits else None
 
-    tab = await eventually(its_tab, timeout=SETTLE_TIMEOUT, what="the tab opened behind us")
+    tab = await eventually(its_tab, until=present,
+                           timeout=SETTLE_TIMEOUT, what="the tab opened behind us")
     try:
         # Listed as soon as Chrome creates it: its script may not have run yet.
-        assert await eventually(lambda: settle(env.client, tab), timeout=SETTLE_TIMEOUT,
-                                what="the page's script to finish") == 4
+        assert await eventually(lambda: settle(env.client, tab), until=present,
+                                timeout=SETTLE_TIMEOUT, what="the page's script to finish") == 4
         requests = await wait_for_requests(env.client, tab, lambda rs: (
             _one(rs, site.url("/api/data.json?i=3")) is not None))
         fetched = [r["url"] for r in requests if r["url"] != url]

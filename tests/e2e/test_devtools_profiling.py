@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.e2e.helpers import call_err, call_ok, eventually, text_of
+from tests.e2e.helpers import call_err, call_ok, eventually, present, text_of
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, open_page
 from tests.topology import Topology
 
@@ -249,7 +249,8 @@ async def test_a_dialog_opened_during_a_trace_leaves_the_browser_free(env: Devto
             return None
         return again.structured_content
 
-    again = await eventually(traced, timeout=TRACE_TIMEOUT, what="a trace after the dialog",
+    again = await eventually(traced, until=present,
+                             timeout=TRACE_TIMEOUT, what="a trace after the dialog",
                              interval=0.5)
     Path(again["path"]).unlink()
     await call_ok(env.client, "close_tab", {"tab": tab})

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import call_ok, eventually
+from tests.e2e.helpers import call_ok, eventually, present
 from tests.e2e.pages import (
     DevtoolsEnv,
     devtools_gateway,
@@ -56,7 +56,7 @@ async def _load(env: DevtoolsEnv, target: str) -> tuple[int, list[dict[str, Any]
         echo = [r for r in listing["requests"] if r["url"] == site.url("/api/echo")]
         return listing["requests"] if echo and echo[0]["status"] == 200 else None
 
-    return tab, await eventually(finished, timeout=20, what="the page's requests")
+    return tab, await eventually(finished, until=present, timeout=20, what="the page's requests")
 
 
 def _request(requests: list[dict[str, Any]], url: str) -> dict[str, Any]:

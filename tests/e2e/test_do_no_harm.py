@@ -31,6 +31,7 @@ from tests.e2e.helpers import (
     call_ok,
     eventually,
     open_gateway,
+    present,
     targets_by_name,
     wait_for_targets,
     write_targets,
@@ -222,7 +223,7 @@ async def test_a_test_framework_still_passes_with_the_gateway_attached(
                     return next((t for t in (await targets_by_name(client)).values()
                                  if t.get("port") == port and t.get("state") == "up"), None)
 
-                member = await eventually(attached, timeout=30,
+                member = await eventually(attached, until=present, timeout=30,
                                           what="the gateway attached to Selenium's browser")
                 assert member["started_by"] == "chromedriver"
                 answers = await anyio.to_thread.run_sync(

@@ -121,6 +121,7 @@ from tests.e2e.helpers import (
     eventually,
     open_http,
     open_stdio,
+    present,
     stop_daemons,
     targets_by_name,
     terminated,
@@ -806,7 +807,7 @@ async def _check_share(item: Documented, command: SharerCommand, dest: str, name
                             targets.get(n, {}).get("state") == "up"
                             and targets[n]["tabs"] >= 1 for n in names) else None
 
-                    targets = await eventually(served, timeout=30,
+                    targets = await eventually(served, until=present, timeout=30,
                                                what=f"the shares {names} up on {dest}")
                     assert set(names) <= set(targets["dest"]["browsers"]), targets
                     listing = await call_ok(client, "list_tabs")

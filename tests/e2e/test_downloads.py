@@ -34,6 +34,7 @@ from tests.e2e.helpers import (
     eventually,
     local_default_env,
     open_gateway,
+    present,
     wait_for_targets,
     write_targets,
 )
@@ -110,7 +111,7 @@ async def _download(env: DevtoolsEnv, tab: int, name: str, state: str) -> dict[s
         found = (await call_ok(env.client, "downloads", {"tab": tab}))["downloads"]
         return next((d for d in found if d["name"] == name and d["state"] == state), None)
 
-    return await eventually(listed, timeout=60, what=f"{name} listed as {state}")
+    return await eventually(listed, until=present, timeout=60, what=f"{name} listed as {state}")
 
 
 _QUERY = "&".join(f"{name}={size}" for name, size in SIZES.items())
@@ -136,7 +137,8 @@ async def test_a_browser_not_launched_keeps_its_default_contexts_downloads(
             found = (await call_ok(env.client, "downloads", {"tab": tab}))["downloads"]
             return found[0] if found else None
 
-        item = await eventually(listed, timeout=60, what="the default context's download")
+        item = await eventually(listed, until=present,
+                                timeout=60, what="the default context's download")
         assert "did not launch this browser" in item["why"], item
         error = await call_err(env.client, "downloads", {"tab": tab, "fetch": item["id"]})
         assert "isolated context" in error and "launch = true" in error, error
@@ -225,14 +227,15 @@ async def test_the_host_directory_goes_when_the_gateway_does(topology: Topology,
         async def made() -> dict[str, int] | None:  # with its holder written: set up
             return _held_in(topology, "h2") or None
 
-        held = await eventually(made, timeout=60, what="the killed gateway's directory")
+        held = await eventually(made, until=present,
+                                timeout=60, what="the killed gateway's directory")
     finally:
         killed.send_signal(signal.SIGKILL)
         killed.wait(timeout=10)
     (left, holder), = held.items()
 
-    async def holder_gone() -> bool | None:  # its sshd session notices the connection gone
-        return not os.path.exists(f"/proc/{holder}") or None
+    async def holder_gone() -> bool:  # its sshd session notices the connection gone
+        return not os.path.exists(f"/proc/{holder}")
 
     await eventually(holder_gone, timeout=30, what=f"the killed gateway's sshd ({holder})")
     assert os.path.isdir(left), "a SIGKILL leaves the directory (it cannot remove it)"
@@ -263,7 +266,7 @@ async def test_a_local_target_copies_from_its_own_directory(tmp_path: Path) -> N
                 found = (await call_ok(client, "downloads", {"target": "local"}))["downloads"]
                 return next((d for d in found if d["state"] == "completed"), None)
 
-            item = await eventually(listed, timeout=30, what="the local download")
+            item = await eventually(listed, until=present, timeout=30, what="the local download")
             assert item["name"] == "local.bin" and item["url"].startswith("blob:")
             save = tmp_path / "local.bin"
             await call_ok(client, "downloads", {"target": "local", "fetch": item["id"],

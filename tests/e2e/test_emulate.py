@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from gateway.page.emulation import DEVICES
-from tests.e2e.helpers import call_err, call_ok, eventually
+from tests.e2e.helpers import call_err, call_ok, eventually, present
 from tests.e2e.pages import (
     DevtoolsEnv,
     image_of,
@@ -330,7 +330,8 @@ async def test_emulation_comes_back_after_an_ssh_reconnect(
                                                          "timeout_s": 5})
         return None if result.is_error else dict(result.structured_content["value"])
 
-    after = await eventually(seen, timeout=30, what=f"evaluate on tab {tab} to work again")
+    after = await eventually(seen, until=present,
+                             timeout=30, what=f"evaluate on tab {tab} to work again")
     assert (after["timezone"], after["dark"]) == ("Pacific/Auckland", True)
     assert (await listed(env, tab))["emulates"] == {"timezone": "Pacific/Auckland",
                                                     "color_scheme": "dark"}

@@ -29,6 +29,7 @@ from tests.e2e.helpers import (
     listening_unix,
     marked_env,
     open_gateway,
+    present,
     remote_active_port,
     wait_for_targets,
 )
@@ -109,7 +110,8 @@ async def test_cdp_url_reaches_the_exposed_tunnel(
             ids = [t["tab"] for t in listing["tabs"] if t["url"] == url]
             return ids[0] if ids else None
 
-        tab = await eventually(seen_by_first, timeout=10, what="the tab in the SSH gateway")
+        tab = await eventually(seen_by_first, until=present,
+                               timeout=10, what="the tab in the SSH gateway")
         await call_ok(first, "close_tab", {"tab": tab})
 
 

@@ -45,6 +45,7 @@ from tests.e2e.helpers import (
     marked_env,
     marked_pids,
     open_gateway,
+    present,
     remote_active_port,
     targets_by_name,
     text_of,
@@ -99,7 +100,7 @@ async def _new_session_on(host: RemoteHost, old: set[int]) -> list[int]:
         new = sorted(set(host.ssh_session_pids()) - old)
         return new or None
 
-    return await eventually(fresh, timeout=RECOVER_BOUND,
+    return await eventually(fresh, until=present, timeout=RECOVER_BOUND,
                             what=f"the gateway to open a new SSH session on {host.name}")
 
 
@@ -108,7 +109,8 @@ async def _state_leaves(client: Client, target: str, state: str, bound: float) -
         info = (await targets_by_name(client))[target]
         return info if info["state"] != state else None
 
-    return await eventually(changed, timeout=bound, what=f"{target!r} to leave {state!r}")
+    return await eventually(changed, until=present,
+                            timeout=bound, what=f"{target!r} to leave {state!r}")
 
 
 # ------------------------------------------------------------- 1. the link goes down
@@ -410,7 +412,7 @@ async def test_host_key_changed_while_connected_is_refused_on_reconnect(
                 info = (await targets_by_name(gw))["t"]
                 return info.get("error") if "CHANGED" in (info.get("error") or "") else None
 
-            reason = await eventually(refused, timeout=RECOVER_BOUND,
+            reason = await eventually(refused, until=present, timeout=RECOVER_BOUND,
                                       what="the reconnect to be refused for the new key")
             assert f"the host key of h2 ({h2.address}) CHANGED" in reason, reason
             assert f"ssh-keygen -R {h2.address} -f {known_hosts}" in reason, reason
@@ -625,7 +627,8 @@ async def test_call_wait_zero_fails_at_once_with_the_last_reason(
             async def reason() -> str | None:
                 return (await targets_by_name(gw))["t"].get("error")
 
-            last = await eventually(reason, timeout=20, what="the first attempt to fail")
+            last = await eventually(reason, until=present,
+                                    timeout=20, what="the first attempt to fail")
             assert "SSH connect to h1 timed out after 6 s" in last, last
             for tool, args in [("new_tab", {"target": "t"}),
                                ("cdp_command", {"target": "t", "method": "Browser.getVersion"}),

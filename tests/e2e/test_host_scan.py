@@ -34,6 +34,7 @@ from tests.e2e.helpers import (
     call_ok,
     eventually,
     open_gateway,
+    present,
     targets_by_name,
     wait_for_targets,
     write_targets,
@@ -73,7 +74,8 @@ async def _members(client: Any, pids: set[int], *, settled: bool = True,
             return None
         return {p: found[p] for p in pids}
 
-    return await eventually(listed, timeout=timeout, what=f"browsers {sorted(pids)} listed")
+    return await eventually(listed, until=present,
+                            timeout=timeout, what=f"browsers {sorted(pids)} listed")
 
 
 async def test_every_browser_on_the_host(topology: Topology, farm: BrowserFarm,
@@ -134,7 +136,7 @@ async def test_every_browser_on_the_host(topology: Topology, farm: BrowserFarm,
             listed = (await _members(client, {late.pid}, settled=False))[late.pid]
             return listed if listed["state"] == "up" else None
 
-        late_member = await eventually(late_up, timeout=INTERVAL_S + 10,
+        late_member = await eventually(late_up, until=present, timeout=INTERVAL_S + 10,
                                        what="the late browser up")
         assert time.monotonic() - started < INTERVAL_S + 10
 
@@ -143,7 +145,7 @@ async def test_every_browser_on_the_host(topology: Topology, farm: BrowserFarm,
             return next((t["tab"] for t in tabs if t["url"] == PAGE), None)
 
         opened = farm.open_page(late, PAGE)
-        page = await eventually(first_page, timeout=10,
+        page = await eventually(first_page, until=present, timeout=10,
                                 what=f"the late browser's first page {opened}")
 
         async def recorded() -> tuple[list[str], list[str]] | None:
@@ -153,7 +155,8 @@ async def test_every_browser_on_the_host(topology: Topology, farm: BrowserFarm,
             urls = [r["url"] for r in requests["requests"]]
             return (texts, urls) if texts and urls else None
 
-        texts, urls = await eventually(recorded, timeout=10, what="the first page's records")
+        texts, urls = await eventually(recorded, until=present,
+                                       timeout=10, what="the first page's records")
         assert texts == ["csgw-first-message"]
         assert urls == ["data:text/plain,csgw-first-request"]  # (a data: document is no request)
 
@@ -164,7 +167,8 @@ async def test_every_browser_on_the_host(topology: Topology, farm: BrowserFarm,
             listed = _by_pid(await targets_by_name(client)).get(puppeteer.pid)
             return listed if listed is not None and listed["state"] == "gone" else None
 
-        await eventually(gone, timeout=INTERVAL_S + 10, what="the killed browser gone")
+        await eventually(gone, until=present,
+                         timeout=INTERVAL_S + 10, what="the killed browser gone")
         error = await call_err(client, "evaluate", {"tab": tab, "expression": "1"},
                                timeout=ERROR_BOUND)
         assert f"belonged to target '{name}' (pid {puppeteer.pid}), which exited" in error

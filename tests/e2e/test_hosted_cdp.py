@@ -110,7 +110,7 @@ async def test_through_ssh_to_a_pool_on_the_hosts_loopback(
     async with open_gateway(env, ["--config", str(_targets(tmp_path, pool, ssh="h1"))]) as gw:
         listed = await wait_for_targets(gw, {"pool": "up"})
         assert listed["pool"]["transport"] == "ssh", listed
-        opened = await call_ok(gw, "new_tab", {"target": "pool", "url": data_url("via-ssh")})
+        opened = await call_ok(gw, "navigate", {"target": "pool", "url": data_url("via-ssh")})
         title = await call_ok(gw, "evaluate", {"tab": opened["tab"],
                                                "expression": "document.title"})
         assert title["value"] == "via-ssh"

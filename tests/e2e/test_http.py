@@ -33,6 +33,7 @@ from tests.e2e.helpers import (
     data_url,
     eventually,
     open_http,
+    present,
     terminated,
     write_targets,
 )
@@ -221,7 +222,8 @@ async def test_sighup_reloads_the_targets_of_an_http_gateway(
                 found = {t["name"] for t in listing["targets"]}
                 return found if found == {"one", "two"} else None
 
-            assert await eventually(both, timeout=20, what="target two added") == {"one", "two"}
+            assert await eventually(both, until=present,
+                                    timeout=20, what="target two added") == {"one", "two"}
 
 
 async def test_the_live_page_is_served_at_live_of_the_same_server(

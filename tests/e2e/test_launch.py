@@ -30,6 +30,7 @@ from tests.e2e.helpers import (
     gateway_pid,
     marked_env,
     open_gateway,
+    present,
     text_of,
     wait_for_targets,
     write_targets,
@@ -243,7 +244,8 @@ async def test_ssh_drop_keeps_it_and_a_kill_by_hand_restarts_it(
             vm = (await wait_for_targets(gw, timeout=60))["vm"]
             return vm if vm["state"] == "up" and vm["restarts"] == 1 else None
 
-        vm = await eventually(restarted, timeout=60, what="the killed browser to be restarted")
+        vm = await eventually(restarted, until=present,
+                              timeout=60, what="the killed browser to be restarted")
         assert vm["launched"] is True
         second = _browser_pid(profile)
         assert second is not None and second != first

@@ -34,6 +34,7 @@ from tests.e2e.helpers import (
     call_err,
     call_ok,
     eventually,
+    present,
     proc_status_kb,
     wait_for_targets,
 )
@@ -92,7 +93,9 @@ async def env(topology: Topology,
 
 
 async def _tab(env: Env, url: str = PAGE) -> int:
-    return int((await call_ok(env.client, "new_tab", {"url": url}))["tab"])
+    """A new tab with ``url`` loaded: navigate waits for the load, new_tab does not (an
+    evaluate right after new_tab can run in the blank page still there)."""
+    return int((await call_ok(env.client, "navigate", {"url": url}))["tab"])
 
 
 async def raw_value(env: Env, tab: int, expression: str) -> Any:
@@ -110,7 +113,8 @@ async def _sees_frames(page: PersonPage, more_than: int = 0) -> int:
     async def seen() -> int | None:
         n = await _frames(page)
         return n if n > more_than else None
-    return await eventually(seen, timeout=20, what=f"more than {more_than} frames on the page")
+    return await eventually(seen, until=present,
+                            timeout=20, what=f"more than {more_than} frames on the page")
 
 
 async def test_the_person_sees_the_tab_change_and_acts_on_it(
@@ -145,7 +149,7 @@ async def test_the_person_sees_the_tab_change_and_acts_on_it(
         return await js(env.client, tab, "clicks.length ? clicks : null")
 
     status = await page.eval("document.getElementById('status').textContent")
-    clicks = await eventually(clicked, timeout=10,
+    clicks = await eventually(clicked, until=present, timeout=10,
                               what=f"the click on the remote page (page said {status!r})")
     width, height = await js(env.client, tab, "[innerWidth, innerHeight]")
     assert abs(clicks[0][0] - width / 2) <= 3 and abs(clicks[0][1] - height / 2) <= 3, (
@@ -158,7 +162,8 @@ async def test_the_person_sees_the_tab_change_and_acts_on_it(
     await _sees_frames(page, before)
     await js(env.client, tab, "clicks.length = 0")
     await page.click(*centre)
-    clicks = await eventually(clicked, timeout=10, what="the click on the zoomed page")
+    clicks = await eventually(clicked, until=present,
+                              timeout=10, what="the click on the zoomed page")
     assert abs(clicks[0][0] - width / 4) <= 3 and abs(clicks[0][1] - height / 4) <= 3, (
         clicks, width, height)
     # A dialog no frame shows: the page offers OK / Cancel, and the answer reaches the tab.
@@ -363,8 +368,8 @@ async def test_the_screencast_runs_while_watched_and_ends_with_the_tab(env: Env)
 
 async def _until(test: Callable[[], bool], what: str) -> None:
     """Wait (bounded) until ``test()`` holds: for the gateway's state in this process."""
-    async def probe() -> bool | None:
-        return test() or None
+    async def probe() -> bool:
+        return test()
     await eventually(probe, timeout=10, what=what)
 
 
@@ -494,7 +499,7 @@ async def test_a_hold_ends_when_its_tab_closes(env: Env) -> None:
         now = {t["tab"] for t in (await call_ok(env.client, "list_tabs", {}))["tabs"]}
         return next(iter(now - before), None)
 
-    tab = await eventually(popup, timeout=10, what="the popup tab")
+    tab = await eventually(popup, until=present, timeout=10, what="the popup tab")
     await call_ok(env.client, "handoff", {"tab": tab, "reason": "sign in"})
     await call_err(env.client, "close_tab", {"tab": tab})  # not the agent's to close
     results: list[dict[str, Any]] = []

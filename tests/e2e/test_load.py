@@ -49,6 +49,7 @@ from tests.e2e.helpers import (
     gateway_pid,
     marked_env,
     open_gateway,
+    present,
     proc_status_kb,
     wait_for_targets,
     write_targets,
@@ -252,7 +253,7 @@ async def _flood_and_probe(gw: Client, flooded: int, probes: dict[str, int]) -> 
         done, logged = state["value"]
         return int(logged) if done else None
 
-    logged = await eventually(flood_over, timeout=60, what="the page's flood to end")
+    logged = await eventually(flood_over, until=present, timeout=60, what="the page's flood to end")
     # The page really flooded: its ring overflowed many times over.
     assert logged >= 5 * CONSOLE_BUFFER, f"the page logged only {logged} messages"
     print(f"flood: {logged} messages in {FLOOD_S:g} s; calls answered meanwhile: "
@@ -267,7 +268,7 @@ async def _flood_and_probe(gw: Client, flooded: int, probes: dict[str, int]) -> 
         listing = await call_ok(gw, "console_messages", {"tab": flooded, "limit": 10_000})
         return listing if listing["last_id"] >= logged else None
 
-    listing = await eventually(every_message_counted, timeout=60,
+    listing = await eventually(every_message_counted, until=present, timeout=60,
                                what=f"the gateway to have seen all {logged} flood messages")
     messages = listing["messages"]
     assert len(messages) == CONSOLE_BUFFER, len(messages)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import call_err, call_ok, eventually
+from tests.e2e.helpers import call_err, call_ok, eventually, present
 from tests.e2e.pages import DevtoolsEnv, js, open_page, page_fixtures
 from tests.topology import Topology
 
@@ -124,14 +124,14 @@ async def test_routes_survive_navigation_and_reconnect(env: DevtoolsEnv, tabs: l
 
     fault_topology.host("h1").kill_ssh_sessions()
 
-    async def mocked_again() -> bool | None:
+    async def mocked_again() -> bool:
         result = await env.client.call_tool("evaluate", {
             "tab": tab, "expression": _FETCH.format(path="/api/headers"), "timeout_s": 5})
         if result.is_error or result.structured_content is None:
-            return None  # still reconnecting
-        return result.structured_content["value"].get("text") == "mocked" or None
+            return False  # still reconnecting
+        return bool(result.structured_content["value"].get("text") == "mocked")
 
-    assert await eventually(mocked_again, timeout=30, what="the route to answer again")
+    await eventually(mocked_again, timeout=30, what="the route to answer again")
     listed = (await _route(env, tab=tab, action="list"))["routes"]
     assert sorted(r["hits"] for r in listed) == [1, 2]
 
@@ -156,7 +156,8 @@ async def test_a_cross_site_frames_requests_are_routed(env: DevtoolsEnv,
             "tab": tab, "filter": "from=frame"}))["requests"]
         return [r.get("routed") for r in found] or None
 
-    assert await eventually(marked, timeout=10, what="the frame's image request") == [
+    assert await eventually(marked, until=present,
+                            timeout=10, what="the frame's image request") == [
         "blocked"]
     frame = [r for r in (await call_ok(env.client, "network_requests", {
         "tab": tab, "filter": "frame-cross"}))["requests"]]

@@ -28,6 +28,7 @@ from tests.e2e.helpers import (
     data_url,
     eventually,
     open_gateway,
+    present,
     remote_active_port,
     text_of,
     wait_for_targets,
@@ -45,7 +46,8 @@ async def _evaluate_when_possible(gw: Client, tab: int, expression: str) -> obje
                                                  "timeout_s": 5})
         return None if result.is_error else result.structured_content
 
-    content = await eventually(attempt, timeout=30, what=f"evaluate on tab {tab} to work again")
+    content = await eventually(attempt, until=present,
+                               timeout=30, what=f"evaluate on tab {tab} to work again")
     return content["value"]
 
 
@@ -84,7 +86,7 @@ async def _download(gw: Client, tab: int, text: str) -> int:
         done = [d["id"] for d in listed if d["state"] == "completed"]
         return done[-1] if len(done) == len(listed) and listed else None
 
-    return await eventually(completed, timeout=30, what=f"the download of {text!r}")
+    return await eventually(completed, until=present, timeout=30, what=f"the download of {text!r}")
 
 
 async def test_downloads_survive_an_ssh_reconnect(fault_topology: Topology,
@@ -114,12 +116,12 @@ async def test_downloads_survive_an_ssh_reconnect(fault_topology: Topology,
         await call_ok(gw, "close_tab", {"tab": tab})
 
 
-async def _gone(gw: Client, tab: int) -> bool | None:
+async def _gone(gw: Client, tab: int) -> bool:
     """True once the target is up again without ``tab``."""
     result = await gw.call_tool("list_tabs", {})
     if result.is_error or result.structured_content is None:
-        return None
-    return tab not in [t["tab"] for t in result.structured_content["tabs"]] or None
+        return False
+    return tab not in [t["tab"] for t in result.structured_content["tabs"]]
 
 
 async def test_browser_restart_retires_old_tab_ids(fault_topology: Topology) -> None:
@@ -140,7 +142,7 @@ async def test_browser_restart_retires_old_tab_ids(fault_topology: Topology) -> 
             assert result.is_error, f"old tab {tab} still answers after the restart: {text}"
             return text if "restarted" in text else None
 
-        error = await eventually(restarted_error, timeout=30,
+        error = await eventually(restarted_error, until=present, timeout=30,
                                  what=f"tab {tab} to be reported gone after the restart")
         assert f"tab {tab} was in the browser on 'default', which restarted; it is gone" in error
         assert "call list_tabs" in error
@@ -182,7 +184,7 @@ async def test_target_recovers_when_sshd_comes_back(fault_topology: Topology) ->
             ping = await call_ok(gw, "ping")  # a call also wakes the reconnect loop
             return bool(ping["connected"])
 
-        assert await eventually(connected, timeout=30, what="h2 to be reachable again")
+        await eventually(connected, timeout=30, what="h2 to be reachable again")
         nav = await call_ok(gw, "navigate", {"url": data_url("sshd-is-back")})
         assert nav["title"] == "sshd-is-back"
         await call_ok(gw, "close_tab", {"tab": nav["tab"]})

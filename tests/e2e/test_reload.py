@@ -25,6 +25,7 @@ from tests.e2e.helpers import (
     gateway_pid,
     marked_env,
     open_gateway,
+    present,
     targets_by_name,
     wait_for_targets,
     write_targets,
@@ -44,7 +45,8 @@ async def _hang_up(pid: int, client: Any, names: set[str]) -> dict[str, dict[str
             return None
         return targets
 
-    return await eventually(changed, timeout=30, what=f"targets {sorted(names)} after SIGHUP")
+    return await eventually(changed, until=present,
+                            timeout=30, what=f"targets {sorted(names)} after SIGHUP")
 
 
 async def test_targets_file_reloaded_on_sighup(topology: Topology, tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from tests.e2e.helpers import (
     eventually,
     open_gateway,
     open_stdio,
+    present,
     targets_by_name,
     write_targets,
 )
@@ -117,7 +118,7 @@ async def up(client: Client, name: str, timeout: float = 20) -> dict[str, Any]:
         target = (await targets_by_name(client)).get(name)
         return target if target is not None and target["state"] == "up" else None
 
-    return await eventually(listed, timeout=timeout, what=f"target {name} up")
+    return await eventually(listed, until=present, timeout=timeout, what=f"target {name} up")
 
 
 async def title_of(client: Client, tab: int) -> str:
@@ -174,7 +175,8 @@ async def test_a_browser_nobody_can_dial_is_driven_over_ssh(
         assert sharer.stop() == 0
         assert "stopped; the shares were removed from h2" in sharer.stdout
         assert not sock.exists() and not (directory / "laptop.json").exists()
-        gone = await eventually(lambda: _is_gone(client, opened["tab"]), timeout=10,
+        gone = await eventually(lambda: _is_gone(client, opened["tab"]), until=present,
+                                timeout=10,
                                 what="the tab to answer that its share ended")
         assert "laptop" in gone and "ended (its share was stopped or expired)" in gone
         listed = await targets_by_name(client)
@@ -251,13 +253,13 @@ async def test_every_browser_here_is_shared_and_followed(
         status = sharer.wait_status()
         assert "following the browsers here as they start and exit" in status
         async with over_ssh(topology, tmp_path) as client:
-            boxes = await eventually(lambda: _boxes(client, 3), timeout=20,
+            boxes = await eventually(lambda: _boxes(client, 3), until=present, timeout=20,
                                      what="three shared browsers")
             pids = {b["pid"] for b in boxes.values()}
             assert pids == {share.browsers[0].pid, *(b.pid for b in extra)}
             late = share.start_browser()
             extra.append(late)
-            boxes = await eventually(lambda: _boxes(client, 4), timeout=20,
+            boxes = await eventually(lambda: _boxes(client, 4), until=present, timeout=20,
                                      what="the browser started later shared too")
             [late_name] = [n for n, b in boxes.items() if b["pid"] == late.pid]
             assert late_name == "box-4"  # numbers are never reused
@@ -268,7 +270,7 @@ async def test_every_browser_here_is_shared_and_followed(
             opened = await call_ok(client, "navigate", {
                 "target": victim_name, "url": "data:text/html,<title>doomed</title>"})
             share.kill_browser(victim)
-            await eventually(lambda: _boxes(client, 3), timeout=20,
+            await eventually(lambda: _boxes(client, 3), until=present, timeout=20,
                              what="the killed browser's share removed")
             assert not (shared_dir(topology.host("h2")) / f"{victim_name}.sock").exists()
             err = await call_err(client, "evaluate", {"tab": opened["tab"],
@@ -306,7 +308,7 @@ async def test_a_killed_sharer_leaves_a_stale_socket_the_next_one_replaces(
             error = target.get("error") or ""
             return error if "nothing answers on the share's socket" in error else None
 
-        reason = await eventually(down, timeout=20, what="the stale share down")
+        reason = await eventually(down, until=present, timeout=20, what="the stale share down")
         assert "comes back when the share does" in reason
 
         again = start(sharers, share, tmp_path, "h2", "--name", "stale")
@@ -368,7 +370,8 @@ async def test_hostile_manifests_and_an_unsafe_directory(
                 return targets if all(t and t["state"] == "down" for t in bad.values()) \
                     else None
 
-            targets = await eventually(judged, timeout=20, what="the bad shares listed down")
+            targets = await eventually(judged, until=present,
+                                       timeout=20, what="the bad shares listed down")
             assert "pid: Input should be a valid integer" in targets["evil"]["error"]
             assert "larger than 4096 bytes" in targets["huge"]["error"]
             skipped = " ".join(targets["h2"]["skipped"])
@@ -385,7 +388,8 @@ async def test_hostile_manifests_and_an_unsafe_directory(
                 group = (await targets_by_name(client))["h2"]
                 return group["error"] if group["state"] == "down" else None
 
-            reason = await eventually(refused, timeout=20, what="the unsafe directory refused")
+            reason = await eventually(refused, until=present,
+                                      timeout=20, what="the unsafe directory refused")
             assert "writable by group or others (mode 770)" in reason
             # What it served is no longer: a socket there could be anyone's now.
             listed = await targets_by_name(client)

@@ -261,7 +261,7 @@ async def test_new_tab_opens_the_url(gw: Client, topology: Topology) -> None:
         async def shown_remotely() -> bool:  # the tab exists at once; its URL once it commits
             return url in [p["url"] for p in remote_pages(topology.host("h2"))]
 
-        assert await eventually(shown_remotely, timeout=10, what="the new tab's URL")
+        await eventually(shown_remotely, timeout=10, what="the new tab's URL")
     finally:
         await call_ok(gw, "close_tab", {"tab": opened["tab"]})
 
@@ -272,7 +272,7 @@ async def test_a_call_on_a_tab_closed_mid_call_fails_saying_so(
     """close_tab while an evaluate waits on the tab: the evaluate waited out its whole
     timeout, then blamed the promise ('got no answer within 60 s'), since close_tab
     retired the tab before Chrome's detach event could fail what was in flight."""
-    tab = (await call_ok(gw, "new_tab", {"url": data_url("mid-call", "<p>m</p>")}))["tab"]
+    tab = (await call_ok(gw, "navigate", {"url": data_url("mid-call", "<p>m</p>")}))["tab"]
     marker = f"waiting-{uuid.uuid4().hex[:8]}"
     errors: list[str] = []
 
@@ -280,53 +280,63 @@ async def test_a_call_on_a_tab_closed_mid_call_fails_saying_so(
         errors.append(await call_err(gw, "evaluate", {"tab": tab, "timeout_s": 60, "expression": (
             f"document.title = '{marker}'; await new Promise(() => {{}})")}))
 
-    async def in_flight() -> bool | None:  # the page shows the title the evaluate set
-        return True if marker in [p["title"] for p in remote_pages(topology.host("h2"))] else None
-
     with anyio.fail_after(ERROR_BOUND + 15):
         async with anyio.create_task_group() as tg:
             tg.start_soon(waiting)
-            await eventually(in_flight, timeout=15, what="the evaluate to be running")
+            await _running(topology, marker)
             assert (await call_ok(gw, "close_tab", {"tab": tab}))["closed"] is True
     [error] = errors
     assert f"tab {tab} was closed by close_tab" in error, error
 
 
+async def _running(topology: Topology, marker: str) -> None:
+    """Wait until an evaluate that first sets the page's title to ``marker`` is running:
+    Chrome's own page list (not the gateway, whose tab lock the call holds) shows it."""
+    async def shown() -> bool:
+        return marker in [p["title"] for p in remote_pages(topology.host("h2"))]
+    await eventually(shown, timeout=15, what=f"the evaluate that sets {marker!r} to run")
+
+
 # ------------------------------------------------------------------ concurrency
 
 
-async def test_calls_on_different_tabs_do_not_wait_for_each_other(gw: Client) -> None:
+async def test_calls_on_different_tabs_do_not_wait_for_each_other(
+        gw: Client, topology: Topology) -> None:
     slow = (await call_ok(gw, "new_tab"))["tab"]
     fast = (await call_ok(gw, "new_tab"))["tab"]
+    marker = f"slow-{uuid.uuid4().hex[:8]}"
     finished: list[str] = []
 
-    async def run(name: str, tab: int, expression: str, delay: float) -> None:
-        await anyio.sleep(delay)
+    async def run(name: str, tab: int, expression: str) -> None:
         result = await call_ok(gw, "evaluate", {"tab": tab, "expression": expression})
         finished.append(f"{name}={result['value']}")
 
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(run, "slow", slow,
-                          "await new Promise(r => setTimeout(r, 2000)); 'slept'", 0)
-            tg.start_soon(run, "fast", fast, "'quick'", 0.5)
+            tg.start_soon(run, "slow", slow, f"document.title = '{marker}'; "
+                          "await new Promise(r => setTimeout(r, 5000)); 'slept'")
+            await _running(topology, marker)  # the fast call starts while slow runs
+            tg.start_soon(run, "fast", fast, "'quick'")
         assert finished == ["fast=quick", "slow=slept"]
     finally:
         for t in (slow, fast):
             await call_ok(gw, "close_tab", {"tab": t})
 
 
-async def test_calls_on_one_tab_run_one_after_the_other(gw: Client, tab: int) -> None:
+async def test_calls_on_one_tab_run_one_after_the_other(
+        gw: Client, tab: int, topology: Topology) -> None:
     await call_ok(gw, "evaluate", {"tab": tab, "expression": "window.step = 'before'"})
+    marker = f"first-{uuid.uuid4().hex[:8]}"
     seen: dict[str, Any] = {}
 
     async def first() -> None:
         result = await call_ok(gw, "evaluate", {"tab": tab, "expression": (
-            "await new Promise(r => setTimeout(r, 2000)); window.step = 'after'; 'first'")})
+            f"document.title = '{marker}'; await new Promise(r => setTimeout(r, 2000)); "
+            "window.step = 'after'; 'first'")})
         seen["first"] = result["value"]
 
     async def second() -> None:
-        await anyio.sleep(0.5)  # sent while the first call is still running
+        await _running(topology, marker)  # sent while the first call is running
         result = await call_ok(gw, "evaluate", {"tab": tab, "expression": "window.step"})
         seen["second"] = result["value"]
 

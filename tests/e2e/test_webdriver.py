@@ -32,6 +32,7 @@ from tests.e2e.helpers import (
     data_url,
     eventually,
     open_gateway,
+    present,
     targets_by_name,
     write_targets,
 )
@@ -104,7 +105,8 @@ async def test_session_ended_host_side_is_replaced_on_next_call(
             target = (await targets_by_name(gw))["wd"]
             return target if target["state"] == "down" else None
 
-        target = await eventually(down, timeout=20, what="wd down after its session ended")
+        target = await eventually(down, until=present,
+                                  timeout=20, what="wd down after its session ended")
         assert old in str(target.get("error")) and "invalid session id" in str(target.get("error"))
         assert "next call creates a new session" in str(target.get("error"))
         assert driver.sessions() == [], "no session may be created without a call"
@@ -113,7 +115,7 @@ async def test_session_ended_host_side_is_replaced_on_next_call(
         assert f"tab {tab}" in error and "restarted" in error, error
         [new] = driver.sessions()  # that call created the new session
         assert new != old
-        fresh = await call_ok(gw, "new_tab", {"target": "wd", "url": data_url("wd-new")})
+        fresh = await call_ok(gw, "navigate", {"target": "wd", "url": data_url("wd-new")})
         assert fresh["tab"] > tab
         value = await call_ok(gw, "evaluate", {"tab": fresh["tab"],
                                                "expression": "document.title"})
@@ -152,8 +154,8 @@ async def test_sessions_two_are_two_browsers_taken_in_turn(
                             ["--config", str(_targets(tmp_path, sessions=2))]) as gw:
         listed = await targets_by_name(gw)
         assert {"wd-1", "wd-2"} <= set(listed) and "wd" not in listed, listed
-        opened = [await call_ok(gw, "new_tab", {"target": "wd", "url": data_url(f"wd-{i}")})
-                  for i in range(4)]
+        opened = [await call_ok(gw, "navigate", {"target": "wd", "url": data_url(f"wd-{i}")})
+                  for i in range(4)]  # loaded (new_tab would not wait) for the titles below
         assert sorted(t["target"] for t in opened) == ["wd-1", "wd-1", "wd-2", "wd-2"]
         assert len(driver.sessions()) == 2 and len(driver.browser_pids()) == 2
         for tab in opened:  # each tab is in its own session's browser

@@ -102,12 +102,16 @@ class Chromedriver:
         assert status == 200, answer
 
     def browser_pids(self) -> list[int]:
-        """Chromium browser processes chromedriver started (its scoped profile dirs)."""
+        """Chromium browser processes this chromedriver started (its scoped profile dirs,
+        run as this host's login user: a chromedriver of another topology slot on the same
+        machine uses the same directory names)."""
         found = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
             try:
+                if entry.stat().st_uid != self.host.uid:
+                    continue
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue

@@ -19,7 +19,7 @@ import pytest
 from gateway import progress
 from gateway.browsers.tab import Tab
 from gateway.page import waits
-from gateway.page.waits import SETTLE_START_S, finished, settle
+from gateway.page.waits import finished, settle
 
 
 def _tab() -> Tab:
@@ -27,12 +27,13 @@ def _tab() -> Tab:
 
 
 @pytest.mark.anyio
-async def test_cancelling_settle_mid_wait_cancels_it() -> None:
+async def test_cancelling_settle_mid_wait_cancels_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(waits, "SETTLE_START_S", 60.0)  # still waiting however slow the test
     tab = _tab()
     started = tab.expect("Page.frameStartedNavigating")
     loaded = tab.expect("Page.loadEventFired")
     settling = asyncio.get_running_loop().create_task(settle(tab, started, loaded, 10.0))
-    await anyio.sleep(SETTLE_START_S / 3)  # inside the wait for a navigation to start
+    await anyio.wait_all_tasks_blocked()  # inside the wait for a navigation to start
     settling.cancel()
     with pytest.raises(asyncio.CancelledError):
         await settling
@@ -46,9 +47,9 @@ async def test_cancelling_the_load_wait_cancels_it() -> None:
     started = tab.expect("Page.frameStartedNavigating")
     loaded = tab.expect("Page.loadEventFired")
     settling = asyncio.get_running_loop().create_task(settle(tab, started, loaded, 10.0))
-    await anyio.sleep(0.01)
+    await anyio.wait_all_tasks_blocked()
     tab.on_event("Page.frameStartedNavigating", {"frameId": "TARGET-1"})
-    await anyio.sleep(0.05)  # now waiting up to 10 s for the load
+    await anyio.wait_all_tasks_blocked()  # now waiting up to 10 s for the load
     settling.cancel()
     with pytest.raises(asyncio.CancelledError):
         await settling
@@ -63,7 +64,7 @@ async def test_a_detach_during_settle_ends_the_wait_quietly() -> None:
     begin = anyio.current_time()
     async with anyio.create_task_group() as tg:
         tg.start_soon(settle, tab, started, loaded, 10.0)
-        await anyio.sleep(0.05)
+        await anyio.wait_all_tasks_blocked()
         tab.detach()  # drops the load's arrival: the page went away
     assert loaded.dropped
     assert anyio.current_time() - begin < 3.0  # not the 10 s load budget
@@ -123,7 +124,7 @@ async def test_a_short_wait_or_an_unnamed_one_reports_nothing(
     with progress.reporting(_hearing(sent)):
         async with anyio.create_task_group() as tg:
             tg.start_soon(finished, (quick,), 5.0, "'load' of the page")
-            await anyio.sleep(0.1)
+            await anyio.wait_all_tasks_blocked()  # waiting, well before REPORT_AFTER_S
             tab.on_event("Page.loadEventFired", {})
         assert await tab.expect("Page.loadEventFired").wait(0.5) is False  # no progress
         assert await finished((tab.expect("Page.loadEventFired"),), 0.1, "x") is False

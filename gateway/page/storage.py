@@ -33,6 +33,7 @@ import anyio
 
 from gateway import progress
 from gateway.browsers.routes import Route, pattern_matcher
+from gateway.browsers.session import BrowserSession, TabSession
 from gateway.errors import (
     CaptureFailed,
     CdpError,
@@ -56,13 +57,14 @@ _SET_ITEMS_JS = ("(items => {{ localStorage.clear(); for (const [k, v] of items)
                  "localStorage.setItem(k, v); return location.origin; }})({items})")
 
 
-async def context_id(browser: Browser, tab: Tab | None, context: str | None, *,
-                     make: bool) -> str:
-    """The ``browserContextId`` meant: the tab's (as Chrome says, so a tab in a context
-    the gateway did not make counts as its own), the named one (made now if new and
-    ``make``: a load fills a fresh context), or the browser's default context."""
-    if tab is not None:
-        info = await browser.browser_call("Target.getTargetInfo", {"targetId": tab.target_id})
+async def context_id(on: BrowserSession, context: str | None, *, make: bool) -> str:
+    """The ``browserContextId`` meant: the session's tab's (as Chrome says, so a tab in a
+    context the gateway did not make counts as its own), the named one (made now if new
+    and ``make``: a load fills a fresh context), or the browser's default context."""
+    browser = on.browser
+    if isinstance(on, TabSession):
+        info = await browser.browser_call("Target.getTargetInfo",
+                                          {"targetId": on.tab.target_id})
         return str(info["targetInfo"]["browserContextId"])
     if context is not None:
         if make:  # through id_for even when known: a state loaded makes it more than routes'
@@ -133,9 +135,10 @@ async def load_state(browser: Browser, context: str, state: StorageState,
         return refused
 
     async def set_all(tab: Tab) -> None:
+        scratch = TabSession(browser, budget, tab)
         for done, origin in enumerate(state.origins):
             await progress.report(done, len(state.origins), f"localStorage of {origin.origin}")
-            await _set_items(browser, tab, origin, budget)
+            await _set_items(scratch, origin)
 
     await _in_scratch_tab(browser, context, set_all)
     return refused
@@ -161,14 +164,15 @@ async def _set_cookies(browser: Browser, context: str, cookies: list[Cookie],
     return [c.name for c in cookies if (c.name, c.domain.lstrip("."), c.path) not in kept]
 
 
-async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: float) -> None:
+async def _set_items(session: TabSession, origin: OriginStorage) -> None:
     """Load the (empty, answered by ``Fetch``) page of the origin in the scratch tab and,
     once it has loaded, write its items there in one script that says where it ran.
     Written before the load, the script could run in the document still there (Chrome
     answers ``Page.navigate`` before the new one commits): the previous origin's
     storage would be cleared and given this origin's items."""
+    budget = session.budget
     try:
-        await navigate_tab(browser, tab, origin.origin + "/", "load", budget)
+        await navigate_tab(session, origin.origin + "/", "load")
     except NavigationError as exc:
         raise CaptureFailed(f"could not open a page of {origin.origin} to load its "
                             f"localStorage: {exc}") from None
@@ -177,7 +181,7 @@ async def _set_items(browser: Browser, tab: Tab, origin: OriginStorage, budget: 
                             f"{budget:g} s; its localStorage was not loaded — retry, or "
                             "pass a larger timeout_s") from None
     items = json.dumps([[i.name, i.value] for i in origin.local_storage])
-    ran = await browser.tab_call(tab, "Runtime.evaluate", {
+    ran = await session.call("Runtime.evaluate", {
         "expression": _SET_ITEMS_JS.format(items=items), "returnByValue": True},
         timeout_s=budget)
     if ran.get("result", {}).get("value") != origin.origin:

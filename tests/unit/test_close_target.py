@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from gateway.browsers.pages import PageTracker
-from gateway.browsers.tab import TabRegistry
+from gateway.browsers.tab import TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from tests.unit.cdp_events import EVENTS
@@ -39,7 +39,8 @@ class BrowserSide:
 
     is_open = True
 
-    def listen(self, session: str | None, listener: Listener) -> Callable[[], None]:
+    def listen(self, session: str | None, listener: Listener,
+               take: object = None) -> Callable[[], None]:
         if session is None:
             self.listener = listener
         return lambda: None
@@ -60,8 +61,8 @@ async def test_a_closed_page_is_gone_when_the_close_answers_and_never_listed_aga
     before, after = _captured()
     destroyed = next(e for e in after if e["method"] == "Target.targetDestroyed")
     target_id = destroyed["params"]["targetId"]
-    cdp, registry = BrowserSide(), TabRegistry()
-    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), registry,
+    cdp, tab_ids = BrowserSide(), TabIds()
+    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), tab_ids,
                         Uploads(None))  # type: ignore[arg-type]
     listed: list[set[str]] = []  # the tracker's pages after each event Chrome sent late
     delivered: list[str] = []
@@ -90,12 +91,12 @@ async def test_a_closed_page_is_gone_when_the_close_answers_and_never_listed_aga
 
     assert delivered == [e["method"] for e in after]
     assert all(target_id not in now for now in listed), listed
-    assert next(registry._next_id) == tab.id + 1  # no id spent on a phantom of the page
+    assert next(tab_ids._next_id) == tab.id + 1  # no id spent on a phantom of the page
 
 
 async def test_a_close_chrome_never_confirms_is_bounded() -> None:
     cdp = BrowserSide()
-    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabRegistry(),
+    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
                         Uploads(None))  # type: ignore[arg-type]
     async with anyio.create_task_group() as tg:
         pages.serve(cdp, tg)  # type: ignore[arg-type]
@@ -116,7 +117,7 @@ async def test_a_call_cut_off_by_the_close_says_close_tab_closed_it() -> None:
     """Chrome may detach the page before it answers ``closeTarget``: what was in flight on
     the tab fails saying close_tab closed it, not that the page went away by itself."""
     cdp = BrowserSide()
-    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabRegistry(),
+    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
                         Uploads(None))  # type: ignore[arg-type]
     async with anyio.create_task_group() as tg:
         pages.serve(cdp, tg)  # type: ignore[arg-type]

@@ -31,7 +31,7 @@ import structlog
 from gateway.browsers.shares import MAX_MANIFEST_BYTES, SHARED_DIR, ShareManifest
 from gateway.errors import HostError, ShareRefused, map_exceptions
 from gateway.hosts.ssh import SshHost
-from gateway.hosts.ssh_errors import ssh_errors
+from gateway.hosts.ssh_errors import reason, ssh_errors
 
 __all__ = ["LIVE_PROBE_S", "RemoteShares"]
 
@@ -191,10 +191,10 @@ class RemoteShares:
                 lambda why: f"{where} failed ({why}); its sshd must offer SFTP",
                 f"{where} timed out", first={
                     asyncssh.ChannelListenError: lambda exc: HostError(
-                        f"{where}: sshd did not listen on the socket ({exc}); it must allow "
-                        "it (AllowStreamLocalForwarding yes)"),
+                        f"{where}: sshd did not listen on the socket; it must allow it "
+                        "(AllowStreamLocalForwarding yes)"),
                     asyncssh.SFTPError: lambda exc: HostError(
-                        f"{where} over SFTP failed ({exc.reason})")})), \
+                        f"{where} over SFTP failed ({reason(exc)}); retry")})), \
                 anyio.fail_after(SFTP_TIMEOUT_S + LIVE_PROBE_S):
             async with conn.start_sftp_client() as sftp:
                 yield sftp
@@ -241,7 +241,7 @@ async def _answers(conn: asyncssh.SSHClientConnection, sock: str, dest: str) -> 
     except asyncssh.ChannelOpenError as exc:
         if exc.code == asyncssh.OPEN_CONNECT_FAILED:
             return False
-        raise ShareRefused(f"sshd on {dest} refused to open {sock} ({exc.reason}): it must "
+        raise ShareRefused(f"sshd on {dest} refused to open {sock}: it must "
                            "allow Unix sockets (AllowStreamLocalForwarding yes)") from None
     except TimeoutError:
         return True  # it did not refuse: do not take a name that may be in use

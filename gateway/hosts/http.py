@@ -108,10 +108,10 @@ async def request_over(stream: ByteStream, host: str, port: int, path: str,
     if body is not None:
         headers += [("Content-Type", "application/json; charset=utf-8"),
                     ("Content-Length", str(len(body)))]
-    request = h11.Request(method=method, target=path, headers=headers)
     heard = bytearray()  # the answer's first bytes: what is quoted when it is not HTTP
     ended = False
     try:
+        request = h11.Request(method=method, target=path, headers=headers)
         await stream.send(conn.send(request) + (conn.send(h11.Data(data=body)) if body else b"")
                           + (conn.send(h11.EndOfMessage()) or b""))
         status, got = 0, bytearray()
@@ -134,7 +134,10 @@ async def request_over(stream: ByteStream, host: str, port: int, path: str,
                 return HttpResponse(status, bytes(got))
             elif isinstance(event, h11.ConnectionClosed):
                 raise HostError(CLOSED_MIDWAY)
-    except h11.ProtocolError:
+    except h11.LocalProtocolError:  # our request: a path or header HTTP cannot carry
+        raise HostError(f"{method} {path[:200]!r} cannot be sent as HTTP (a character a path "
+                        "or header may not hold)") from None
+    except h11.RemoteProtocolError:
         # h11's text names its own state machine ("can't handle event type …
         # role=SERVER"): what the peer sent says more, in words of ours around it.
         raise HostError(CLOSED_MIDWAY if ended else _not_http(heard)) from None

@@ -41,7 +41,7 @@ from gateway.errors import (
     TargetUnavailable,
     map_exceptions,
 )
-from gateway.hosts.http import CLOSED_UNANSWERED
+from gateway.hosts.http import CLOSED_UNANSWERED, ChannelStream, request_over
 from gateway.hosts.local import LocalHost, socket_errors
 from gateway.hosts.ssh import SshHost
 from gateway.hosts.ssh_errors import ssh_errors
@@ -326,6 +326,34 @@ def test_an_http_answer_that_is_not_one_is_said_in_our_words(
     assert text == said
     for h11_words in ("can't handle", "role=", "state=", "illegal", "bytearray", "h11"):
         assert h11_words not in text, text
+
+
+def test_a_request_http_cannot_carry_is_said_so(tmp_path: Path) -> None:
+    """h11's ``LocalProtocolError`` (our side's) is not the peer's fault: not "not HTTP"."""
+    async def main() -> str:
+        with pytest.raises(HostError) as caught:
+            await request_over(ChannelStream(_Silent(), _Silent()), "127.0.0.1", 9222,
+                               "/json/version x\r\n")
+        return str(caught.value)
+
+    assert anyio.run(main) == ("GET '/json/version x\\r\\n' cannot be sent as HTTP (a "
+                               "character a path or header may not hold)")
+
+
+class _Silent:
+    """A channel's reader and writer that take anything and answer nothing."""
+
+    async def read(self, n: int = -1) -> bytes:
+        return b""
+
+    def write(self, data: bytes) -> None:
+        return None
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 async def _closes_at_once(stream: anyio.abc.SocketStream) -> None:

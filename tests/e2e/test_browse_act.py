@@ -10,6 +10,7 @@ Timeouts here only bound how long a test may wait; nothing asserts how fast anyt
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -214,6 +215,11 @@ async def test_a_failed_step_reaches_a_model_as_an_error_holding_the_steps_and_t
     assert page[0].startswith("url: ") and any("after: 1" in line for line in page), page
     fresh = ref_of("\n".join(page), "After action", "button")
     all_ok(await act(env.client, tab, {"do": "click", "ref": fresh}), "click")
+    # The call log says error, with what failed; the next call, ok.
+    logged = [json.loads(line) for line in env.call_log.read_text().splitlines()]
+    acted = [line for line in logged if line["tool"] == "browse_act" and line["tab"] == tab]
+    assert [line["outcome"] for line in acted] == ["error", "ok"], acted
+    assert acted[0]["error"] == first, acted[0]
 
 
 # ------------------------------------------------------------------------ real mouse input

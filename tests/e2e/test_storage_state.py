@@ -22,6 +22,7 @@ from tests.e2e.helpers import call_err, call_ok, text_of
 from tests.e2e.pages import (
     DevtoolsEnv,
     PageSite,
+    blocked_error,
     close_tabs,
     devtools_gateway,
     file_mode,
@@ -145,6 +146,34 @@ async def test_sign_in_saved_loaded_on_both_targets_and_cleared(env: DevtoolsEnv
     for secret in secrets:
         assert secret not in logged
         assert secret not in env.stderr_log.read_text()
+
+
+async def test_a_save_without_an_origin_whose_tab_did_not_answer_says_so(
+        env: DevtoolsEnv) -> None:
+    """A tab blocked by a dialog cannot give its origin's localStorage: the file is still
+    written (cookies, the rest), and the call is a tool error naming the origin left out
+    and what to do, carrying the whole result."""
+    site = env.site("h1")
+    path = env.tmp / "partial.json"
+    tab = await _open(env, "h1", "blocked", site.url("/signin.html"))
+    try:
+        assert await settle(env.client, tab) == 2
+        await js(env.client, tab, "setTimeout(() => alert('csgw-hold'), 50); 1")
+        await blocked_error(env.client, tab)  # the dialog is open
+        result, _ = await raw_call(env.client, "storage_state", {
+            "action": "save", "context": "blocked", "target": "h1", "path": str(path)})
+        first = text_of(result)
+        assert result.is_error, first
+        assert first.startswith(f"saved without the localStorage of {site.origin}: its tab "
+                                "did not answer (an open dialog, a hung page); answer or "
+                                "close it"), first
+        saved = result.structured_content
+        assert saved is not None and saved["unread"] == [site.origin], saved
+        assert saved["path"] == str(path) and "sid" in saved["cookie_names"], saved
+        assert json.loads(path.read_text())["origins"] == []
+    finally:
+        await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True})
+        await close_tabs(env.client, [tab])
 
 
 @pytest.mark.parametrize(("content", "says"), [

@@ -263,8 +263,14 @@ class TabHeld(GatewayError):
 
     def __init__(self, tab: int, reason: str) -> None:
         self.tab = tab
-        super().__init__(f"tab {tab} is with a person ({reason}, then press Done); call "
-                         "handoff with wait: true to wait for them")
+        super().__init__(f"tab {tab} is with a person {self.asked(reason)}; call handoff "
+                         "with wait: true to wait for them to press Done")
+
+    @staticmethod
+    def asked(reason: str) -> str:
+        """What the person was asked, quoted as the agent wrote it: words of ours around
+        it would read as part of it ("sign in, then press Done, then press Done")."""
+        return f"(asked: {reason!r})"
 
 
 class NavigationError(GatewayError):

@@ -37,7 +37,15 @@ from typing import Any
 import anyio
 import structlog
 from websockets.asyncio.client import ClientConnection, connect, unix_connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
+from websockets.exceptions import (
+    ConnectionClosed,
+    InvalidHandshake,
+    InvalidStatus,
+    InvalidURI,
+    PayloadTooBig,
+    ProtocolError,
+    WebSocketException,
+)
 
 from gateway.browsers.frames import FrameTaker, FrameTakers, parse_message
 from gateway.concurrency import OneShot
@@ -51,8 +59,10 @@ from gateway.errors import (
     MalformedReply,
     map_exceptions,
 )
+from gateway.hosts.os_words import os_reason
 
-__all__ = ["CdpConnection", "EventListener", "open_websocket", "websocket_errors"]
+__all__ = ["CdpConnection", "EventListener", "open_websocket", "websocket_errors",
+           "websocket_reason"]
 
 log = structlog.get_logger("gateway.cdp")
 
@@ -84,7 +94,7 @@ async def open_websocket(
     extra: dict[str, Any] = {"additional_headers": list(headers)} if headers else {}
     if url.startswith("wss://"):
         extra["ssl"] = _tls_context(ca_file, target)
-    with map_exceptions(websocket_errors(target, shown, timeout_s, secret=url != shown)), \
+    with map_exceptions(websocket_errors(target, shown, timeout_s)), \
             anyio.fail_after(timeout_s):
         if unix_path is not None:
             return await unix_connect(
@@ -97,17 +107,14 @@ async def open_websocket(
         )
 
 
-def websocket_errors(target: str, shown: str, timeout_s: float, *, secret: bool) -> ExceptionMap:
+def websocket_errors(target: str, shown: str, timeout_s: float) -> ExceptionMap:
     """websockets' failures to open (and the socket's under them) as ``DiscoveryError``:
-    the one table of this module. With a ``secret`` in the URL, the library's text (which
-    may quote it) gives way to the exception's name."""
+    the one table of this module, in the gateway's words (``websocket_reason``) — never
+    the library's text, which may quote the URL and its secrets (``shown`` hides them)."""
 
     def refused(exc: Exception) -> DiscoveryError:
-        reason = str(exc) or type(exc).__name__
-        if secret:
-            reason = type(exc).__name__ + (f" ({exc.strerror})"
-                                           if isinstance(exc, OSError) and exc.strerror else "")
-        return DiscoveryError(target, f"DevTools websocket {shown} refused: {reason}")
+        return DiscoveryError(target, f"DevTools websocket {shown} refused: "
+                                      f"{websocket_reason(exc)}")
 
     def status(exc: InvalidStatus) -> DiscoveryError:
         code = exc.response.status_code
@@ -119,6 +126,35 @@ def websocket_errors(target: str, shown: str, timeout_s: float, *, secret: bool)
                 target, f"DevTools websocket {shown} did not open within {timeout_s:g} s"),
             InvalidStatus: status,
             (OSError, WebSocketException): refused}
+
+
+def websocket_reason(exc: BaseException) -> str:
+    """What a websocket failure means, read off its kind (a closed connection: off its
+    close code), in the gateway's words."""
+    if isinstance(exc, ConnectionClosed):
+        code = exc.rcvd.code if exc.rcvd is not None else None
+        return _CLOSE_CODES.get(code, f"the browser closed the websocket (code {code})")
+    if isinstance(exc, InvalidURI):
+        return "the websocket URL is not valid"
+    if isinstance(exc, InvalidHandshake):
+        return "what answered is not a DevTools websocket (the opening handshake failed)"
+    if isinstance(exc, PayloadTooBig):
+        return "the browser sent a message over the size limit"
+    if isinstance(exc, ProtocolError):
+        return "the browser broke the websocket protocol"
+    if isinstance(exc, WebSocketException):
+        return "the websocket failed"
+    return os_reason(exc)
+
+
+_CLOSE_CODES: dict[int | None, str] = {
+    None: "the connection was cut off without a closing handshake (the browser or the "
+          "link went away)",
+    1000: "the browser closed the websocket",
+    1001: "the browser is shutting down",
+    1009: "the gateway sent a message over the browser's size limit",
+    1011: "the browser hit an internal error",
+}
 
 
 def _tls_context(ca_file: str | None, target: str) -> ssl.SSLContext:
@@ -205,7 +241,8 @@ class CdpConnection:
             return reply.result()
         except ConnectionClosed as exc:
             raise BrowserClosed(f"browser connection of {self._name!r} closed while "
-                                f"sending {method} ({exc})") from None
+                                f"sending {method} ({websocket_reason(exc)}); retry — the "
+                                "gateway reconnects") from None
         finally:
             self._pending.pop(call_id, None)
 
@@ -228,10 +265,8 @@ class CdpConnection:
             async for raw in self._ws:
                 self.receive(raw)
             reason = "the browser closed the DevTools connection"
-        except ConnectionClosed as exc:
-            reason = f"DevTools connection lost ({exc})"
-        except OSError as exc:
-            reason = f"DevTools connection failed ({exc})"
+        except (ConnectionClosed, OSError) as exc:
+            reason = f"DevTools connection lost ({websocket_reason(exc)})"
         self._fail_pending(reason)
 
     async def aclose(self) -> None:

@@ -4,7 +4,9 @@ Text blocks go to stdout as they are (the structured result, as JSON, is one of
 them); an image is written to a file of its own (0600, in the temp directory)
 and its path printed instead of kilobytes of base64, as chrome-devtools-mcp's
 CLI does. ``--json`` prints the structured result alone, with the image paths
-under ``"image_files"``. A tool error goes to stderr with exit status 1.
+under ``"image_files"``. A tool error goes to stderr with exit status 1; one that
+still carries a result (a call that did part of its work: a ``browse_act`` step that
+failed) prints that result too under ``--json``, so a script sees where things stand.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ def print_result(result: dict[str, Any], *, as_json: bool) -> int:
     if result.get("isError"):
         text = " ".join(str(block.get("text", "")) for block in content)
         print(f"error: {text}", file=sys.stderr)
+        if as_json and result.get("structuredContent") is not None:
+            sys.stdout.write(json.dumps(result["structuredContent"], indent=2,
+                                        ensure_ascii=False) + "\n")
         return 1
     images = [_save_image(block) for block in content if block.get("type") == "image"]
     if as_json:

@@ -17,6 +17,7 @@ from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, En
 from gateway.browsers.scan import Candidate
 from gateway.config import CdpAddress, TargetConfig, host_port
 from gateway.hosts.known_hosts import HostKeyVerdict
+from gateway.hosts.os_words import os_reason
 
 __all__ = [
     "BROWSER_HUNG_FIX",
@@ -92,7 +93,7 @@ def tcp_failure(host: str, port: int, exc: BaseException, timeout_s: float) -> t
         return (f"no route to {host} ({os.strerror(code or 0)})",
                 "host unreachable (no route) — check VPN / network connection, and that "
                 f"{host} is up")
-    return (f"connect to {where} failed: {exc}",
+    return (f"connect to {where} failed: {os_reason(exc)}",
             f"check that {host} is up and sshd listens on port {port}")
 
 

@@ -23,8 +23,8 @@ import anyio
 from gateway.config import host_port
 from gateway.errors import ExceptionMap, HostError, map_exceptions
 
-__all__ = ["MAX_RESPONSE_BYTES", "ByteStream", "ChannelStream", "HttpResponse", "host_header",
-           "request", "request_over"]
+__all__ = ["CLOSED_MIDWAY", "CLOSED_UNANSWERED", "MAX_RESPONSE_BYTES", "ByteStream",
+           "ChannelStream", "HttpResponse", "host_header", "request", "request_over"]
 
 MAX_RESPONSE_BYTES = 1024 * 1024
 
@@ -108,15 +108,22 @@ async def request_over(stream: ByteStream, host: str, port: int, path: str,
     if body is not None:
         headers += [("Content-Type", "application/json; charset=utf-8"),
                     ("Content-Length", str(len(body)))]
-    request = h11.Request(method=method, target=path, headers=headers)
+    heard = bytearray()  # the answer's first bytes: what is quoted when it is not HTTP
+    ended = False
     try:
+        request = h11.Request(method=method, target=path, headers=headers)
         await stream.send(conn.send(request) + (conn.send(h11.Data(data=body)) if body else b"")
                           + (conn.send(h11.EndOfMessage()) or b""))
         status, got = 0, bytearray()
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
-                conn.receive_data(await _receive(stream))
+                data = await _receive(stream)
+                ended = not data
+                if ended and not status:  # h11 would say "can't handle event type …"
+                    raise HostError(_not_http(heard) if heard else CLOSED_UNANSWERED)
+                heard += data[:_QUOTED - len(heard)]
+                conn.receive_data(data)
             elif isinstance(event, h11.Response):
                 status = event.status_code
             elif isinstance(event, h11.Data):
@@ -126,14 +133,30 @@ async def request_over(stream: ByteStream, host: str, port: int, path: str,
             elif isinstance(event, h11.EndOfMessage):
                 return HttpResponse(status, bytes(got))
             elif isinstance(event, h11.ConnectionClosed):
-                raise HostError("connection closed before the response ended")
-    except h11.ProtocolError as exc:
-        # h11 quotes the offending line (up to 64 KB of whatever answered): keep the gist.
-        said = str(exc)
-        raise HostError("not an HTTP response ("
-                         + (said if len(said) <= 160 else said[:160] + "…") + ")") from None
+                raise HostError(CLOSED_MIDWAY)
+    except h11.LocalProtocolError:  # our request: a path or header HTTP cannot carry
+        raise HostError(f"{method} {path[:200]!r} cannot be sent as HTTP (a character a path "
+                        "or header may not hold)") from None
+    except h11.RemoteProtocolError:
+        # h11's text names its own state machine ("can't handle event type …
+        # role=SERVER"): what the peer sent says more, in words of ours around it.
+        raise HostError(CLOSED_MIDWAY if ended else _not_http(heard)) from None
     finally:
         await stream.aclose()
+
+
+CLOSED_UNANSWERED = ("the connection was taken, then closed with no answer: what listens "
+                     "there is going away, or cannot reach what it serves")
+CLOSED_MIDWAY = "the connection closed before the answer ended: retry"
+_QUOTED = 40  # bytes of a non-HTTP answer quoted
+
+
+def _not_http(heard: bytes | bytearray) -> str:
+    """An answer that is not HTTP, quoting its first bytes (as printable ASCII), if any."""
+    text = "".join(chr(b) if 32 <= b < 127 else "." for b in heard[:_QUOTED])
+    began = f" (it began {text + ('…' if len(heard) >= _QUOTED else '')!r})" if text else ""
+    return (f"what answered is not HTTP{began}: the address is another program's, not the "
+            "one asked for")
 
 
 async def _receive(stream: ByteStream) -> bytes:

@@ -19,6 +19,7 @@ from gateway.errors import ExceptionMap, HostError, NothingListens, map_exceptio
 from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, hold_here
 from gateway.hosts.http import ByteStream, HttpResponse, request
+from gateway.hosts.os_words import os_reason
 from gateway.hosts.transfer import fetch_here
 from gateway.output.files import Readable, open_readable
 
@@ -27,13 +28,13 @@ __all__ = ["LocalHost", "connect_tcp", "socket_errors"]
 
 def socket_errors(*, unix: bool) -> ExceptionMap:
     """This machine's socket failures (anyio's, over the OS's) as ``HostError``, in the
-    OS's words. A Unix socket refused or missing is ``NothingListens`` (a share's socket
-    whose sharer is gone)."""
+    gateway's words (``os_reason``). A Unix socket refused or missing is
+    ``NothingListens`` (a share's socket whose sharer is gone)."""
 
     def failed(exc: BaseException) -> HostError:
         if unix and isinstance(exc, (ConnectionRefusedError, FileNotFoundError)):
-            return NothingListens(f"nothing listens there ({exc.strerror})")
-        return HostError(str(exc) or type(exc).__name__)
+            return NothingListens(f"nothing listens there ({os_reason(exc)})")
+        return HostError(os_reason(exc))
 
     # anyio's BrokenResourceError says only that the stream broke; the OS's error is its cause
     return {anyio.BrokenResourceError: lambda exc: failed(exc.__cause__ or exc),
@@ -43,16 +44,15 @@ def socket_errors(*, unix: bool) -> ExceptionMap:
 async def connect_tcp(host: str, port: int) -> anyio.abc.SocketStream:
     """anyio's TCP connect, failing with the OS's own error: anyio raises "All connection
     attempts failed" with the attempts' errors as its cause, and those say which address
-    refused, and why (``errno``). Several are joined as asyncio joined them."""
+    refused, and why (``errno``); of several (IPv4 and IPv6), the first."""
     try:
         return await anyio.connect_tcp(host, port)
     except OSError as exc:
         cause = exc.__cause__
+        if isinstance(cause, ExceptionGroup):
+            cause = next((e for e in cause.exceptions if isinstance(e, OSError)), None)
         if isinstance(cause, OSError):
             raise cause from None
-        if isinstance(cause, ExceptionGroup):
-            raise OSError("Multiple exceptions: " + ", ".join(
-                str(e) for e in cause.exceptions)) from None
         raise
 
 
@@ -60,7 +60,8 @@ def _command_errors(timeout_s: float) -> ExceptionMap:
     return {TimeoutError: lambda _: HostError(f"a local command timed out after {timeout_s:g} s"),
             anyio.DelimiterNotFound: lambda _: HostError("a local command printed a line over "
                                                          "64 kB"),
-            OSError: lambda exc: HostError(f"could not run a local command ({exc})")}
+            OSError: lambda exc: HostError(f"could not run a local command "
+                                           f"({os_reason(exc)})")}
 
 
 class LocalHost:

@@ -55,7 +55,7 @@ from gateway.hosts.http import ByteStream, ChannelStream, HttpResponse, request
 from gateway.hosts.known_hosts import ConnectProgress, HostKeyCheck
 from gateway.hosts.sftp import fetch_over_sftp, put_over_sftp
 from gateway.hosts.shell import parse_read_files, read_files_command
-from gateway.hosts.ssh_errors import CHANNEL_ERRORS, command_errors, ssh_errors
+from gateway.hosts.ssh_errors import CHANNEL_ERRORS, command_errors, reason, ssh_errors
 from gateway.hosts.transfer import Copied
 from gateway.output.files import Readable
 
@@ -166,7 +166,8 @@ class SshHost:
         progress = self.progress = ConnectProgress()
         refused: ExceptionMap = {
             asyncssh.HostKeyNotVerifiable: lambda exc: HostKeyRejected(
-                progress.host_key.message() if progress.host_key else str(exc)),
+                progress.host_key.message() if progress.host_key else
+                f"{reason(exc)}; check its key in known_hosts"),
             asyncssh.PermissionDenied: lambda _: LoginRefused(
                 f"SSH login to {dest} refused (no accepted key). Check that your key is in "
                 "ssh-agent or named by IdentityFile, and in the remote authorized_keys")}
@@ -261,7 +262,8 @@ class SshHost:
                          timeout_s: float) -> int:
         conn = await self.connection()
         with map_exceptions(ssh_errors(
-                lambda why: f"could not copy {path} from {self.label} over SFTP ({why})",
+                lambda why: f"could not copy {path} from {self.label} over SFTP ({why}); "
+                            "retry, and check with downloads that the file is still there",
                 f"copying {path} from {self.label} timed out after {timeout_s:g} s; raise "
                 "timeout_s for large files")), anyio.fail_after(timeout_s):
             async with self._sessions, conn.start_sftp_client() as sftp:
@@ -297,7 +299,8 @@ class SshHost:
         if os.path.lexists(path):
             os.unlink(path)  # asyncssh leaves the socket file behind when a listener closes
         with map_exceptions({(OSError, asyncssh.Error): lambda exc: HostError(
-                f"could not forward to {socket or f'{host}:{port}'} on {self.label}: {exc}")}):
+                f"could not forward to {socket or f'{host}:{port}'} on {self.label}: "
+                f"{reason(exc)}")}):
             listener = (await conn.forward_local_path_to_port(path, host, port)
                         if socket is None else
                         await conn.forward_local_path(path, socket))

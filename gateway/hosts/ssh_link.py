@@ -110,11 +110,11 @@ class SshLink:
         with map_exceptions(ssh_errors(
                 lambda why: f"{where} failed ({why}); its sshd must offer SFTP",
                 f"{where} timed out", first={
-                    asyncssh.ChannelListenError: lambda exc: HostError(
-                        f"{where}: sshd did not listen on the socket ({exc}); it must allow "
-                        "it (AllowStreamLocalForwarding yes)"),
+                    asyncssh.ChannelListenError: lambda _: HostError(
+                        f"{where}: sshd did not listen on the socket; it must allow it "
+                        "(AllowStreamLocalForwarding yes)"),
                     asyncssh.SFTPError: lambda exc: HostError(
-                        f"{where} over SFTP failed ({exc.reason})")})), \
+                        f"{where} over SFTP failed ({reason(exc)}); retry")})), \
                 anyio.fail_after(timeout_s):
             async with self._conn.start_sftp_client() as sftp:
                 yield RemoteFiles(sftp)

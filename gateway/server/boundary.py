@@ -33,12 +33,12 @@ from gateway.errors import GatewayError
 from gateway.server.call_log import CallLog
 from gateway.server.schemas import compact_description
 from gateway.server.served_files import ServedFiles
-from gateway.tools.definition import Hints, ReadsAsText, WritesFiles
+from gateway.tools.definition import FallsShort, Hints, ReadsAsText, WritesFiles
 from gateway.tools.links import file_link
 from gateway.tools.sets import Selection
 
 __all__ = ["MAX_ERROR_CHARS", "Boundary", "as_call_result", "client_session",
-           "error_text", "failure_of", "structured_wanted"]
+           "error_text", "failure_of", "shortfall_of", "structured_wanted"]
 
 log = structlog.get_logger("gateway.server")
 
@@ -85,7 +85,7 @@ def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
     return leaves
 
 
-def error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException | str) -> str:
     """``str(exc)``, cut to ``MAX_ERROR_CHARS`` with a note saying so."""
     text = str(exc)
     if len(text) <= MAX_ERROR_CHARS:
@@ -105,25 +105,40 @@ def as_call_result(result: BaseModel, *, structured: bool = False) -> CallToolRe
     structured form is added only when the request asked for it (``structured``:
     ``call --json``, tests). Any other result is its compact JSON (no spaces, fields
     that do not apply left out) as both structured content and text. Each file a
-    result names (``WritesFiles``) is linked after it."""
+    result names (``WritesFiles``) is linked after it.
+
+    A result that fell short (``FallsShort``) is a tool error carrying all of the above,
+    its first text opening with what was not done: for an error, Claude Code hands the
+    model the first text block alone — not the structured content — so that block holds
+    the whole story (``shortfall_of`` is the same sentence, for the call log)."""
     if isinstance(result, CallToolResult):
         return result  # the tool built its own content (screenshot: an image)
-    reads_as_text, writes_files = _shape(type(result))
-    if reads_as_text:
-        return CallToolResult(content=[TextContent(text=result.as_text())],  # type: ignore[attr-defined]
-                              structured_content=result.model_dump(mode="json")
-                              if structured else None)
-    content: list[ContentBlock] = [TextContent(text=result.model_dump_json())]
+    reads_as_text, writes_files, _ = _shape(type(result))
+    text = result.as_text() if reads_as_text else result.model_dump_json()  # type: ignore[attr-defined]
+    shortfall = shortfall_of(result)
+    if shortfall is not None:
+        text = f"{shortfall}\n{text}"
+    content: list[ContentBlock] = [TextContent(text=text)]
     if writes_files:
         content += [file_link(Path(path)) for path in result.written()]  # type: ignore[attr-defined]
-    return CallToolResult(content=content, structured_content=result.model_dump(mode="json"))
+    dumped = result.model_dump(mode="json") if structured or not reads_as_text else None
+    return CallToolResult(content=content, structured_content=dumped,
+                          is_error=shortfall is not None)
+
+
+def shortfall_of(result: BaseModel | None) -> str | None:
+    """What a result left undone (``FallsShort``), else None."""
+    if result is None or not _shape(type(result))[2]:
+        return None
+    return typing.cast(FallsShort, result).shortfall()
 
 
 @functools.cache
-def _shape(cls: type) -> tuple[bool, bool]:
-    """Whether a result class reads as text, and whether it writes files: a check
+def _shape(cls: type) -> tuple[bool, bool, bool]:
+    """Whether a result class reads as text, writes files, and can fall short: a check
     against a runtime Protocol costs ~20 µs, so it is made once per class, not per call."""
-    return issubclass(cls, ReadsAsText), issubclass(cls, WritesFiles)
+    return (issubclass(cls, ReadsAsText), issubclass(cls, WritesFiles),
+            issubclass(cls, FallsShort))
 
 
 def _reads_as_text(fn: Callable[..., Any]) -> bool:
@@ -179,6 +194,9 @@ class Boundary:
                     result = await fn(*args, **kwargs)
                     answer = as_call_result(result, structured=structured_wanted.get())
                     self.files.note(answer)
+                    shortfall = shortfall_of(result)
+                    if shortfall is not None:  # did part of its work: an error, said so
+                        outcome, error = "error", error_text(shortfall)
                     return answer
                 except anyio.get_cancelled_exc_class():
                     outcome = "cancelled"

@@ -128,10 +128,9 @@ class RemoteShares:
         """Whether a live share answers on ``sock`` (a refusal by sshd cannot tell)."""
         try:
             return await link.socket_answers(sock, LIVE_PROBE_S)
-        except HostError as exc:
-            raise ShareRefused(f"sshd on {self.host.label} refused to open {sock} "
-                               f"({exc.reason}): it must allow Unix sockets "
-                               "(AllowStreamLocalForwarding yes)") from None
+        except HostError:
+            raise ShareRefused(f"sshd on {self.host.label} refused to open {sock}: it must "
+                               "allow Unix sockets (AllowStreamLocalForwarding yes)") from None
 
     async def unbind(self, name: str) -> None:
         """Stop sharing ``name``: its forward closed, its manifest and socket removed."""

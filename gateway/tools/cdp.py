@@ -56,7 +56,7 @@ def register(tools: Tools, registry: Registry) -> None:
         browser = on.browser
         check_cdp_command(browser.config, method, params)
         if isinstance(on, TabSession):
-            result = await browser.tab_call(on.tab, method, params, timeout_s=on.budget)
+            result = await on.call(method, params, timeout_s=on.budget)
         else:
             try:
                 result = await browser.browser_call(method, params, timeout_s=on.budget)

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
 
-__all__ = ["Changes", "Hints", "Reach", "ReadsAsText", "TabMode", "ToolRegistrar", "Tools",
-           "WritesFiles"]
+__all__ = ["Changes", "FallsShort", "Hints", "Reach", "ReadsAsText", "TabMode",
+           "ToolRegistrar", "Tools", "WritesFiles"]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=BaseModel)
@@ -59,6 +59,19 @@ class ReadsAsText(Protocol):
     sends ``as_text()`` as the text content, the fields stay structured content."""
 
     def as_text(self) -> str: ...
+
+
+@runtime_checkable
+class FallsShort(Protocol):
+    """A result of a call that can do part of its work and not the rest (a batch of steps
+    that stopped at one that failed, a state saved without an origin that did not answer).
+
+    ``shortfall()`` says what was not done and what to do about it, or None when all was.
+    The server sends a result that fell short as a tool error (``isError``) that still
+    carries the whole result: clients mark the call failed and agents and scripts branch
+    on that, while the model still sees where things stand (the view after the steps)."""
+
+    def shortfall(self) -> str | None: ...
 
 
 @dataclass(frozen=True)

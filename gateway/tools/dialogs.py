@@ -47,7 +47,7 @@ def register(tools: Tools, registry: Registry) -> None:
         params: dict[str, object] = {"accept": accept}
         if prompt_text is not None:
             params["promptText"] = prompt_text
-        await on.browser.tab_call(on.tab, "Page.handleJavaScriptDialog", params)
+        await on.call("Page.handleJavaScriptDialog", params)
         on.tab.dialog = None
         return DialogResult(tab=on.tab.id, target=on.browser.name, type=dialog.get("type", ""),
                             message=dialog.get("message", ""),

@@ -20,7 +20,7 @@ import anyio
 from pydantic import BaseModel, Field
 
 from gateway.browsers.session import TabSession
-from gateway.errors import NotAllowed
+from gateway.errors import NotAllowed, TabHeld
 from gateway.output.absent import absent
 from gateway.progress import report
 
@@ -81,10 +81,11 @@ def register(tools: Tools, registry: Registry, live: Live | None) -> None:
             # The hold's own end is written by its task a moment after ``until``.
             bound = min(hold.until - start + ENDING_S, timeout_s or DEFAULT_HOLD_S)
             with anyio.move_on_after(bound):
-                message = f"waiting for a person on tab {on.tab.id} ({reason}): open {url}"
+                waiting = f"waiting for a person on tab {on.tab.id} {TabHeld.asked(reason)}"
+                message = f"{waiting}: open {url}"
                 while not hold.released.is_set():
                     await report(time.monotonic() - start, bound, message)
-                    message = f"waiting for a person on tab {on.tab.id} ({reason})"
+                    message = waiting
                     with anyio.move_on_after(REPORT_EVERY_S):
                         await hold.released.wait()
         if hold.ended is None:

@@ -108,7 +108,7 @@ def register(tools: Tools, registry: Registry) -> None:
             recording = await recorder.start(on, on.budget, manual=action == "start")
             try:
                 if reload:
-                    await browser.tab_call(on.tab, "Page.reload", timeout_s=on.budget)
+                    await on.call("Page.reload", timeout_s=on.budget)
                 if action == "start":
                     return TraceResult(tab=on.tab.id, target=browser.name, recording=True)
                 await _record_for(recording, duration_s)

@@ -73,7 +73,7 @@ def register(tools: Tools, registry: Registry) -> None:
     ) -> EvaluateResult:
         """Run JavaScript in a tab; gives its value as JSON."""
         check_evaluate(on.browser.config)
-        result = await on.browser.tab_call(on.tab, "Runtime.evaluate", {
+        result = await on.call("Runtime.evaluate", {
             "expression": expression, "awaitPromise": await_promise,
             "replMode": True, "userGesture": True, "returnByValue": False,
         }, timeout_s=on.budget, timeout_hint="the expression did not finish (a long loop, "
@@ -83,7 +83,7 @@ def register(tools: Tools, registry: Registry) -> None:
         if (await_promise and remote.get("subtype") == "promise"
                 and "exceptionDetails" not in result):
             # REPL mode awaits top-level await, but hands a returned promise back as is.
-            result = await on.browser.tab_call(on.tab, "Runtime.awaitPromise", {
+            result = await on.call("Runtime.awaitPromise", {
                 "promiseObjectId": remote["objectId"]}, timeout_s=on.budget,
                 timeout_hint="the promise did not settle; raise timeout_s or pass "
                 "await_promise=false")

@@ -62,6 +62,20 @@ class StorageResult(BaseModel):
         """The state file, for a save (``WritesFiles``)."""
         return [self.path] if self.path and self.action == "save" else []
 
+    def shortfall(self) -> str | None:
+        """What of the state did not move (``FallsShort``): a saved file without the
+        localStorage of an origin whose tab did not answer, or cookies Chrome did not keep
+        from a loaded one — a sign-in that may not hold."""
+        if self.unread:
+            return (f"saved without the localStorage of {', '.join(self.unread)}: its tab "
+                    "did not answer (an open dialog, a hung page); answer or close it "
+                    "(list_tabs, handle_dialog) and save again to a new path")
+        if self.refused:
+            return (f"Chrome did not keep the cookies {', '.join(self.refused)} (invalid, "
+                    "expired, or SameSite=None without Secure); the others loaded — fix "
+                    "those in the file and load it again")
+        return None
+
 
 def _check(arguments: dict[str, Any]) -> None:
     if arguments.get("tab") is not None and arguments.get("context") is not None:

@@ -63,6 +63,18 @@ class PageView(BaseModel):
 
 class ActResult(PageView):
     steps: list[StepResult]
+    asked: int = Field(default=0, exclude=True)  # the steps in the batch, ran or not
+
+    def shortfall(self) -> str | None:
+        """The step that failed, if one did, and how many it kept from running
+        (``FallsShort``): the batch stopped there, the view is the page as it is now."""
+        failed = next((step for step in self.steps if not step.ok), None)
+        if failed is None:
+            return None
+        ran, left = len(self.steps), self.asked - len(self.steps)
+        after = f"; the {left} after it did not run" if left > 0 else ""
+        return (f"step {ran} of {max(self.asked, ran)} ({failed.do}) failed: {failed.error}"
+                f"{after}. The page as it is now follows, with fresh refs")
 
     def as_text(self) -> str:
         """The header, one line for the steps (why the failing one failed), the view."""
@@ -181,4 +193,4 @@ def register(tools: Tools, registry: Registry) -> None:
                                      else [], allow_any=registry.config.allow_any_path)
         steps = await run_actions(on, list(actions), on.budget, readable)
         view = await _view(on, max_chars)
-        return ActResult(**view.model_dump(), steps=steps)
+        return ActResult(**view.model_dump(), steps=steps, asked=len(actions))

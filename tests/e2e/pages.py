@@ -356,6 +356,26 @@ async def act(client: Client, tab: int, *actions: Mapping[str, Any]) -> dict[str
     return result
 
 
+async def act_failing(client: Client, tab: int, *actions: Mapping[str, Any]) -> dict[str, Any]:
+    """``browse_act`` whose batch stops at a step that fails: a tool error that still
+    carries where the page stands. Its one text block — all a client hands the model for
+    an error — opens with the step that failed and holds the steps line and the fresh
+    view; its structured result (asked for, as ``call --json`` does) is returned."""
+    result, _ = await raw_call(client, "browse_act", {"tab": tab, "actions": list(actions)})
+    text = text_of(result)
+    assert result.is_error, f"a failed step must make the call a tool error: {text}"
+    assert len(result.content) == 1, result.content
+    done = result.structured_content
+    assert isinstance(done, dict), f"no structured result with the error: {result!r}"
+    failed = len(done["steps"])
+    assert 1 <= failed <= len(actions) and done["steps"][-1]["ok"] is False, done["steps"]
+    assert text.startswith(f"step {failed} of {len(actions)} ({done['steps'][-1]['do']}) "
+                           "failed: "), text
+    assert "\nsteps: " in text and " failed: " in text.split("\nsteps: ", 1)[1], text
+    assert text.endswith(done["view"]), "the fresh view is in the text"
+    return done
+
+
 async def js(client: Client, tab: int, expression: str) -> Any:
     """The value of ``expression`` evaluated in the tab's page (its main frame)."""
     return (await call_ok(client, "evaluate", {"tab": tab, "expression": expression}))["value"]

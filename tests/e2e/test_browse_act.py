@@ -10,14 +10,19 @@ Timeouts here only bound how long a test may wait; nothing asserts how fast anyt
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
+import anyio
 import pytest
+from mcp.types import TextContent
 
-from tests.e2e.helpers import call_err, eventually, present
+from tests.e2e.helpers import DEFAULT_CALL_TIMEOUT, call_err, eventually, present
 from tests.e2e.pages import (
     DevtoolsEnv,
     act,
+    act_failing,
     browse,
     js,
     page_fixtures,
@@ -142,9 +147,9 @@ async def test_select_of_a_missing_option_fails_and_names_the_options(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
     tab, view = await open_view(env, tabs, "controls.html")
-    result = await act(env.client, tab,
-                       {"do": "select", "ref": ref_of(view, "Fruit"), "label": "Durian"},
-                       {"do": "check", "ref": ref_of(view, "I agree")})
+    result = await act_failing(
+        env.client, tab, {"do": "select", "ref": ref_of(view, "Fruit"), "label": "Durian"},
+        {"do": "check", "ref": ref_of(view, "I agree")})
     error = failed(result, 1)
     assert "Durian" in error and "Apple" in error and "Cherry pie" in error, error
     assert await js(env.client, tab, "[fruit.value, agree.checked]") == ["apple", False]
@@ -157,9 +162,9 @@ async def test_click_on_a_disabled_button_fails_and_stops_the_batch(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
     tab, view = await open_view(env, tabs, "controls.html")
-    result = await act(env.client, tab,
-                       {"do": "click", "ref": ref_of(view, "Disabled action", "button")},
-                       {"do": "click", "ref": ref_of(view, "After action", "button")})
+    result = await act_failing(
+        env.client, tab, {"do": "click", "ref": ref_of(view, "Disabled action", "button")},
+        {"do": "click", "ref": ref_of(view, "After action", "button")})
     error = failed(result, 1)
     assert "disabled" in error
     assert "Disabled action" in error
@@ -172,9 +177,9 @@ async def test_click_on_a_covered_button_fails_and_names_the_cover(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
     tab, view = await open_view(env, tabs, "controls.html")
-    result = await act(env.client, tab,
-                       {"do": "click", "ref": ref_of(view, "Covered action", "button")},
-                       {"do": "click", "ref": ref_of(view, "After action", "button")})
+    result = await act_failing(
+        env.client, tab, {"do": "click", "ref": ref_of(view, "Covered action", "button")},
+        {"do": "click", "ref": ref_of(view, "After action", "button")})
     error = failed(result, 1)
     assert "covered" in error
     assert "overlay" in error, "the error should say what covers the button"
@@ -182,6 +187,39 @@ async def test_click_on_a_covered_button_fails_and_names_the_cover(
     assert await js(env.client, tab, "[document.getElementById('covered-out').textContent, "
                                      "document.getElementById('after-out').textContent, "
                                      "csgwEvents]") == ["covered: 0", "after: 0", []]
+
+
+async def test_a_failed_step_reaches_a_model_as_an_error_holding_the_steps_and_the_view(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
+    """As a client asks (no ``_meta``): a tool error, one text block — what Claude Code
+    hands the model for an error (it ignores structured content then), and what a
+    text-first client shows — saying which step failed, then the steps line and the
+    page as it is now, whose refs work."""
+    tab, view = await open_view(env, tabs, "controls.html")
+    with anyio.fail_after(DEFAULT_CALL_TIMEOUT):
+        result = await env.client.call_tool("browse_act", {"tab": tab, "actions": [
+            {"do": "click", "ref": ref_of(view, "After action", "button")},
+            {"do": "click", "ref": ref_of(view, "Disabled action", "button")},
+            {"do": "click", "ref": ref_of(view, "After action", "button")}]})
+    assert result.is_error
+    assert result.structured_content is None, "a view reaches the model as text"
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    first, header, steps, *page = block.text.split("\n")
+    assert first.startswith('step 2 of 3 (click) failed: button #'), first
+    assert first.endswith("; the 1 after it did not run. The page as it is now follows, "
+                          "with fresh refs"), first
+    assert re.fullmatch(rf"tab {tab} on h1 \(\d+ refs\)", header), header
+    assert steps.startswith("steps: click; click failed: button #") and "disabled" in steps
+    assert page[0].startswith("url: ") and any("after: 1" in line for line in page), page
+    fresh = ref_of("\n".join(page), "After action", "button")
+    all_ok(await act(env.client, tab, {"do": "click", "ref": fresh}), "click")
+    # The call log says error, with what failed; the next call, ok.
+    logged = [json.loads(line) for line in env.call_log.read_text().splitlines()]
+    acted = [line for line in logged if line["tool"] == "browse_act" and line["tab"] == tab]
+    assert [line["outcome"] for line in acted] == ["error", "ok"], acted
+    assert acted[0]["error"] == first, acted[0]
 
 
 # ------------------------------------------------------------------------ real mouse input
@@ -372,8 +410,8 @@ async def test_wait_for_that_never_happens_times_out_naming_it(
         ref = ref_of(view, condition["ref_gone"])
         condition = {"ref_gone": ref}
         named = f"ref #{ref} {named}"
-    result = await act(env.client, tab, {"do": "wait_for", **condition, "timeout": 1},
-                       {"do": "click", "ref": ref_of(view, "Show later")})
+    result = await act_failing(env.client, tab, {"do": "wait_for", **condition, "timeout": 1},
+                               {"do": "click", "ref": ref_of(view, "Show later")})
     error = failed(result, 1)
     assert "timed out" in error, error
     assert named in error, error

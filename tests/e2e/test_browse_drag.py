@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 
 from tests.e2e.helpers import call_err
-from tests.e2e.pages import DevtoolsEnv, act, browse, close_tabs, devtools_gateway, js, ref_of
+from tests.e2e.pages import (
+    DevtoolsEnv,
+    act,
+    act_failing,
+    browse,
+    close_tabs,
+    devtools_gateway,
+    js,
+    ref_of,
+)
 from tests.topology import Topology
 
 pytestmark = pytest.mark.anyio
@@ -91,7 +100,7 @@ async def test_drag_arguments_are_checked(env: DevtoolsEnv, page: tuple[int, str
         assert error.startswith("invalid arguments for browse_act: actions.1.drag: "), error
         assert "drag needs exactly one of to (a ref) or by ([dx, dy])" in error, error
         assert await js(env.client, tab, "document.getElementById('name').value") == ""
-    result = await act(env.client, tab, {"do": "drag", "ref": ref_of(view, "Card"),
-                                         "by": [0, -5000]})
+    result = await act_failing(env.client, tab, {"do": "drag", "ref": ref_of(view, "Card"),
+                                                 "by": [0, -5000]})
     assert "off screen" in result["steps"][0]["error"], result["steps"]
     assert "card: not dropped" in result["view"]

@@ -18,6 +18,7 @@ from tests.e2e.helpers import call_ok
 from tests.e2e.pages import (
     DevtoolsEnv,
     act,
+    act_failing,
     browse,
     js,
     page_fixtures,
@@ -211,8 +212,8 @@ async def test_element_in_a_frame_covered_by_the_parent_page_is_not_clicked(
     in a cross-site one alike — and never report ok while the veil gets the click."""
     tab, view = await open_view(env, tabs, "/browse/frames-covered.html")
     await fits_viewport(env, tab)
-    result = await act(env.client, tab, {"do": "click", "ref": ref_of(view, name)},
-                       {"do": "click", "ref": ref_of(view, "Decline payment")})
+    result = await act_failing(env.client, tab, {"do": "click", "ref": ref_of(view, name)},
+                               {"do": "click", "ref": ref_of(view, "Decline payment")})
     veiled = await js(env.client, tab, "csgwVeil")
     step = result["steps"][0]
     assert step["ok"] is False and "covered" in (step["error"] or ""), (

@@ -31,6 +31,7 @@ from tests.e2e.helpers import (
 from tests.e2e.pages import (
     DevtoolsEnv,
     act,
+    act_failing,
     browse,
     devtools_gateway,
     js,
@@ -203,8 +204,9 @@ async def test_refused_uploads_say_why_and_copy_nothing(
         ("Plain button", [str(ok)], ["not a file input", "opened no file chooser"]),
     ]
     for control, paths, needles in cases:
-        result = await act(env.client, tab, {"do": "upload", "ref": ref_of(view, control),
-                                             "paths": paths})
+        result = await act_failing(env.client, tab, {"do": "upload",
+                                                     "ref": ref_of(view, control),
+                                                     "paths": paths})
         error, view = step_error(result), result["view"]
         for needle in needles:
             assert needle in error, (control, paths, error)
@@ -222,9 +224,9 @@ async def test_upload_total_over_the_step_limit_is_refused(
             f.truncate(90 * 1024 * 1024)
         parts.append(str(part))
     tab, view = await open_upload_page(env, tabs)
-    error = step_error(await act(env.client, tab, {"do": "upload",
-                                                   "ref": ref_of(view, "Attachments"),
-                                                   "paths": parts}))
+    error = step_error(await act_failing(env.client, tab, {"do": "upload",
+                                                           "ref": ref_of(view, "Attachments"),
+                                                           "paths": parts}))
     assert f"{3 * 90 * 1024 * 1024:,} bytes together" in error, error
     assert f"{250 * 1024 * 1024:,} bytes per upload step" in error, error
 

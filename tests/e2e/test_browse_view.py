@@ -21,6 +21,7 @@ from tests.e2e.pages import (
     DevtoolsEnv,
     PageSite,
     act,
+    act_failing,
     browse,
     js,
     open_page,
@@ -226,7 +227,7 @@ async def test_ref_from_an_older_view_of_the_same_page_is_rejected(
     current = await call_ok(env.client, "browse_view", {"tab": tab})
     assert ref_of(current["view"], "Count clicks", "button") != old
 
-    refused = await act(env.client, tab, {"do": "click", "ref": old})
+    refused = await act_failing(env.client, tab, {"do": "click", "ref": old})
     assert len(refused["steps"]) == 1
     step = refused["steps"][0]
     assert step["ok"] is False
@@ -251,7 +252,7 @@ async def test_ref_from_before_a_navigation_is_stale(env: DevtoolsEnv, tabs: lis
 
     # The page navigates (not through browse, so the tab's last view is still this one).
     await call_ok(env.client, "navigate", {"tab": tab, "url": s.url("/browse/second.html")})
-    refused = await act(env.client, tab, {"do": "click", "ref": count})
+    refused = await act_failing(env.client, tab, {"do": "click", "ref": count})
     [step] = refused["steps"]
     assert step["ok"] is False
     assert "stale" in step["error"] and f"#{count}" in step["error"], step
@@ -267,10 +268,10 @@ async def test_ref_is_stale_after_a_click_in_the_same_batch_navigated(
     tab = result["tab"]
     tabs.append(tab)
     view = result["view"]
-    done = await act(env.client, tab,
-                     {"do": "click", "ref": ref_of(view, "Second page", "")},
-                     {"do": "click", "ref": ref_of(view, "Count clicks", "button")},
-                     {"do": "click", "ref": ref_of(view, "Jump to details", "")})
+    done = await act_failing(env.client, tab,
+                             {"do": "click", "ref": ref_of(view, "Second page", "")},
+                             {"do": "click", "ref": ref_of(view, "Count clicks", "button")},
+                             {"do": "click", "ref": ref_of(view, "Jump to details", "")})
     assert len(done["steps"]) == 2, "the batch stops at the first failure"
     assert done["steps"][0] == {"do": "click", "ok": True}
     assert done["steps"][1]["ok"] is False
@@ -287,7 +288,7 @@ async def test_acting_on_a_tab_without_a_view_asks_for_one(
 ) -> None:
     tab = await open_page(env.client, site(env), "/browse/links.html", "h1")
     tabs.append(tab)
-    refused = await act(env.client, tab, {"do": "click", "ref": 1})
+    refused = await act_failing(env.client, tab, {"do": "click", "ref": 1})
     [step] = refused["steps"]
     assert step["ok"] is False
     assert "browse_view" in step["error"]

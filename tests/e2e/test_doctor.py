@@ -359,7 +359,7 @@ def test_chrome_not_running(fault_topology: Topology, tmp_path: Path) -> None:
     assert step["detail"].startswith("no DevToolsActivePort in the usual profile directories "
                                      "(~/.config/google-chrome, ~/.config/chromium")
     assert step["detail"].endswith("nothing at 127.0.0.1:9222: nothing listens there "
-                                   "(Connection refused)")
+                                   "(the SSH server could not connect to it)")
     assert step["fix"] == (
         "no Chrome found in ~/.config/google-chrome, ~/.config/chromium on h2; start one with "
         "--remote-debugging-port=0 --user-data-dir=<dir> (Chrome ≥136 needs --user-data-dir "

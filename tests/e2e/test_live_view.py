@@ -248,11 +248,12 @@ async def test_no_token_foreign_origin_or_host_gets_nothing(env: Env) -> None:
 
 async def test_handoff_holds_the_tab_until_done_or_timeout(env: Env) -> None:
     tab = await _tab(env)
-    held = await call_ok(env.client, "handoff", {"tab": tab, "reason": "sign in"})
+    held = await call_ok(env.client, "handoff", {"tab": tab,
+                                                 "reason": "sign in, then press Done"})
     assert held["state"] == "held" and held["left_s"] > 200
     refused = await call_err(env.client, "evaluate", {"tab": tab, "expression": "1"})
-    assert refused.endswith(f"tab {tab} is with a person (sign in, then press Done); call "
-                            "handoff with wait: true to wait for them"), refused
+    assert refused.endswith(f"tab {tab} is with a person (asked: 'sign in, then press Done'); "
+                            "call handoff with wait: true to wait for them to press Done"), refused
     await call_err(env.client, "close_tab", {"tab": tab})
     [target] = [t["target"] for t in (await call_ok(env.client, "list_tabs", {}))["tabs"]
                 if t["tab"] == tab]
@@ -297,15 +298,16 @@ async def test_handoff_holds_the_tab_until_done_or_timeout(env: Env) -> None:
     assert not waited.is_error and waited.structured_content == {"tab": tab,
                                                                  "state": "expired"}
     assert len(heard) >= 2 and heard[0][0] < heard[-1][0], heard
-    assert f"waiting for a person on tab {tab} (captcha): open http://127.0.0.1:" in str(
+    assert f"waiting for a person on tab {tab} (asked: 'captcha'): open http://127.0.0.1:" in str(
         heard[0][1])  # the first says where: a client that shows progress shows the link
-    assert all(message == f"waiting for a person on tab {tab} (captcha)"
+    assert all(message == f"waiting for a person on tab {tab} (asked: 'captcha')"
                for _, message in heard[1:]), heard
     ends = [(r["reason"], r["ended"]) for r in env.calls
             if r.get("event") == "handoff_end" and r["tab"] == tab]
-    assert ends == [("sign in", "done"), ("2FA", "expired"), ("captcha", "expired")]
-    assert [r["reason"] for r in env.calls
-            if r.get("event") == "handoff" and r["tab"] == tab] == ["sign in", "2FA", "captcha"]
+    assert ends == [("sign in, then press Done", "done"), ("2FA", "expired"),
+                    ("captcha", "expired")]
+    assert [r["reason"] for r in env.calls if r.get("event") == "handoff" and r["tab"] == tab
+            ] == ["sign in, then press Done", "2FA", "captcha"]
 
 
 async def test_two_viewers_and_a_stalled_one(env: Env) -> None:
@@ -406,7 +408,7 @@ async def test_a_call_queued_when_the_handoff_starts_is_refused_when_its_turn_co
     assert results["running"]["value"] == 1
     assert finished.index("running") < finished.index("handoff"), (
         "the call already running on the tab finishes before the person gets it", finished)
-    assert f"tab {tab} is with a person (sign in" in results["queued"], results["queued"]
+    assert f"tab {tab} is with a person (asked: 'sign in')" in results["queued"], results["queued"]
     assert handed["state"] == "held" and "busy" not in handed, handed
     env.live.registry.tabs.get(tab).hold.end("done")  # type: ignore[union-attr]
     assert await js(env.client, tab, "document.title") == "live", "the queued call did nothing"
@@ -441,8 +443,8 @@ async def test_a_held_tab_refuses_changes_to_its_context_and_reads_go_on(
             ("screenshot", {"tab": tab, "full_page": True})]
         for tool, args in refusals:
             refused = await call_err(env.client, tool, args)
-            held = (f"tab {other} is with a person (2FA" if "context" in args
-                    else f"tab {tab} is with a person (sign in")
+            held = (f"tab {other} is with a person (asked: '2FA')" if "context" in args
+                    else f"tab {tab} is with a person (asked: 'sign in')")
             assert held in refused, (tool, args, refused)
         saved = await call_ok(env.client, "storage_state", {
             "action": "save", "tab": tab, "path": str(tmp_path / "state.json")})

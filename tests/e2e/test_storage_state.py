@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import call_err, call_ok
+from tests.e2e.helpers import call_err, call_ok, text_of
 from tests.e2e.pages import (
     DevtoolsEnv,
     PageSite,
+    blocked_error,
     close_tabs,
     devtools_gateway,
     file_mode,
@@ -147,6 +148,34 @@ async def test_sign_in_saved_loaded_on_both_targets_and_cleared(env: DevtoolsEnv
         assert secret not in env.stderr_log.read_text()
 
 
+async def test_a_save_without_an_origin_whose_tab_did_not_answer_says_so(
+        env: DevtoolsEnv) -> None:
+    """A tab blocked by a dialog cannot give its origin's localStorage: the file is still
+    written (cookies, the rest), and the call is a tool error naming the origin left out
+    and what to do, carrying the whole result."""
+    site = env.site("h1")
+    path = env.tmp / "partial.json"
+    tab = await _open(env, "h1", "blocked", site.url("/signin.html"))
+    try:
+        assert await settle(env.client, tab) == 2
+        await js(env.client, tab, "setTimeout(() => alert('csgw-hold'), 50); 1")
+        await blocked_error(env.client, tab)  # the dialog is open
+        result, _ = await raw_call(env.client, "storage_state", {
+            "action": "save", "context": "blocked", "target": "h1", "path": str(path)})
+        first = text_of(result)
+        assert result.is_error, first
+        assert first.startswith(f"saved without the localStorage of {site.origin}: its tab "
+                                "did not answer (an open dialog, a hung page); answer or "
+                                "close it"), first
+        saved = result.structured_content
+        assert saved is not None and saved["unread"] == [site.origin], saved
+        assert saved["path"] == str(path) and "sid" in saved["cookie_names"], saved
+        assert json.loads(path.read_text())["origins"] == []
+    finally:
+        await call_ok(env.client, "handle_dialog", {"tab": tab, "accept": True})
+        await close_tabs(env.client, [tab])
+
+
 @pytest.mark.parametrize(("content", "says"), [
     ("not json", "is not JSON"),
     ('{"cookies": []}', "origins: Field required"),
@@ -186,7 +215,10 @@ async def test_arguments_that_do_not_fit_are_refused(env: DevtoolsEnv, args: dic
 async def test_cookies_chrome_will_not_keep_are_named_and_the_rest_load(
         env: DevtoolsEnv) -> None:
     """One invalid cookie fails Chrome's whole batch; SameSite=None without Secure is
-    dropped without a word: both are named in ``refused``, and the good one loads."""
+    dropped without a word: both are named in ``refused``, and the good one loads. The
+    load did part of its work, so the call is a tool error that says which cookies did not
+    load — first, in the text a client hands the model for an error — and still carries
+    the whole result; the call log's line says error too."""
     def cookie(name: str, value: str, same_site: str) -> dict[str, Any]:
         return {"name": name, "value": value, "domain": "127.0.0.1", "path": "/",
                 "expires": -1, "httpOnly": False, "secure": False, "sameSite": same_site}
@@ -195,10 +227,19 @@ async def test_cookies_chrome_will_not_keep_are_named_and_the_rest_load(
     path.write_text(json.dumps({"cookies": [
         cookie("kept", "yes", "Lax"), cookie("dropped", "SECRET-D", "None"),
         cookie("broken", "SECRET;B", "Strict")], "origins": []}))
-    loaded, text = await _storage(env, {"action": "load", "path": str(path),
-                                        "target": "h1", "context": "picky"})
-    assert (loaded["cookies"], loaded["refused"]) == (3, ["dropped", "broken"])
-    assert "SECRET" not in text
+    result, everything = await raw_call(env.client, "storage_state", {
+        "action": "load", "path": str(path), "target": "h1", "context": "picky"})
+    first = text_of(result)
+    assert result.is_error, first
+    assert first.startswith("Chrome did not keep the cookies dropped, broken "), first
+    assert '"refused":["dropped","broken"]' in first, "the whole result is in the text too"
+    loaded = result.structured_content
+    assert loaded is not None and (loaded["cookies"], loaded["refused"]) == (
+        3, ["dropped", "broken"]), loaded
+    assert "SECRET" not in everything
+    [line] = [json.loads(line) for line in env.call_log.read_text().splitlines()
+              if '"picky"' in line and '"storage_state"' in line]
+    assert line["outcome"] == "error" and "dropped, broken" in line["error"], line
     tab = await _open(env, "h1", "picky", env.site("h1").url("/"))
     try:
         assert await js(env.client, tab, "document.cookie") == "kept=yes"

@@ -58,6 +58,16 @@ class Answer(BaseModel):
     value: int
 
 
+class Partly(BaseModel):
+    """A result that can fall short (``FallsShort``), as a batch of steps does."""
+
+    done: int
+    missed: str | None = None
+
+    def shortfall(self) -> str | None:
+        return None if self.missed is None else f"{self.missed} was not done; do it again"
+
+
 async def _two_children_one_fails(error: Exception) -> None:
     """What a tool does that fans out: the failure comes out of a real task group."""
     async def fail() -> None:
@@ -85,16 +95,21 @@ def _server(tmp_path: Path) -> tuple[MCPServer, CallLog]:
         await _two_children_one_fails(ZeroDivisionError("division by zero"))
         return Answer(value=1)
 
+    @boundary.tool(Hints("test"))
+    async def partly_tool(missed: str | None = None) -> Partly:
+        return Partly(done=2, missed=missed)
+
     return server, log
 
 
-async def _call(tmp_path: Path, tool: str) -> tuple[bool, str, dict[str, object]]:
+async def _call(tmp_path: Path, tool: str,
+                args: dict[str, object] | None = None) -> tuple[bool, str, dict[str, object]]:
     """Call ``tool`` through the SDK client: is_error, the text, and its call-log line."""
     server, log = _server(tmp_path)
     try:
         async with Client(server) as client:
             with anyio.fail_after(10):
-                result = await client.call_tool(tool, {})
+                result = await client.call_tool(tool, args or {})
     finally:
         log.close()
     text = "".join(b.text for b in result.content if isinstance(b, TextContent))
@@ -116,6 +131,31 @@ async def test_a_bug_under_a_task_group_names_the_real_exception(tmp_path: Path)
     assert is_error
     assert "internal gateway error in buggy_tool (ZeroDivisionError: division by zero)" in text
     assert line["outcome"] == "crash"
+
+
+async def test_a_result_that_fell_short_is_a_tool_error_that_still_carries_it(
+    tmp_path: Path,
+) -> None:
+    """Clients mark the call failed; the model still reads what was done — in the first
+    text block, which is all Claude Code hands it for an error — and the call log says
+    error, with what was missed."""
+    server, log = _server(tmp_path)
+    try:
+        async with Client(server) as client:
+            with anyio.fail_after(10):
+                short = await client.call_tool("partly_tool", {"missed": "step 3"})
+                whole = await client.call_tool("partly_tool", {})
+    finally:
+        log.close()
+    assert short.is_error and not whole.is_error
+    [block] = short.content
+    assert isinstance(block, TextContent)
+    assert block.text == 'step 3 was not done; do it again\n{"done":2,"missed":"step 3"}'
+    assert short.structured_content == {"done": 2, "missed": "step 3"}
+    assert whole.structured_content == {"done": 2, "missed": None}
+    lines = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(line["outcome"], line["error"]) for line in lines] == [
+        ("error", "step 3 was not done; do it again"), ("ok", None)]
 
 
 async def test_gather_keeps_the_order_of_results() -> None:

@@ -88,7 +88,8 @@ def test_table() -> None:
      "no route to 10.0.0.2 (Network is unreachable)", "host unreachable (no route)"),
     (TimeoutError(), "no answer from 10.0.0.2:22 within 3 s",
      "host unreachable (no answer from 10.0.0.2:22)"),
-    (OSError(errno.ECONNRESET, "reset"), "connect to 10.0.0.2:22 failed: [Errno 104] reset",
+    (OSError(errno.ECONNRESET, "reset"),
+     "connect to 10.0.0.2:22 failed: the connection was reset by the other end",
      "check that 10.0.0.2 is up"),
 ])
 def test_tcp_failures(exc: BaseException, detail: str, fix_start: str) -> None:

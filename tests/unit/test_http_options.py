@@ -93,6 +93,21 @@ def test_a_tool_error_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None
     assert captured.out == "" and captured.err == "error: tab 9 is gone\n"
 
 
+def test_a_tool_error_with_a_result_prints_it_under_json(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A call that did part of its work: the error on stderr, exit 1, and under --json its
+    result on stdout (the steps and the fresh view of a browse_act that stopped)."""
+    steps = {"tab": 3, "steps": [{"do": "click", "ok": False, "error": "disabled"}]}
+    result = {"content": [{"type": "text", "text": "step 1 of 1 (click) failed: disabled"}],
+              "structuredContent": steps, "isError": True}
+    assert print_result(result, as_json=True) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == steps
+    assert captured.err == "error: step 1 of 1 (click) failed: disabled\n"
+    assert print_result(result, as_json=False) == 1
+    assert capsys.readouterr().out == ""
+
+
 def test_the_shell_side_of_call_stays_light() -> None:
     """A warm ``call`` must not pay for the MCP SDK, pydantic or the serving code."""
     import subprocess

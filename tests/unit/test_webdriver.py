@@ -293,7 +293,7 @@ def test_a_garbage_answer_gives_a_short_reason(raw: bytes) -> None:
         stream = Stream(raw, piece=65536)
         await request_over(ChannelStream(stream, stream), "127.0.0.1", 9515, "/status")
 
-    with pytest.raises(HostError, match="not an HTTP response") as caught:
+    with pytest.raises(HostError, match="what answered is not HTTP") as caught:
         anyio.run(main)
     assert len(str(caught.value)) < 300, len(str(caught.value))
 

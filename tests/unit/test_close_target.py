@@ -9,7 +9,6 @@ destroyed the page, and the page is never listed in between."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -20,11 +19,9 @@ from gateway.browsers.tab import TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from tests.unit.cdp_events import EVENTS
+from tests.unit.fakes import FakeCdp
 
 pytestmark = pytest.mark.anyio
-
-Listener = Callable[[str, dict[str, Any]], None]
-
 
 def _captured() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The close's events before Chrome's answer and after it."""
@@ -34,34 +31,16 @@ def _captured() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return lines[:at], lines[at + 1:]
 
 
-class BrowserSide:
-    """The browser-level connection: Chrome's events handed to the tracker's listener."""
-
-    is_open = True
-
-    def listen(self, session: str | None, listener: Listener,
-               take: object = None) -> Callable[[], None]:
-        if session is None:
-            self.listener = listener
-        return lambda: None
-
-    def __init__(self) -> None:
-        self.listener: Listener | None = None
-        self.failed: list[tuple[str, str]] = []  # (session, why what waited there failed)
-
-    def fail_session(self, session: str, error: Exception, _safe: Any) -> None:
-        self.failed.append((session, str(error)))
-
-    def deliver(self, event: dict[str, Any]) -> None:
-        assert self.listener is not None
-        self.listener(event["method"], event["params"])
+def _deliver(cdp: FakeCdp, event: dict[str, Any]) -> None:
+    """A captured browser-level event, handed to the tracker's listener."""
+    cdp.emit(event["method"], event["params"])
 
 
 async def test_a_closed_page_is_gone_when_the_close_answers_and_never_listed_again() -> None:
     before, after = _captured()
     destroyed = next(e for e in after if e["method"] == "Target.targetDestroyed")
     target_id = destroyed["params"]["targetId"]
-    cdp, tab_ids = BrowserSide(), TabIds()
+    cdp, tab_ids = FakeCdp(), TabIds()
     pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), tab_ids,
                         Uploads(None))  # type: ignore[arg-type]
     listed: list[set[str]] = []  # the tracker's pages after each event Chrome sent late
@@ -74,14 +53,14 @@ async def test_a_closed_page_is_gone_when_the_close_answers_and_never_listed_aga
         async def late_events() -> None:
             for event in after:
                 await anyio.lowlevel.checkpoint()
-                cdp.deliver(event)
+                _deliver(cdp, event)
                 delivered.append(event["method"])
                 listed.append(set(pages.tabs))
 
         async def close_target(method: str, params: dict[str, Any]) -> dict[str, Any]:
             assert (method, params) == ("Target.closeTarget", {"targetId": target_id})
             for event in before:
-                cdp.deliver(event)
+                _deliver(cdp, event)
             tg.start_soon(late_events)
             return {}
 
@@ -95,7 +74,7 @@ async def test_a_closed_page_is_gone_when_the_close_answers_and_never_listed_aga
 
 
 async def test_a_close_chrome_never_confirms_is_bounded() -> None:
-    cdp = BrowserSide()
+    cdp = FakeCdp()
     pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
                         Uploads(None))  # type: ignore[arg-type]
     async with anyio.create_task_group() as tg:
@@ -108,7 +87,7 @@ async def test_a_close_chrome_never_confirms_is_bounded() -> None:
         with anyio.fail_after(5):
             await pages.close(tab, "was closed by close_tab", accepted, 0.05)
         assert "T1" not in pages.tabs
-        cdp.deliver({"method": "Target.targetInfoChanged",
+        _deliver(cdp, {"method": "Target.targetInfoChanged",
                      "params": {"targetInfo": {"targetId": "T1", "type": "page"}}})
         assert "T1" not in pages.tabs  # still not listed again: its destroy is to come
 
@@ -116,7 +95,7 @@ async def test_a_close_chrome_never_confirms_is_bounded() -> None:
 async def test_a_call_cut_off_by_the_close_says_close_tab_closed_it() -> None:
     """Chrome may detach the page before it answers ``closeTarget``: what was in flight on
     the tab fails saying close_tab closed it, not that the page went away by itself."""
-    cdp = BrowserSide()
+    cdp = FakeCdp()
     pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
                         Uploads(None))  # type: ignore[arg-type]
     async with anyio.create_task_group() as tg:
@@ -125,7 +104,7 @@ async def test_a_call_cut_off_by_the_close_says_close_tab_closed_it() -> None:
         pages.bind(cdp, tab, "S1")  # type: ignore[arg-type]
 
         async def detached_first(_method: str, _params: dict[str, Any]) -> dict[str, Any]:
-            cdp.deliver({"method": "Target.detachedFromTarget",
+            _deliver(cdp, {"method": "Target.detachedFromTarget",
                          "params": {"sessionId": "S1", "targetId": "T1"}})
             return {}
 

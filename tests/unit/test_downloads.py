@@ -2,8 +2,9 @@
 
 ``fixtures/downloads`` holds the ``Browser.download*`` events a real headless Chromium
 sent for a download that completed and one its server broke off
-(``fixtures/capture_downloads.py``). The host is a stand-in that records what it is
-asked: the copy itself is the e2e tests' (``tests/e2e/test_downloads.py``).
+(``fixtures/capture_downloads.py``). The host and connection are the shared fakes
+(``tests.unit.fakes``), recording what they are asked: the copy itself is the e2e
+tests' (``tests/e2e/test_downloads.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import io
 import json
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio
 import pytest
@@ -36,6 +37,7 @@ from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.tab import Tab
 from gateway.config import TargetConfig
 from gateway.errors import HostError, InvalidArgument
+from tests.unit.fakes import FakeCdp, FakeHost
 
 pytestmark = pytest.mark.anyio
 
@@ -43,45 +45,12 @@ FIXTURES = Path(__file__).parents[2] / "fixtures" / "downloads"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 DIRECTORY = f"{DIRECTORY_PREFIX}abcd1234"
 LOOPBACK = Endpoint("127.0.0.1", 9222, "/devtools/browser/x", "test")
+PREPARED = f"@csgw dir {DIRECTORY}\n"  # what the host's set-up script prints
 
 
 def _events() -> list[tuple[str, dict[str, Any]]]:
     with (FIXTURES / "events.jsonl").open() as f:
         return [(e["method"], e["params"]) for e in map(json.loads, f)]
-
-
-class FakeHost:
-    label = "alice@devvm"
-
-    def __init__(self, prepared: str = f"@csgw dir {DIRECTORY}\n") -> None:
-        self.prepared, self.commands = prepared, []  # type: str, list[str]
-        self.fetched: list[tuple[str, int]] = []
-        self.timeouts: list[float] = []
-
-    async def run(self, command: str, timeout_s: float) -> str:
-        self.commands.append(command)
-        return self.prepared
-
-    async def fetch_file(self, path: str, into: BinaryIO, max_bytes: int,
-                         timeout_s: float) -> int:
-        self.fetched.append((path, max_bytes))
-        self.timeouts.append(timeout_s)
-        into.write(b"data")
-        return 4
-
-
-class FakeCdp:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, dict[str, Any]]] = []
-        self.listener: Any = None
-
-    def listen(self, session: str | None, listener: Any) -> Any:
-        self.listener = listener
-        return lambda: None
-
-    async def send(self, method: str, params: dict[str, Any], **_: Any) -> dict[str, Any]:
-        self.sent.append((method, params))
-        return {}
 
 
 class FakeTasks:
@@ -107,7 +76,7 @@ async def _served(host: FakeHost | None = None, endpoint: Endpoint = LOOPBACK,
     pages = pages or SimpleNamespace(contexts=BrowserContexts())
     pages.tabs = {tab.target_id: tab}
     record = Downloads(TargetConfig.model_validate({"name": "devvm", **config}),
-                       host or FakeHost(), pages)  # type: ignore[arg-type]
+                       host or FakeHost(PREPARED), pages)  # type: ignore[arg-type]
     await record.start(cdp or FakeCdp(), endpoint, tasks or FakeTasks(),  # type: ignore[arg-type]
                        launched=launched)
     return record, tab
@@ -116,11 +85,11 @@ async def _served(host: FakeHost | None = None, endpoint: Endpoint = LOOPBACK,
 async def test_chromes_events_make_the_record() -> None:
     cdp = FakeCdp()
     record, tab = await _served(cdp=cdp)
-    assert cdp.sent == [("Browser.setDownloadBehavior", {
+    assert cdp.sent() == [("Browser.setDownloadBehavior", {
         "behavior": "allowAndName", "downloadPath": f"{DIRECTORY}/files",
         "eventsEnabled": True})]
     for method, params in _events():
-        cdp.listener(method, params)
+        cdp.emit(method, params)
     blob, broken = record.entries
     guids = MANIFEST["guids"]
     assert (blob.id, blob.name, blob.state, blob.bytes, blob.total, blob.tab) == (
@@ -139,7 +108,7 @@ async def _made_saves_there(contexts: BrowserContexts, cdp: FakeCdp, name: str) 
         return {"browserContextId": "CTX"}
 
     await contexts.id_for(name, call)
-    assert cdp.sent[-1] == ("Browser.setDownloadBehavior", {
+    assert cdp.sent()[-1] == ("Browser.setDownloadBehavior", {
         "behavior": "allowAndName", "downloadPath": f"{DIRECTORY}/files",
         "eventsEnabled": True, "browserContextId": "CTX"})
 
@@ -152,10 +121,10 @@ async def test_a_context_the_gateway_makes_saves_there_too() -> None:
 
 
 async def test_the_record_is_bounded_and_ids_go_on() -> None:
-    host, cdp, tasks = FakeHost(), FakeCdp(), FakeTasks()
+    host, cdp, tasks = FakeHost(PREPARED), FakeCdp(), FakeTasks()
     record, _ = await _served(host, cdp=cdp, tasks=tasks)
     for n in range(MAX_DOWNLOADS + 5):
-        cdp.listener("Browser.downloadWillBegin", {"guid": f"g{n}", "url": "http://x/",
+        cdp.emit("Browser.downloadWillBegin", {"guid": f"g{n}", "url": "http://x/",
                                                    "suggestedFilename": "f", "frameId": "?"})
     assert len(record.entries) == MAX_DOWNLOADS and record.dropped == 5
     assert record.entries[0].id == 6 and record.entries[-1].id == MAX_DOWNLOADS + 5
@@ -164,13 +133,13 @@ async def test_the_record_is_bounded_and_ids_go_on() -> None:
         record.get(1)
     await tasks.run()  # the dropped ones' files leave the host; those under way are cancelled
     assert host.commands[1:] == [remove_command(f"{DIRECTORY}/files/g{n}") for n in range(5)]
-    assert cdp.sent[1:] == [("Browser.cancelDownload", {"guid": f"g{n}"}) for n in range(5)]
+    assert cdp.sent()[1:] == [("Browser.cancelDownload", {"guid": f"g{n}"}) for n in range(5)]
 
 
 async def test_a_download_under_way_at_a_reconnect_is_failed_and_the_directory_kept() -> None:
-    host, cdp = FakeHost(), FakeCdp()
+    host, cdp = FakeHost(PREPARED), FakeCdp()
     record, _ = await _served(host, cdp=cdp)
-    cdp.listener(*_events()[0])  # began, never ended on this connection
+    cdp.emit(*_events()[0])  # began, never ended on this connection
     await record.start(FakeCdp(), LOOPBACK, FakeTasks(), launched=True)  # type: ignore[arg-type]
     assert record.entries[0].state == "failed"
     assert host.commands[1] == prepare_command(DIRECTORY)  # kept, its holder rewritten
@@ -188,27 +157,27 @@ async def test_a_download_under_way_at_a_reconnect_is_failed_and_the_directory_k
 ])
 def test_which_browsers_files_can_come_back(endpoint: Endpoint, hosted: bool,
                                             why: str | None) -> None:
-    said = unreachable(endpoint, FakeHost(), hosted=hosted)  # type: ignore[arg-type]
+    said = unreachable(endpoint, FakeHost(PREPARED), hosted=hosted)  # type: ignore[arg-type]
     assert said == why if why is None else why in str(said)
 
 
 async def test_a_share_lists_downloads_but_says_why_none_comes_back() -> None:
-    host, cdp = FakeHost(), FakeCdp()
+    host, cdp = FakeHost(PREPARED), FakeCdp()
     share = Endpoint("localhost", 0, "/p", "share", socket="/s.sock")
     record, _ = await _served(host, share, cdp, launched=False)
     assert host.commands == [] and record.directory is None  # nothing made there
-    assert cdp.sent == []  # its downloads are its own: only its pages' events tell
+    assert cdp.sent() == []  # its downloads are its own: only its pages' events tell
     for method, params in _events():
-        cdp.listener(method, params)
+        cdp.emit(method, params)
     with pytest.raises(InvalidArgument, match="cannot be copied back: it is a share"):
         await record.fetch(record.entries[0], io.BytesIO(), 512, 5)
 
 
 async def test_what_a_fetch_refuses_and_what_it_copies() -> None:
-    host, cdp = FakeHost(), FakeCdp()
+    host, cdp = FakeHost(PREPARED), FakeCdp()
     record, _ = await _served(host, cdp=cdp)
     for method, params in _events():
-        cdp.listener(method, params)
+        cdp.emit(method, params)
     blob, broken = record.entries
     with pytest.raises(InvalidArgument, match=r"failed in the browser .* download it again"):
         await record.fetch(broken, io.BytesIO(), 512, 5)
@@ -222,7 +191,7 @@ async def test_what_a_fetch_refuses_and_what_it_copies() -> None:
     assert await record.fetch(blob, into, 4096, 5) == 4
     assert host.fetched == [(blob.path, 512 << 20)] and into.getvalue() == b"data"
 
-    cdp.listener("Browser.downloadWillBegin", {"guid": "slow", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "slow", "url": "u",
                                                "suggestedFilename": "s"})
     with pytest.raises(InvalidArgument, match=r"still under way after 0\.05 s"):
         await record.fetch(record.get(3), io.BytesIO(), 512, 0.05)
@@ -237,7 +206,7 @@ async def test_a_directory_that_cannot_be_made_is_said() -> None:
         async def run(self, command: str, timeout_s: float) -> str:
             raise HostError("connection lost")
 
-    record, _ = await _served(Down())
+    record, _ = await _served(Down(PREPARED))
     assert record.unreachable is not None and "connection lost" in record.unreachable
 
 
@@ -263,7 +232,7 @@ async def test_the_directory_goes_at_exit_even_after_a_failed_set_up() -> None:
                 raise HostError("connection lost")
             return self.prepared
 
-    host = Flaky()
+    host = Flaky(PREPARED)
     record, _ = await _served(host)
     # the reconnect's set-up fails
     await record.start(FakeCdp(), LOOPBACK, FakeTasks(), launched=True)  # type: ignore[arg-type]
@@ -278,9 +247,9 @@ async def test_a_fetch_waits_for_a_download_under_way_and_says_how_far_it_is(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Each report the fetch makes lets the browser go one step on: no clock involved."""
     monkeypatch.setattr(progress, "MIN_INTERVAL_S", 0)
-    cdp, host = FakeCdp(), FakeHost()
+    cdp, host = FakeCdp(), FakeHost(PREPARED)
     record, _ = await _served(host, cdp=cdp)
-    cdp.listener("Browser.downloadWillBegin", {"guid": "g", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "g", "url": "u",
                                                "suggestedFilename": "s"})
     heard: list[tuple[float, float | None, str | None]] = []
     steps = iter([(1 << 20, "inProgress"), (2 << 20, "completed")])
@@ -288,7 +257,7 @@ async def test_a_fetch_waits_for_a_download_under_way_and_says_how_far_it_is(
     async def send(done: float, total: float | None, message: str | None) -> None:
         heard.append((done, total, message))
         received, state = next(steps)
-        cdp.listener("Browser.downloadProgress", {
+        cdp.emit("Browser.downloadProgress", {
             "guid": "g", "receivedBytes": received, "totalBytes": 2 << 20, "state": state})
 
     with progress.reporting(send):
@@ -299,14 +268,14 @@ async def test_a_fetch_waits_for_a_download_under_way_and_says_how_far_it_is(
 
 
 async def test_the_wait_and_the_copy_share_one_budget() -> None:
-    cdp, host = FakeCdp(), FakeHost()
+    cdp, host = FakeCdp(), FakeHost(PREPARED)
     record, _ = await _served(host, cdp=cdp)
-    cdp.listener("Browser.downloadWillBegin", {"guid": "g", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "g", "url": "u",
                                                "suggestedFilename": "s"})
 
     async def browser() -> None:
         await anyio.sleep(0.1)
-        cdp.listener("Browser.downloadProgress", {"guid": "g", "receivedBytes": 1,
+        cdp.emit("Browser.downloadProgress", {"guid": "g", "receivedBytes": 1,
                                                   "state": "completed"})
 
     async with anyio.create_task_group() as tg:
@@ -316,11 +285,11 @@ async def test_the_wait_and_the_copy_share_one_budget() -> None:
 
 
 async def test_an_id_that_is_no_plain_name_is_never_a_path() -> None:
-    host, cdp = FakeHost(), FakeCdp()
+    host, cdp = FakeHost(PREPARED), FakeCdp()
     record, _ = await _served(host, cdp=cdp)
-    cdp.listener("Browser.downloadWillBegin", {"guid": "../../../etc/passwd", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "../../../etc/passwd", "url": "u",
                                                "suggestedFilename": "s"})
-    cdp.listener("Browser.downloadProgress", {"guid": "../../../etc/passwd",
+    cdp.emit("Browser.downloadProgress", {"guid": "../../../etc/passwd",
                                               "receivedBytes": 5, "state": "completed"})
     entry = record.entries[0]
     assert entry.path is None and entry.state == "completed"
@@ -333,13 +302,13 @@ async def test_an_id_that_is_no_plain_name_is_never_a_path() -> None:
 async def test_a_browser_the_gateway_did_not_launch_keeps_its_own_downloads() -> None:
     """Its default context is sent nothing (its pages tell of its downloads, once even
     when the browser does too); a context the gateway makes saves here."""
-    host, cdp = FakeHost(), FakeCdp()
+    host, cdp = FakeHost(PREPARED), FakeCdp()
     pages = SimpleNamespace(contexts=BrowserContexts())
     record, tab = await _served(host, cdp=cdp, launched=False, pages=pages)
-    assert cdp.sent == []
+    assert cdp.sent() == []
     for method, params in _events():
         pages.downloaded(method.replace("Browser.", "Page."), params, tab)
-        cdp.listener(method, params)
+        cdp.emit(method, params)
     assert len(record.entries) == 2
     blob = record.entries[0]
     assert blob.tab == tab.id and blob.state == "completed"
@@ -349,7 +318,7 @@ async def test_a_browser_the_gateway_did_not_launch_keeps_its_own_downloads() ->
         await record.fetch(blob, io.BytesIO(), 512, 5)
     await _made_saves_there(pages.contexts, cdp, "mine")
     tab.context = "mine"
-    cdp.listener("Browser.downloadWillBegin", {"guid": "g-1", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "g-1", "url": "u",
                                                "suggestedFilename": "s",
                                                "frameId": tab.target_id})
     assert record.entries[-1].path == f"{DIRECTORY}/files/g-1"
@@ -357,14 +326,14 @@ async def test_a_browser_the_gateway_did_not_launch_keeps_its_own_downloads() ->
 
 
 async def test_past_the_hosts_bound_downloads_are_cancelled_saying_why() -> None:
-    host, cdp, tasks = FakeHost(), FakeCdp(), FakeTasks()
+    host, cdp, tasks = FakeHost(PREPARED), FakeCdp(), FakeTasks()
     record, _ = await _served(host, cdp=cdp, tasks=tasks)
-    cdp.listener("Browser.downloadWillBegin", {"guid": "big", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "big", "url": "u",
                                                "suggestedFilename": "big.iso"})
-    cdp.listener("Browser.downloadProgress", {"guid": "big", "receivedBytes": MAX_HOST_BYTES,
+    cdp.emit("Browser.downloadProgress", {"guid": "big", "receivedBytes": MAX_HOST_BYTES,
                                               "state": "inProgress"})
     assert record.entries[0].state == "in_progress"  # at the bound, not past it
-    cdp.listener("Browser.downloadProgress", {"guid": "big", "state": "inProgress",
+    cdp.emit("Browser.downloadProgress", {"guid": "big", "state": "inProgress",
                                               "receivedBytes": MAX_HOST_BYTES + 1})
     big = record.entries[0]
     assert big.state == "failed" and "reached 2,048 MB" in str(big.why_not)
@@ -372,15 +341,15 @@ async def test_past_the_hosts_bound_downloads_are_cancelled_saying_why() -> None
                                               "downloads kept on alice@devvm reached"):
         await record.fetch(big, io.BytesIO(), 512, 5)
     await tasks.run()
-    assert cdp.sent[-1] == ("Browser.cancelDownload", {"guid": "big"})
+    assert cdp.sent()[-1] == ("Browser.cancelDownload", {"guid": "big"})
     assert host.commands[-1] == remove_command(f"{DIRECTORY}/files/big")
 
-    cdp.listener("Browser.downloadWillBegin", {"guid": "a", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "a", "url": "u",
                                                "suggestedFilename": "a"})
-    cdp.listener("Browser.downloadProgress", {"guid": "a", "receivedBytes": MAX_HOST_BYTES,
+    cdp.emit("Browser.downloadProgress", {"guid": "a", "receivedBytes": MAX_HOST_BYTES,
                                               "state": "completed"})
-    cdp.listener("Browser.downloadWillBegin", {"guid": "b", "url": "u",
+    cdp.emit("Browser.downloadWillBegin", {"guid": "b", "url": "u",
                                                "suggestedFilename": "b"})
     assert [e.state for e in record.entries] == ["failed", "completed", "failed"]
     await tasks.run()
-    assert cdp.sent[-1] == ("Browser.cancelDownload", {"guid": "b"})
+    assert cdp.sent()[-1] == ("Browser.cancelDownload", {"guid": "b"})

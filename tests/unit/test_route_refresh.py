@@ -7,7 +7,6 @@ only real refusals, not a request or session that went."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -20,38 +19,13 @@ from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import CdpError, CdpTimeout, GatewayError
+from tests.unit.fakes import FakeCdp
 
 pytestmark = pytest.mark.anyio
 
-Hook = Callable[[str, str | None], Any]
-
-
-class FakeCdp:
-    """Records each command as Chrome would get it; ``hook`` may raise, or be awaited
-    (its result) before the reply."""
-
-    is_open = True
-
-    def __init__(self, hook: Hook | None = None) -> None:
-        self.sent: list[tuple[str, str | None]] = []
-        self.hook = hook
-
-    def listen(self, _session: str | None, _listener: Any,
-               take: Any = None) -> Callable[[], None]:
-        return lambda: None
-
-    async def send(self, method: str, _params: dict[str, Any] | None = None, *,
-                   session_id: str | None = None, **_: Any) -> dict[str, Any]:
-        self.sent.append((method, session_id))
-        if self.hook is not None:
-            waiting = self.hook(method, session_id)
-            if waiting is not None:
-                await waiting
-        return {}
-
-    def last(self, session: str) -> str:
-        """The ``Fetch`` command the session got last: the state it is in."""
-        return [m for m, s in self.sent if s == session and m.startswith("Fetch.")][-1]
+def _last(cdp: FakeCdp, session: str) -> str:
+    """The ``Fetch`` command the session got last: the state it is in."""
+    return [m for m, s in cdp.sessions() if s == session and m.startswith("Fetch.")][-1]
 
 
 def _tracked(cdp: FakeCdp, tg: anyio.abc.TaskGroup) -> tuple[PageTracker, Tab]:
@@ -80,12 +54,12 @@ async def test_a_frame_that_went_is_passed_over_one_still_there_is_not() -> None
                 raise CdpError(method, -32001, "Session with given id not found.")
             raise CdpTimeout(method, 1.0)
 
-    cdp = FakeCdp(fail_frame)
+    cdp = FakeCdp(hook=fail_frame)
     async with anyio.create_task_group() as tg:
         pages, tab = _tracked(cdp, tg)
         tab.routes.add(_route())
         await pages.refresh_routes([tab], 5)  # the frame went: nothing to say
-        assert cdp.sent == [("Fetch.enable", "S1"), ("Fetch.enable", "F1")]
+        assert cdp.sessions() == [("Fetch.enable", "S1"), ("Fetch.enable", "F1")]
         pages.bind(cdp, tab, "F1", frame_id="FRAME")  # type: ignore[arg-type]
         with pytest.raises(CdpTimeout):  # still the tab's: its routes would not reach it
             await pages.refresh_routes([tab], 5)
@@ -96,7 +70,7 @@ async def test_a_route_the_page_cannot_take_is_taken_out_again() -> None:
         if (method, session) == ("Fetch.enable", "S1"):
             raise CdpError(method, -32000, "Internal error")
 
-    cdp = FakeCdp(refuse)
+    cdp = FakeCdp(hook=refuse)
     async with anyio.create_task_group() as tg:
         pages, tab = _tracked(cdp, tg)
         kept, new = _route(), _route()
@@ -105,11 +79,11 @@ async def test_a_route_the_page_cannot_take_is_taken_out_again() -> None:
             await pages.route_added(tab.routes, new, [tab], 5)
         assert tab.routes.routes == []  # a retry makes one route, not two
         await anyio.wait_all_tasks_blocked()
-        assert cdp.last("S1") == "Fetch.disable" and cdp.last("F1") == "Fetch.disable"
+        assert _last(cdp, "S1") == "Fetch.disable" and _last(cdp, "F1") == "Fetch.disable"
         cdp.hook = None
         tab.routes.add(kept)
         await pages.route_added(tab.routes, kept, [tab], 5)
-        assert tab.routes.routes == [kept] and cdp.last("F1") == "Fetch.enable"
+        assert tab.routes.routes == [kept] and _last(cdp, "F1") == "Fetch.enable"
 
 
 async def test_racing_refreshes_leave_every_session_as_the_routes_are() -> None:
@@ -123,7 +97,7 @@ async def test_racing_refreshes_leave_every_session_as_the_routes_are() -> None:
             return release.wait()
         return None
 
-    cdp = FakeCdp(hold_first)
+    cdp = FakeCdp(hook=hold_first)
     async with anyio.create_task_group() as tg:
         pages, tab = _tracked(cdp, tg)
         route = _route()
@@ -134,7 +108,7 @@ async def test_racing_refreshes_leave_every_session_as_the_routes_are() -> None:
         tg.start_soon(pages.refresh_routes, [tab], 5)
         await anyio.wait_all_tasks_blocked()
         release.set()
-    assert (cdp.last("S1"), cdp.last("F1")) == ("Fetch.disable", "Fetch.disable")
+    assert (_last(cdp, "S1"), _last(cdp, "F1")) == ("Fetch.disable", "Fetch.disable")
 
 
 @pytest.mark.parametrize(("error", "session", "noted", "failed"), [
@@ -153,7 +127,7 @@ async def test_a_route_notes_only_what_chrome_refused(error: GatewayError, sessi
         if method == "Fetch.continueRequest":
             raise error
 
-    cdp = FakeCdp(refuse)
+    cdp = FakeCdp(hook=refuse)
     async with anyio.create_task_group() as tg:
         _, tab = _tracked(cdp, tg)
         route = _route("continue")
@@ -161,4 +135,4 @@ async def test_a_route_notes_only_what_chrome_refused(error: GatewayError, sessi
                           "Fetch.continueRequest", {"requestId": "r1"})
     assert (route.error is None) == (noted is None)
     assert noted is None or noted in str(route.error)
-    assert (("Fetch.failRequest", session) in cdp.sent) is failed
+    assert (("Fetch.failRequest", session) in cdp.sessions()) is failed

@@ -7,7 +7,6 @@ ever remove them), or while they are (then they are removed at the next sweep).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -17,45 +16,13 @@ from gateway.browsers.pages import PageTracker
 from gateway.browsers.tab import TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
-from gateway.errors import HostError, StagingFailed, TabNotFound
-from gateway.hosts.base import Staged
+from gateway.errors import StagingFailed, TabNotFound
 from gateway.output.files import Readable
+from tests.unit.fakes import FakeHost
 
 pytestmark = pytest.mark.anyio
 
 FILES = [Readable(Path("/tmp/a.txt"), 5, (1, 2))]
-
-
-class FakeHost:
-    """Stages into numbered directories, and records the commands run (the removals)."""
-
-    label = "fake"
-
-    def __init__(self) -> None:
-        self.staged: list[str] = []
-        self.commands: list[str] = []
-        self.copying = anyio.Event()
-        self.release_copy: anyio.Event | None = None
-        self.fail_runs = 0
-        self.break_off = False  # the link goes mid-copy: the directory stays on the host
-
-    async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
-        directory = f"/tmp/csgw-upload-{len(self.staged)}"
-        if self.break_off:
-            self.staged.append(directory)
-            raise StagingFailed("connection lost", directory)
-        self.copying.set()
-        if self.release_copy is not None:
-            await self.release_copy.wait()
-        self.staged.append(directory)
-        return Staged(directory, tuple(f"{directory}/0/{f.path.name}" for f in files))
-
-    async def run(self, command: str, timeout_s: float) -> str:
-        if self.fail_runs:
-            self.fail_runs -= 1
-            raise HostError("unreachable")
-        self.commands.append(command)
-        return ""
 
 
 def tracker(host: FakeHost) -> PageTracker:

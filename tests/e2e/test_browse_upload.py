@@ -101,7 +101,7 @@ async def test_a_file_arrives_over_ssh_and_is_gone_after_close_tab(
     assert result["steps"] == [{"do": "upload", "ok": True}], result["steps"]
     expected = [("report.bin", len(data), data[:16].hex())]
     # DOM.setFileInputFiles fires both events a user's choice would, in this order.
-    assert arrived(await js(env.client, tab, "window.csgwUploads"), "doc") == [
+    assert arrived(await js(env.client, tab, "await window.csgwRead()"), "doc") == [
         ("input", expected), ("change", expected)]
     assert "report.bin 70000" in result["view"]  # the fresh view shows what the page shows
 
@@ -132,7 +132,7 @@ async def test_several_files_even_with_one_name_reach_a_multiple_input(
     assert result["steps"] == [{"do": "upload", "ok": True}], result["steps"]
     files = [("notes.txt", 10, one.hex()), ("notes.txt", 20, two[:16].hex()),
              ("empty.dat", 0, "")]
-    assert arrived(await js(env.client, tab, "window.csgwUploads"), "many") == [
+    assert arrived(await js(env.client, tab, "await window.csgwRead()"), "many") == [
         ("input", files), ("change", files)]
 
 
@@ -145,7 +145,7 @@ async def test_a_button_that_opens_a_file_chooser_takes_the_file(
                                          "paths": [str(path)]})
     assert result["steps"] == [{"do": "upload", "ok": True}], result["steps"]
     expected = [("photo.jpg", 5000, data[:16].hex())]
-    assert arrived(await js(env.client, tab, "window.csgwUploads"), "photo") == [
+    assert arrived(await js(env.client, tab, "await window.csgwRead()"), "photo") == [
         ("input", expected), ("change", expected)]
     # Interception is set up for each step (and turned off after it): a second upload
     # through the same button works the same way, and replaces the first file.
@@ -310,6 +310,6 @@ async def test_upload_on_a_local_target_reads_the_file_in_place(tmp_path: Path) 
                                                "paths": [str(path)]})
         assert result["steps"] == [{"do": "upload", "ok": True}], result["steps"]
         expected = [("local.txt", 1234, data[:16].hex())]
-        assert arrived(await js(gw, opened["tab"], "window.csgwUploads"), "doc") == [
+        assert arrived(await js(gw, opened["tab"], "await window.csgwRead()"), "doc") == [
             ("input", expected), ("change", expected)]
         assert set(Path("/tmp").glob("csgw-upload-*")) == before, "a local upload copied"

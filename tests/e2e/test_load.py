@@ -254,8 +254,9 @@ async def _flood_and_probe(gw: Client, flooded: int, probes: dict[str, int]) -> 
         return int(logged) if done else None
 
     logged = await eventually(flood_over, until=present, timeout=60, what="the page's flood to end")
-    # The page really flooded: its ring overflowed many times over.
-    assert logged >= 5 * CONSOLE_BUFFER, f"the page logged only {logged} messages"
+    # The page really flooded: its ring overflowed (how many times over depends on how
+    # fast a loaded machine runs the page's loop, not on the gateway).
+    assert logged >= 2 * CONSOLE_BUFFER, f"the page logged only {logged} messages"
     print(f"flood: {logged} messages in {FLOOD_S:g} s; calls answered meanwhile: "
           + ", ".join(f"{name} {len(times)} (slowest {max(times, default=0):.3f} s)"
                       for name, times in answered.items()))

@@ -168,7 +168,7 @@ async def test_a_large_upload_reports_the_bytes_copied(env: DevtoolsEnv,
         assert strictly_increasing(heard.values), notes
         assert all(total == size for _, total, _, _ in notes), notes
         assert notes[-1][0] == size and "20.0 of 20.0 MB" in str(notes[-1][2]), notes[-1]
-        files = (await js(env.client, tab, "window.csgwUploads"))[-1]["files"]
+        files = (await js(env.client, tab, "await window.csgwRead()"))[-1]["files"]
         assert [(f["name"], f["size"]) for f in files] == [("twenty.bin", size)]
     finally:
         await call_ok(env.client, "close_tab", {"tab": tab})

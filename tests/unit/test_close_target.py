@@ -73,10 +73,14 @@ async def test_a_closed_page_is_gone_when_the_close_answers_and_never_listed_aga
     assert next(tab_ids._next_id) == tab.id + 1  # no id spent on a phantom of the page
 
 
+def _tracker() -> PageTracker:
+    return PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
+                       Uploads(None))  # type: ignore[arg-type]
+
+
 async def test_a_close_chrome_never_confirms_is_bounded() -> None:
     cdp = FakeCdp()
-    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
-                        Uploads(None))  # type: ignore[arg-type]
+    pages = _tracker()
     async with anyio.create_task_group() as tg:
         pages.serve(cdp, tg)  # type: ignore[arg-type]
         tab = pages.track({"targetId": "T1", "type": "page"})
@@ -96,8 +100,7 @@ async def test_a_call_cut_off_by_the_close_says_close_tab_closed_it() -> None:
     """Chrome may detach the page before it answers ``closeTarget``: what was in flight on
     the tab fails saying close_tab closed it, not that the page went away by itself."""
     cdp = FakeCdp()
-    pages = PageTracker("t", TargetConfig(name="t", ssh=None, cdp=None), TabIds(),
-                        Uploads(None))  # type: ignore[arg-type]
+    pages = _tracker()
     async with anyio.create_task_group() as tg:
         pages.serve(cdp, tg)  # type: ignore[arg-type]
         tab = pages.track({"targetId": "T1", "type": "page"})

@@ -9,7 +9,9 @@ main-frame navigations.
 A console event can also come in as its frame's text (``keep_frame``, from the
 connection's fast path, ``frames``): it takes its id and navigation on arrival
 and is parsed only when read, so a flood's messages pushed out of the ring unread
-cost no parse at all — and are counted in ``dropped`` all the same.
+cost no parse at all — and are counted in ``dropped`` all the same. A tab flooding its
+console is sampled instead (``console_flood``): ``sampled`` then says the gateway did not
+see every message, and ``dropped`` is a lower bound.
 """
 
 from __future__ import annotations
@@ -156,7 +158,13 @@ class ConsoleLog(EpochRing[ConsoleEntry | UnreadEvent]):
     def __init__(self, capacity: int = 1000) -> None:
         super().__init__(capacity)
         self.malformed = 0
+        self.seen = 0          # events taken in, kept or not (a flood's sampler reads it)
+        self.sampled = False   # a flood was sampled: not every message was seen
         self._unread = 0
+
+    def _next_id(self) -> int:
+        self.seen += 1
+        return super()._next_id()
 
     def keep_frame(self, frame: str) -> bool:
         """Keep a console event's frame as it came (False: too long, parse it now)."""

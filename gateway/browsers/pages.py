@@ -11,7 +11,8 @@ vanished is retired with a reason that says whether the browser restarted.
 
 Every session's listener is removed when the session goes (detached, page
 closed, socket closed): a listener holds its tab, and the tab up to a thousand
-console and network entries each.
+console and network entries each. A page's own session is watched for a console flood
+(``console_flood``): then its console is sampled, not read message by message.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import anyio
 import structlog
 
 from gateway.browsers.cdp import CdpConnection
+from gateway.browsers.console_flood import FloodGuard
 from gateway.browsers.contexts import BrowserContexts, Call
+from gateway.browsers.frames import FrameTaker
 from gateway.browsers.interception import (
     FETCH_ENABLE,
     FETCH_METHODS,
@@ -277,7 +280,15 @@ class PageTracker:
                 for sid in (tab.session_id, *tab.frame_sessions.values()):
                     cdp.fail_session(sid, error, DIALOG_SAFE)
 
-        tab.listening(session_id, cdp.listen(session_id, on_event, take=tab.take_frame))
+        take: FrameTaker = tab.take_frame
+        if frame_id is None and self._tasks is not None:  # a console flood is shed at source
+            take = FloodGuard(
+                tab.console,
+                lambda method: cdp.send(method, session_id=session_id,
+                                        timeout_s=SETUP_TIMEOUT_S),
+                lambda: tab.session_id == session_id and cdp.is_open,
+                self._tasks).watch(take)
+        tab.listening(session_id, cdp.listen(session_id, on_event, take=take))
 
     async def prepare(self, cdp: CdpConnection, tab: Tab, session: str, waiting: bool) -> None:
         """Turn on a (frame) session's collectors and attach its cross-site iframes,

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from gateway.browsers.console_flood import FLOOD_RATE
 from gateway.browsers.session import TabSession
 from gateway.output.absent import absent
 
@@ -59,6 +60,10 @@ def register(tools: Tools, registry: Registry) -> None:
         entries = log.query(levels, since, limit)
         note = (f"{log.dropped} older messages were dropped (buffer of {log.capacity})"
                 if log.dropped else None)
+        if log.sampled:
+            note = ((f"at least {note}; " if note else "")
+                    + f"the page logged over {FLOOD_RATE:,} messages a second, so the gateway "
+                    "sampled its console once a second and did not see every message")
         return ConsoleMessages(
             tab=on.tab.id, target=on.browser.name, last_id=log.last_id, navigation=log.navigation,
             dropped=log.dropped, note=note,

@@ -1,0 +1,142 @@
+"""A tab flooding its console: its console events shed at the source, sampled, and its
+dropped count then said to be a lower bound.
+
+Measured with ``benchmarks/flood_phase.py`` (Chromium 156, two shared cores), a page
+logging ~10,000 messages a second: every message crosses Chrome's browser process,
+sshd, the SSH link and the gateway's event loop, and the machine runs out of CPU. A
+call on another tab of that browser took 20x its quiet time (42.9 → 853 ms) — and a raw
+CDP client on a websocket of its own, outside the gateway, 100x (3.3 → 355 ms). No
+second websocket takes that away: the cost is Chrome's and the link's. With the flooding
+tab's ``Runtime`` domain off, the same flood slowed the other tab's call 1.9x and the
+raw client 3x (2.7 → 8.6 ms), and the page logged at its full rate.
+
+So when a tab's own session takes more than ``FLOOD_RATE`` console messages a second
+(``FloodMeter``), ``FloodGuard`` turns its ``Runtime`` off (``Runtime.disable``, then
+``Runtime.discardConsoleEntries``: what V8 keeps from then on is new) and, every
+``SAMPLE_S``, on again: V8 replays what it kept meanwhile — its newest 1,000 console
+messages and exceptions — before it answers, and those go into the console like any
+other. Then off again, unless the sample shows the flood is over (under ``QUIET_RATE``
+a second): ``Runtime`` stays on. Messages V8 pushed out of its own store, or that were
+logged between the disable and the discard, are never seen, so the console's dropped
+count is from then on a lower bound, and says so (``ConsoleLog.sampled``).
+
+Only commands on the gateway's own session: no second connection (a hosted pool, a
+WebDriver session or a person's browser, which asks for each one, would refuse or ask),
+and other clients' sessions of the page keep their console events. What the discard
+costs them: V8's stored history, which a client that enables ``Runtime`` later replays.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import structlog
+
+from gateway.browsers.console_log import ConsoleLog
+from gateway.browsers.frames import FrameTaker
+from gateway.errors import GatewayError
+
+__all__ = ["FLOOD_RATE", "QUIET_RATE", "SAMPLE_S", "FloodGuard", "FloodMeter"]
+
+log = structlog.get_logger("gateway.target")
+
+FLOOD_RATE = 2_000
+"""Console messages a second from which a tab floods (a busy page logs tens)."""
+QUIET_RATE = 500
+"""Below this many a second in a sample, the flood is over (the gap: no flapping)."""
+SAMPLE_S = 1.0
+"""How often a flooding tab's console is sampled."""
+WINDOW_S = 0.5
+"""The meter's window: FLOOD_RATE * WINDOW_S messages within it are a flood."""
+
+Send = Callable[[str], Awaitable[dict[str, Any]]]
+"""A command without params on the tab's session."""
+
+
+class FloodMeter:
+    """Counts a session's console messages; ``count`` says when they come at more than
+    ``rate`` a second. The clock is read once every ``rate * window_s`` messages, so a
+    message costs an addition."""
+
+    def __init__(self, rate: int = FLOOD_RATE, window_s: float = WINDOW_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._limit = max(1, int(rate * window_s))
+        self._window_s = window_s
+        self._clock = clock
+        self._count = 0
+        self._since = clock()
+
+    def count(self) -> bool:
+        """One message more; True when the last ``rate * window_s`` came within the window."""
+        self._count += 1
+        if self._count < self._limit:
+            return False
+        now = self._clock()
+        flooding = now - self._since <= self._window_s
+        self._count, self._since = 0, now
+        return flooding
+
+
+class FloodGuard:
+    """One tab session's flood watch: meters the console frames its tab takes and, once
+    they flood, sheds and samples them (``run``) until the flood is over or the session
+    goes (``live`` false), in ``tasks``. One sampler at a time."""
+
+    def __init__(self, console: ConsoleLog, send: Send, live: Callable[[], bool],
+                 tasks: anyio.abc.TaskGroup, *,
+                 meter: FloodMeter | None = None, sample_s: float = SAMPLE_S) -> None:
+        self._console = console
+        self._send = send
+        self._live = live
+        self._tasks = tasks
+        self._meter = meter or FloodMeter()
+        self._sample_s = sample_s
+        self.shedding = False
+
+    def watch(self, take: FrameTaker) -> FrameTaker:
+        """``take``, with each console frame it takes counted."""
+
+        def taken(method: str, frame: str) -> bool:
+            if not take(method, frame):
+                return False
+            if self._meter.count() and not self.shedding:
+                self.shedding = True
+                self._tasks.start_soon(self.run)
+            return True
+
+        return taken
+
+    async def run(self) -> None:
+        """Shed and sample until the flood is over (``Runtime`` left on) or the session
+        went. A command that fails on a live session (a dialog holds the page) is tried
+        again at the next sample: ``Runtime`` must not stay off."""
+        self.shedding = self._console.sampled = True
+        log.info("console flood: sampling the tab's console", rate=FLOOD_RATE,
+                 sample_s=self._sample_s)
+        off = False
+        try:
+            while self._live():
+                if not off:
+                    off = await self._commands("Runtime.disable", "Runtime.discardConsoleEntries")
+                await anyio.sleep(self._sample_s)
+                before = self._console.seen
+                if not await self._commands("Runtime.enable"):
+                    continue  # still off: the replay comes at the next try
+                off = False
+                if self._console.seen - before < QUIET_RATE * self._sample_s:
+                    return
+        finally:
+            self.shedding = False
+
+    async def _commands(self, *methods: str) -> bool:
+        """Send ``methods`` in turn; False when one failed (logged)."""
+        for method in methods:
+            try:
+                await self._send(method)
+            except GatewayError as exc:
+                log.debug("console flood command failed", method=method, error=str(exc))
+                return False
+        return True

@@ -8,12 +8,14 @@ other (every page names an inline favicon, so the browser adds no request of its
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+from gateway.browsers.console_flood import FLOOD_RATE
 from tests.e2e.helpers import call_ok, eventually, present
 from tests.e2e.load_mix import flood_js
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, dump, open_page, settle
@@ -100,50 +102,115 @@ async def test_nothing_dropped_is_reported_as_zero(env: DevtoolsEnv) -> None:
         await call_ok(env.client, "close_tab", {"tab": tab})
 
 
-async def test_a_flooded_console_counts_what_it_dropped_and_keeps_the_newest(
+async def test_a_flooded_console_is_sampled_counts_what_it_saw_drop_and_keeps_the_newest(
     env: DevtoolsEnv,
 ) -> None:
-    """10,000 messages a second for two seconds, far beyond the ring: the messages kept
-    as their frames' text (``gateway.browsers.frames``) and pushed out unread are
-    counted like any other, the newest are there whole, and the tab still answers."""
+    """10,000 messages a second for two seconds, far beyond the ring and beyond what the
+    gateway reads one by one (``FLOOD_RATE``): the tab's console is sampled at the source
+    (``gateway.browsers.console_flood``). The newest messages are there whole and in
+    order, none counted twice; every message seen and pushed out is counted, and the note
+    says that count is a lower bound; the tab still answers."""
     tab = await open_page(env.client, env.site("h1"), "/many.html?n=0", "h1")
     try:
-        started = await call_ok(env.client, "evaluate",
-                                {"tab": tab, "expression": flood_js(2.0, 10_000)})
-        assert started["value"] == "started"
-
-        async def flood_over() -> int | None:
-            state = await call_ok(env.client, "evaluate", {
-                "tab": tab, "expression": "[window.floodDone, window.floodLogged]"})
-            done, logged = state["value"]
-            return int(logged) if done else None
-
-        logged = await eventually(flood_over, until=present, timeout=60,
-                                  what="the page's flood to end")
-        assert logged > 10 * CONSOLE_BUFFER, f"the page logged only {logged} messages"
-
-        async def all_seen() -> dict[str, Any] | None:
-            result = await call_ok(env.client, "console_messages",
-                                   {"tab": tab, "limit": CONSOLE_BUFFER})
-            return result if result["last_id"] >= logged else None
-
-        result = await eventually(all_seen, until=present, timeout=60,
-                                  what=f"all {logged} messages")
-        assert result["last_id"] == logged
-        assert dropped(result) == logged - CONSOLE_BUFFER
-        assert f"{logged - CONSOLE_BUFFER} older messages were dropped" in result["note"]
-        messages = result["messages"]
-        assert [m["text"] for m in messages] == [
-            f"flood {n}" for n in range(logged - CONSOLE_BUFFER + 1, logged + 1)]
-        assert [m["id"] for m in messages] == list(range(logged - CONSOLE_BUFFER + 1,
-                                                         logged + 1))
+        logged = await _flood_until_done(env, tab, 2.0)
+        assert logged > 2 * FLOOD_RATE, f"the page logged only {logged} messages"
+        result = await _newest_seen(env, tab, logged)
+        messages, last_id = result["messages"], result["last_id"]
+        numbers = [int(m["text"].removeprefix("flood ")) for m in messages]
+        assert len(messages) == CONSOLE_BUFFER and numbers == sorted(set(numbers)), numbers
+        assert [m["id"] for m in messages] == list(range(last_id - CONSOLE_BUFFER + 1,
+                                                         last_id + 1))
+        assert last_id <= logged, "a message was counted twice"
+        assert dropped(result) == last_id - CONSOLE_BUFFER
+        assert result["note"].startswith(f"at least {last_id - CONSOLE_BUFFER} older "
+                                         "messages were dropped"), result["note"]
+        assert "did not see every message" in result["note"]
         assert {(m["level"], m["source"]) for m in messages} == {("info", "console")}
         assert all(ISO_UTC.match(m["time"]) for m in messages), messages[-1]
         by_level = await call_ok(env.client, "console_messages",
-                                 {"tab": tab, "level": "info", "since": logged - 3})
+                                 {"tab": tab, "level": "info", "since": last_id - 3})
         assert [m["text"] for m in by_level["messages"]] == [
-            f"flood {n}" for n in range(logged - 2, logged + 1)]
+            f"flood {n}" for n in numbers[-3:]]
         assert (await call_ok(env.client, "evaluate",
                               {"tab": tab, "expression": "6 * 7"}))["value"] == 42
     finally:
         await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def test_during_a_flood_the_busy_tab_and_its_neighbour_answer_and_drops_count(
+    env: DevtoolsEnv,
+) -> None:
+    """While one tab floods its console: another tab of the same browser and the busy tab
+    itself answer their calls, the busy tab's console counts what it dropped (at least),
+    and its own events still come — a dialog opens and is answered, a navigation lands."""
+    site = env.site("h1")
+    busy = await open_page(env.client, site, "/many.html?n=0", "h1")
+    quiet = await open_page(env.client, site, "/many.html?n=0", "h1")
+    try:
+        started = await call_ok(env.client, "evaluate",
+                                {"tab": busy, "expression": flood_js(4.0, 10_000)})
+        assert started["value"] == "started"
+        for n in itertools.count():  # until the busy console says it samples, or the end
+            neighbour = await call_ok(env.client, "evaluate",
+                                      {"tab": quiet, "expression": f"{n} * 2"})
+            assert neighbour["value"] == n * 2
+            done = (await call_ok(env.client, "evaluate",
+                                  {"tab": busy, "expression": "window.floodDone"}))["value"]
+            console = await call_ok(env.client, "console_messages", {"tab": busy, "limit": 1})
+            if done or "did not see every message" in console.get("note", ""):
+                break
+        assert not done, "the flood ended before the busy tab's console was sampled"
+        assert dropped(console) > 0 and console["note"].startswith("at least"), console
+
+        await call_ok(env.client, "evaluate", {
+            "tab": busy, "expression": "setTimeout(() => alert('csgw-flood-alert')); 1"})
+
+        async def answered() -> bool:
+            reply = await env.client.call_tool("handle_dialog", {"tab": busy, "accept": True})
+            return not reply.is_error
+
+        await eventually(answered, timeout=30, what="the busy tab's alert to be answered")
+        navigated = await open_page(env.client, site, "/many.html?n=3", "h1", tab=busy)
+        assert navigated == busy
+
+        async def new_page_logged() -> bool:
+            listing = await call_ok(env.client, "console_messages", {"tab": busy})
+            return [m["text"] for m in listing["messages"][-3:]] == [
+                f"csgw-many {i}" for i in range(3)]
+
+        await eventually(new_page_logged, timeout=30, what="the new page's messages")
+        assert (await call_ok(env.client, "evaluate",
+                              {"tab": busy, "expression": "6 * 7"}))["value"] == 42
+    finally:
+        for tab in (busy, quiet):
+            await call_ok(env.client, "close_tab", {"tab": tab})
+
+
+async def _flood_until_done(env: DevtoolsEnv, tab: int, seconds: float) -> int:
+    """Flood ``tab``'s console at 10,000 messages a second for ``seconds``; how many it
+    logged."""
+    started = await call_ok(env.client, "evaluate",
+                            {"tab": tab, "expression": flood_js(seconds, 10_000)})
+    assert started["value"] == "started"
+
+    async def flood_over() -> int | None:
+        state = await call_ok(env.client, "evaluate", {
+            "tab": tab, "expression": "[window.floodDone, window.floodLogged]"})
+        done, logged = state["value"]
+        return int(logged) if done else None
+
+    return int(await eventually(flood_over, until=present, timeout=60,
+                                what="the page's flood to end"))
+
+
+async def _newest_seen(env: DevtoolsEnv, tab: int, logged: int) -> dict[str, Any]:
+    """The console listing once the flood's last message is in it."""
+
+    async def newest() -> dict[str, Any] | None:
+        result = await call_ok(env.client, "console_messages",
+                               {"tab": tab, "limit": CONSOLE_BUFFER})
+        texts = [m["text"] for m in result["messages"]]
+        return result if texts[-1:] == [f"flood {logged}"] else None
+
+    return dict(await eventually(newest, until=present, timeout=60,
+                                 what=f"the flood's last message (flood {logged})"))

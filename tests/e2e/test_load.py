@@ -14,10 +14,11 @@
   than a small amount per call (a leak of a reply, a future or a log record per call
   would), nor the whole run by more than a fixed bound.
 * **Event flood.** A page logs 10,000 console messages a second for a few seconds;
-  calls on another tab of the same browser (same websocket, same SSH connection) and
-  on another host's browser keep being answered meanwhile, and afterwards the flooded
-  tab's console holds exactly its ring's capacity, with the rest counted as dropped —
-  every message accounted for.
+  calls on the flooding tab itself, on another tab of the same browser (same websocket,
+  same SSH connection) and on another host's browser keep being answered meanwhile, and
+  afterwards the flooded tab's console holds its ring's capacity, newest last, none
+  counted twice, with the rest it saw counted as dropped (a lower bound: a flood is
+  sampled, ``gateway.browsers.console_flood``).
 * **The SSH link's cipher** is AES-GCM (the cheap one per packet), unless ssh_config
   chooses.
 
@@ -84,9 +85,8 @@ FLOOD_S = 3.0
 FLOOD_RATE = 10_000          # console messages a second
 CONSOLE_BUFFER = 1000        # the default ring
 # Per probe tab on another host: calls started while the page floods (each answered
-# within ERROR_BOUND). A call on the flooding browser itself waits behind the events
-# queued ahead of its reply on their one websocket (3.2 s once in CI, the flood lasting
-# 3 s): it must be answered, not be quick — how quick is the benchmarks' `flood` phase.
+# within ERROR_BOUND). On the flooding browser itself (its tab, or another) a call must
+# be answered, not be quick — how quick is the benchmarks' `flood` phase.
 MIN_CALLS_DURING_FLOOD = 2
 
 
@@ -217,7 +217,8 @@ async def test_a_console_flood_does_not_starve_other_tabs(
 
                 flooded = await page(hosts[0], "flooded")
                 # Same browser (same websocket and SSH connection), and another host's.
-                probes = {"same browser": await page(hosts[0], "quiet-same"),
+                probes = {"busy tab": flooded,
+                          "same browser": await page(hosts[0], "quiet-same"),
                           "other host": await page(hosts[-1], "quiet-other")}
                 await _flood_and_probe(gw, flooded, probes)
             finally:
@@ -261,21 +262,21 @@ async def _flood_and_probe(gw: Client, flooded: int, probes: dict[str, int]) -> 
           + ", ".join(f"{name} {len(times)} (slowest {max(times, default=0):.3f} s)"
                       for name, times in answered.items()))
     for name, times in answered.items():
-        least = 1 if name == "same browser" else MIN_CALLS_DURING_FLOOD
+        least = MIN_CALLS_DURING_FLOOD if name == "other host" else 1
         assert len(times) >= least, (
             f"{name}: only {len(times)} calls started during the flood (call times {times})")
 
-    async def every_message_counted() -> dict[str, Any] | None:
+    async def newest_seen() -> dict[str, Any] | None:
         listing = await call_ok(gw, "console_messages", {"tab": flooded, "limit": 10_000})
-        return listing if listing["last_id"] >= logged else None
+        texts = [m["text"] for m in listing["messages"]]
+        return listing if texts[-1:] == [f"flood {logged}"] else None
 
-    listing = await eventually(every_message_counted, until=present, timeout=60,
-                               what=f"the gateway to have seen all {logged} flood messages")
-    messages = listing["messages"]
+    listing = await eventually(newest_seen, until=present, timeout=60,
+                               what=f"the flood's last message (flood {logged})")
+    messages, last_id = listing["messages"], listing["last_id"]
+    numbers = [int(m["text"].removeprefix("flood ")) for m in messages]
     assert len(messages) == CONSOLE_BUFFER, len(messages)
-    assert listing["last_id"] == logged  # nothing else was logged, nothing lost
-    assert listing["dropped"] == logged - CONSOLE_BUFFER
-    assert [m["text"] for m in messages[-3:]] == [f"flood {n}" for n in
-                                                   range(logged - 2, logged + 1)]
+    assert numbers == sorted(set(numbers)) and last_id <= logged  # none counted twice
+    assert listing["dropped"] == last_id - CONSOLE_BUFFER  # every one seen is counted
     # The tab keeps working after the flood.
     assert (await call_ok(gw, "evaluate", {"tab": flooded, "expression": "6 * 7"}))["value"] == 42

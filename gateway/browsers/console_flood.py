@@ -11,23 +11,26 @@ tab's ``Runtime`` domain off, the same flood slowed the other tab's call 1.9x an
 raw client 3x (2.7 → 8.6 ms), and the page logged at its full rate.
 
 So when a tab's own session takes more than ``FLOOD_RATE`` console messages a second
-(``FloodMeter``), ``FloodGuard`` turns its ``Runtime`` off (``Runtime.disable``, then
-``Runtime.discardConsoleEntries``: what V8 keeps from then on is new) and, every
-``SAMPLE_S``, on again: V8 replays what it kept meanwhile — its newest 1,000 console
-messages and exceptions — before it answers, and those go into the console like any
-other. Then off again, unless the sample shows the flood is over (under ``QUIET_RATE``
-a second): ``Runtime`` stays on. Messages V8 pushed out of its own store, or that were
-logged between the disable and the discard, are never seen, so the console's dropped
-count is from then on a lower bound, and says so (``ConsoleLog.sampled``).
+(``FloodMeter``), ``FloodGuard`` clears what V8 keeps of its console
+(``Runtime.discardConsoleEntries``) and turns its ``Runtime`` off (``Runtime.disable``);
+every ``SAMPLE_S`` it turns it on again: V8 replays what it kept meanwhile — its newest
+1,000 console messages and exceptions — before it answers, and those go into the console
+like any other. Then clear and off again, unless the sample shows the flood is over
+(under ``QUIET_RATE`` a second): ``Runtime`` stays on. A message logged between the
+clear and the off comes live and is replayed too: while sampling, an event no newer
+than the newest seen (its ``timestamp``) is that replay, and is not kept twice. What V8
+pushed out of its own store is never seen, so the console's dropped count is from then
+on a lower bound, and says so (``ConsoleLog.sampled``).
 
 Only commands on the gateway's own session: no second connection (a hosted pool, a
 WebDriver session or a person's browser, which asks for each one, would refuse or ask),
-and other clients' sessions of the page keep their console events. What the discard
+and other clients' sessions of the page keep their console events. What the clear
 costs them: V8's stored history, which a client that enables ``Runtime`` later replays.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,7 +42,7 @@ from gateway.browsers.console_log import ConsoleLog
 from gateway.browsers.frames import FrameTaker
 from gateway.errors import GatewayError
 
-__all__ = ["FLOOD_RATE", "QUIET_RATE", "SAMPLE_S", "FloodGuard", "FloodMeter"]
+__all__ = ["FLOOD_RATE", "QUIET_RATE", "SAMPLE_S", "FloodGuard", "FloodMeter", "timestamp"]
 
 log = structlog.get_logger("gateway.target")
 
@@ -95,11 +98,18 @@ class FloodGuard:
         self._meter = meter or FloodMeter()
         self._sample_s = sample_s
         self.shedding = False
+        self._newest_ms = -math.inf  # the newest event's timestamp seen while shedding
 
     def watch(self, take: FrameTaker) -> FrameTaker:
         """``take``, with each console frame it takes counted."""
 
         def taken(method: str, frame: str) -> bool:
+            if self.shedding:
+                when = timestamp(frame)
+                if when is not None:
+                    if when <= self._newest_ms:
+                        return True  # seen live already: V8's replay of it
+                    self._newest_ms = when
             if not take(method, frame):
                 return False
             if self._meter.count() and not self.shedding:
@@ -120,7 +130,8 @@ class FloodGuard:
         try:
             while self._live():
                 if not off:
-                    off = await self._commands("Runtime.disable", "Runtime.discardConsoleEntries")
+                    off = await self._commands("Runtime.discardConsoleEntries",
+                                               "Runtime.disable")
                 await anyio.sleep(self._sample_s)
                 before = self._console.seen
                 if not await self._commands("Runtime.enable"):
@@ -130,6 +141,7 @@ class FloodGuard:
                     return
         finally:
             self.shedding = False
+            self._newest_ms = -math.inf
 
     async def _commands(self, *methods: str) -> bool:
         """Send ``methods`` in turn; False when one failed (logged)."""
@@ -140,3 +152,24 @@ class FloodGuard:
                 log.debug("console flood command failed", method=method, error=str(exc))
                 return False
         return True
+
+
+_TIMESTAMP = '"timestamp":'
+
+
+def timestamp(frame: str) -> float | None:
+    """A console event's ``timestamp`` (ms), read off its frame's text; None without one.
+
+    The last ``"timestamp":`` of the text is the event's own: inside a JSON string every
+    quote is escaped, and nothing else in a console or exception event has that key."""
+    at = frame.rfind(_TIMESTAMP)
+    if at < 0:
+        return None
+    start = at + len(_TIMESTAMP)
+    end = start
+    while end < len(frame) and frame[end] not in ",}":
+        end += 1
+    try:
+        return float(frame[start:end])
+    except ValueError:
+        return None

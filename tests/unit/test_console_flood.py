@@ -9,6 +9,8 @@ what it kept while ``Runtime`` was off.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +18,7 @@ import anyio
 import pytest
 
 from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.console_flood import QUIET_RATE, FloodGuard, FloodMeter
+from gateway.browsers.console_flood import QUIET_RATE, FloodGuard, FloodMeter, timestamp
 from gateway.browsers.console_log import ConsoleLog
 from gateway.browsers.tab import Tab
 from gateway.errors import DialogOpen
@@ -36,9 +38,15 @@ class Clock:
         return self.now
 
 
-def burst() -> list[str]:
-    """The capture's console.log burst, frame by frame as Chrome sent it."""
-    return [f for f in captured() if '"flood' in f or "burst" in f][-BURST:]
+def burst(later_ms: float = 0.0) -> list[str]:
+    """The capture's console.log burst, frame by frame as Chrome sent it; ``later_ms``
+    after it was logged (as a later burst of the same page)."""
+    frames = [f for f in captured() if '"Runtime.consoleAPICalled"' in f][-BURST:]
+    return [_TIMESTAMP.sub(lambda m: f'"timestamp":{float(m[1]) + later_ms!r}', f)
+            for f in frames] if later_ms else frames
+
+
+_TIMESTAMP = re.compile(r'"timestamp":([0-9.e+]+)')
 
 
 class Session:
@@ -114,14 +122,14 @@ def test_the_burst_is_real() -> None:
 
 
 async def test_a_flood_is_shed_sampled_and_runtime_left_on_once_it_is_over() -> None:
-    session = Session(replays=[burst(), burst()[:QUIET - 1]])
+    session = Session(replays=[burst(1_000), burst(2_000)[:QUIET - 1]])
     async with anyio.create_task_group() as tg:
         guard = session.guard(tg, FloodMeter(rate=100, window_s=1.0, clock=Clock()))
         session.flood(burst())
         await until(lambda: not guard.shedding and session.commands != [])
-    assert session.commands == ["Runtime.disable", "Runtime.discardConsoleEntries",
+    assert session.commands == ["Runtime.discardConsoleEntries", "Runtime.disable",
                                 "Runtime.enable",   # a full sample: still flooding
-                                "Runtime.disable", "Runtime.discardConsoleEntries",
+                                "Runtime.discardConsoleEntries", "Runtime.disable",
                                 "Runtime.enable"]   # a quiet one: over, Runtime on
     console = session.tab.console
     assert console.sampled and console.seen == 2 * BURST + QUIET - 1
@@ -143,7 +151,7 @@ async def test_a_page_logging_below_the_rate_is_never_shed() -> None:
 
 
 async def test_a_session_that_goes_ends_the_sampling() -> None:
-    session = Session(replays=[burst()] * 100)
+    session = Session(replays=[burst(1_000 * n) for n in range(1, 100)])
     async with anyio.create_task_group() as tg:
         guard = session.guard(tg, FloodMeter(rate=100, window_s=1.0, clock=Clock()))
         session.flood(burst())
@@ -162,7 +170,7 @@ async def test_a_refused_enable_on_a_live_session_is_tried_again() -> None:
         guard = session.guard(tg, FloodMeter(rate=100, window_s=1.0, clock=Clock()))
         session.flood(burst())
         await until(lambda: not guard.shedding and "Runtime.enable" in session.commands)
-    assert session.commands == ["Runtime.disable", "Runtime.discardConsoleEntries",
+    assert session.commands == ["Runtime.discardConsoleEntries", "Runtime.disable",
                                 "Runtime.enable", "Runtime.enable"]
 
 
@@ -179,6 +187,31 @@ async def test_console_events_someone_taps_are_not_metered() -> None:
         assert not guard.shedding
         untap()
     assert session.commands == [] and len(tapped) == BURST
+
+
+async def test_what_came_live_and_is_replayed_is_not_kept_twice() -> None:
+    """Messages logged between the clear and the off come live and are replayed at the
+    next sample: kept once. The replay's new messages after them are kept."""
+    live = burst()
+    session = Session(replays=[live[-20:] + burst(1_000)[:30], []])
+    async with anyio.create_task_group() as tg:
+        guard = session.guard(tg, FloodMeter(rate=100, window_s=1.0, clock=Clock()))
+        session.flood(live)
+        await until(lambda: not guard.shedding and session.commands != [])
+    texts = [e.text for e in session.tab.console.query(limit=50)]
+    assert texts == [burst_text(f) for f in live[-20:]] + [
+        burst_text(f) for f in burst(1_000)[:30]]
+    assert session.tab.console.seen == BURST + 30
+
+
+def test_a_console_events_timestamp_is_read_off_its_text() -> None:
+    for frame in burst():
+        assert timestamp(frame) == json.loads(frame)["params"]["timestamp"]
+    tricky = ('{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":'
+              '"string","value":"\\"timestamp\\":1"}],"timestamp":5.5},"sessionId":"S"}')
+    assert json.loads(tricky)["params"]["args"][0]["value"] == '"timestamp":1'
+    assert timestamp(tricky) == 5.5
+    assert timestamp('{"method":"Runtime.consoleAPICalled","params":{}}') is None
 
 
 def burst_text(frame: str) -> str:

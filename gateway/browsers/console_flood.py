@@ -42,7 +42,8 @@ from gateway.browsers.console_log import ConsoleLog
 from gateway.browsers.frames import FrameTaker
 from gateway.errors import GatewayError
 
-__all__ = ["FLOOD_RATE", "QUIET_RATE", "SAMPLE_S", "FloodGuard", "FloodMeter", "timestamp"]
+__all__ = ["FLOOD_RATE", "QUIET_RATE", "REPLAYED", "SAMPLE_S", "FloodGuard", "FloodMeter",
+           "timestamp"]
 
 log = structlog.get_logger("gateway.target")
 
@@ -54,6 +55,10 @@ SAMPLE_S = 1.0
 """How often a flooding tab's console is sampled."""
 WINDOW_S = 0.5
 """The meter's window: FLOOD_RATE * WINDOW_S messages within it are a flood."""
+
+REPLAYED = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown"})
+"""What V8 keeps of a console and replays on ``Runtime.enable`` (their timestamps are
+ms since the epoch; a page or network event's are seconds of another clock)."""
 
 Send = Callable[[str], Awaitable[dict[str, Any]]]
 """A command without params on the tab's session."""
@@ -104,7 +109,7 @@ class FloodGuard:
         """``take``, with each console frame it takes counted."""
 
         def taken(method: str, frame: str) -> bool:
-            if self.shedding:
+            if self.shedding and method in REPLAYED:
                 when = timestamp(frame)
                 if when is not None:
                     if when <= self._newest_ms:

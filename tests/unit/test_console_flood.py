@@ -204,6 +204,22 @@ async def test_what_came_live_and_is_replayed_is_not_kept_twice() -> None:
     assert session.tab.console.seen == BURST + 30
 
 
+async def test_page_events_go_to_the_tab_while_its_console_is_sampled() -> None:
+    """A page event's timestamp (seconds of another clock) is no console replay: the load
+    events of the capture reach the tab while its console is shed."""
+    session = Session(replays=[burst(1_000)] * 3)
+    loads = [f for f in captured() if '"method":"Page.' in f and '"timestamp"' in f]
+    assert loads, "the capture has its page's load events"
+    async with anyio.create_task_group() as tg:
+        guard = session.guard(tg, FloodMeter(rate=100, window_s=1.0, clock=Clock()))
+        session.tab.loader_id = "L"
+        session.flood(burst())
+        assert guard.shedding
+        session.flood(loads)
+        session.live = False
+    assert set(session.tab.loaded) == {json.loads(f)["method"] for f in loads}
+
+
 def test_a_console_events_timestamp_is_read_off_its_text() -> None:
     for frame in burst():
         assert timestamp(frame) == json.loads(frame)["params"]["timestamp"]

@@ -2,13 +2,14 @@
 dropped count then said to be a lower bound.
 
 Measured with ``benchmarks/flood_phase.py`` (Chromium 156, two shared cores), a page
-logging ~10,000 messages a second: every message crosses Chrome's browser process,
-sshd, the SSH link and the gateway's event loop, and the machine runs out of CPU. A
-call on another tab of that browser took 20x its quiet time (42.9 → 853 ms) — and a raw
-CDP client on a websocket of its own, outside the gateway, 100x (3.3 → 355 ms). No
-second websocket takes that away: the cost is Chrome's and the link's. With the flooding
-tab's ``Runtime`` domain off, the same flood slowed the other tab's call 1.9x and the
-raw client 3x (2.7 → 8.6 ms), and the page logged at its full rate.
+logging ~10,000 messages a second: every message crossed Chrome's browser process, sshd,
+the SSH link and the gateway's event loop. A call on another tab of that browser took
+37-39x its quiet time (12 → 454-470 ms); a raw CDP client on a websocket of its own,
+outside the gateway, slowed from 1.6 to 12-31 ms on a quiet machine and from 3.3 to
+355 ms on a loaded one. A websocket per busy tab could at best bring the gateway's call
+down to that client's figure, and only where a second connection is allowed. With the
+flooding tab's ``Runtime`` domain off (below), the same flood slowed the other tab's
+call 1.6-2.2x and the raw client 3-5x, and the page logged at its full rate.
 
 So when a tab's own session takes more than ``FLOOD_RATE`` console messages a second
 (``FloodMeter``), ``FloodGuard`` clears what V8 keeps of its console

@@ -33,6 +33,7 @@ from tests.e2e.helpers import (
     text_of,
     wait_for_targets,
 )
+from tests.e2e.load_mix import flood_js
 from tests.topology import Topology
 
 pytestmark = pytest.mark.anyio
@@ -73,6 +74,39 @@ async def test_tab_ids_survive_an_ssh_reconnect(fault_topology: Topology) -> Non
         assert newer["tab"] > tab
         for t in (tab, newer["tab"]):
             await call_ok(gw, "close_tab", {"tab": t})
+
+
+async def test_a_flooding_tab_survives_an_ssh_reconnect(fault_topology: Topology) -> None:
+    """The link drops while a tab's console flood is being sampled
+    (``gateway.browsers.console_flood``): the tab answers again under its id, its
+    console goes on, and once the flood is over a message it logs comes through."""
+    topology = fault_topology
+    h1 = topology.host("h1")
+    async with open_gateway(topology.client_env() | {"SSH_PROXY_TO": "h1"}) as gw:
+        await wait_for_targets(gw, {"default": "up"})
+        tab = (await call_ok(gw, "navigate", {"url": data_url("flooding")}))["tab"]
+        started = await call_ok(gw, "evaluate", {"tab": tab, "expression": flood_js(6.0, 10_000)})
+        assert started["value"] == "started"
+
+        async def sampled() -> bool:
+            listing = await call_ok(gw, "console_messages", {"tab": tab, "limit": 1})
+            return "did not see every message" in listing.get("note", "")
+
+        await eventually(sampled, timeout=30, what="the flooding tab's console to be sampled")
+        h1.kill_ssh_sessions()
+
+        async def flood_over() -> bool:
+            return await _evaluate_when_possible(gw, tab, "window.floodDone") is True
+
+        await eventually(flood_over, timeout=60, what="the flood to end (after the reconnect)")
+        await call_ok(gw, "evaluate", {"tab": tab, "expression": "console.log('after'); 1"})
+
+        async def after_came() -> bool:
+            listing = await call_ok(gw, "console_messages", {"tab": tab, "limit": 1})
+            return [m["text"] for m in listing["messages"]] == ["after"]
+
+        await eventually(after_came, timeout=30, what="the message logged after the flood")
+        await call_ok(gw, "close_tab", {"tab": tab})
 
 
 async def _download(gw: Client, tab: int, text: str) -> int:

@@ -27,6 +27,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from gateway.config import load_config
+from gateway.live.hold import held
 from gateway.live.hub import Live
 from gateway.server.start import running_server
 from tests.e2e.helpers import (
@@ -482,7 +483,7 @@ async def test_a_handoff_link_stops_acting_when_its_hold_ends(env: Env) -> None:
         await eventually(lambda: page.eval("!document.getElementById('done').hidden"),
                          timeout=10, what="the Done button")
         await page.eval("document.getElementById('done').click()")
-        await _until(lambda: env.live.registry.tabs.get(tab).held() is None,
+        await _until(lambda: held(env.live.registry.tabs.get(tab)) is None,
                      "the hold to end with Done")
         await ws.send('{"kind":"text","text":"cd"}')
         reply = await ws.recv()

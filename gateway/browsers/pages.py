@@ -213,9 +213,9 @@ class PageTracker:
             self._sessions.pop(tab.session_id, None)
             if self._cdp is not None:
                 _fail_in_flight(self._cdp, tab, tab.session_id, reason)
+        self._withdraw_position_grant(tab)  # (while its state still says what it emulated)
         self._tab_ids.remove(tab, reason)
         self.uploads.release(tab)
-        self._withdraw_position_grant(tab)
 
     async def close(self, tab: Tab, reason: str, call: Call, wait_s: float) -> None:
         """Close the tab's page through the browser (a hung page too) and return once

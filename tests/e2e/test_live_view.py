@@ -411,7 +411,7 @@ async def test_a_call_queued_when_the_handoff_starts_is_refused_when_its_turn_co
         "the call already running on the tab finishes before the person gets it", finished)
     assert f"tab {tab} is with a person (asked: 'sign in')" in results["queued"], results["queued"]
     assert handed["state"] == "held" and "busy" not in handed, handed
-    env.live.registry.tabs.get(tab).hold.end("done")  # type: ignore[union-attr]
+    held(env.live.registry.tabs.get(tab)).end("done")  # type: ignore[union-attr]
     assert await js(env.client, tab, "document.title") == "live", "the queued call did nothing"
 
     other = await _tab(env)
@@ -462,7 +462,7 @@ async def test_a_held_tab_refuses_changes_to_its_context_and_reads_go_on(
         await call_ok(env.client, "network_route", {"action": "remove", **elsewhere})
     finally:
         for held_tab in (tab, other):
-            env.live.registry.tabs.get(held_tab).hold.end("done")  # type: ignore[union-attr]
+            held(env.live.registry.tabs.get(held_tab)).end("done")  # type: ignore[union-attr]
         await call_ok(env.client, "close_tab", {"tab": other})
 
 

@@ -207,3 +207,23 @@ async def test_page_downloads_and_dialogs_reach_the_tracker_through_the_tab() ->
     assert downloaded == [("Page.downloadWillBegin", tab.id), ("Page.downloadProgress", tab.id)]
     assert tab.dialog == {"type": "alert", "message": "hi"} and other.dialog is None
     assert [session for session, _ in cdp.failed] == ["S-T1"], "in flight there fails now"
+
+
+async def test_the_grant_goes_with_the_last_tab_whose_state_emulated_a_position() -> None:
+    """The tracker reads what a retired tab emulated before its state is dropped: the
+    default context's geolocation grant is withdrawn with the last such tab, not before."""
+    cdp = FakeCdp()
+    position = {"Emulation.setGeolocationOverride": {"latitude": 1, "longitude": 2}}
+    async with anyio.create_task_group() as tg:
+        pages, (one, two) = _bound(cdp, tg, "T1", "T2")
+        one.state(EMULATION).overrides = dict(position)
+        two.state(EMULATION).overrides = dict(position)
+        pages.retire(one, "was closed")
+        await anyio.sleep(0)
+        assert "Browser.resetPermissions" not in cdp.methods(), "the other still emulates one"
+        pages.retire(two, "was closed")
+        with anyio.fail_after(5):
+            while "Browser.resetPermissions" not in cdp.methods():
+                await anyio.sleep(0)
+        tg.cancel_scope.cancel()
+    assert one.peek(EMULATION) is None and two.peek(EMULATION) is None

@@ -230,6 +230,12 @@ class Tab:
         event comes after)."""
         self.dialog = None
 
+    def shows(self, url: str, title: str) -> None:
+        """The page itself said what it shows (a snapshot, an evaluation): what
+        list_tabs says. Chrome announces a page at commit, titled with its URL, and does
+        not always announce the document's title after (``Target.targetInfoChanged``)."""
+        self.url, self.title = url, title
+
     def document_seen(self, loader_id: str) -> None:
         """A snapshot read the main frame's document before any navigation event said
         which one is current (a tab adopted as it was): that one is."""

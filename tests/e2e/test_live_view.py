@@ -444,9 +444,9 @@ async def test_a_held_tab_refuses_changes_to_its_context_and_reads_go_on(
             ("screenshot", {"tab": tab, "full_page": True})]
         for tool, args in refusals:
             refused = await call_err(env.client, tool, args)
-            held = (f"tab {other} is with a person (asked: '2FA')" if "context" in args
+            says = (f"tab {other} is with a person (asked: '2FA')" if "context" in args
                     else f"tab {tab} is with a person (asked: 'sign in')")
-            assert held in refused, (tool, args, refused)
+            assert says in refused, (tool, args, refused)
         saved = await call_ok(env.client, "storage_state", {
             "action": "save", "tab": tab, "path": str(tmp_path / "state.json")})
         assert saved["path"] == str(tmp_path / "state.json")

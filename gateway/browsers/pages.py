@@ -18,6 +18,7 @@ console and network entries each. A page's own session is watched for a console 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,7 @@ _FOCUSED = ("Emulation.setFocusEmulationEnabled", {"enabled": True})
 GEOLOCATION = "Emulation.setGeolocationOverride"
 """The override of an emulated position (``page.emulation``): it comes with a grant of
 the geolocation permission to the tab's browser context, withdrawn here too."""
+_DOWNLOAD_EVENTS = ("Page.downloadWillBegin", "Page.downloadProgress")  # to ``downloaded``
 # Cross-site iframes run in their own process: Chrome hands them over as child
 # sessions of the page's session, paused until their collectors are on.
 # A page's (and a frame's) auto-attach takes every child target, not only iframes.
@@ -182,11 +184,27 @@ class PageTracker:
                                      console_buffer=self._config.console_buffer,
                                      network_buffer=self._config.network_buffer)
             self.tabs[tab.target_id] = tab
+            for method in _DOWNLOAD_EVENTS:
+                tab.subscribe(method, functools.partial(self._on_download, tab))
+            tab.subscribe("Page.javascriptDialogOpening", functools.partial(self._on_dialog, tab))
         tab.title = info.get("title", tab.title)
         tab.url = info.get("url", tab.url)
         if "browserContextId" in info:
             tab.context = self.contexts.name_of(info["browserContextId"])
         return tab
+
+    def _on_download(self, tab: Tab, method: str, params: dict[str, Any]) -> None:
+        """A page's ``Page.download*`` event, to the browser's downloads."""
+        if self.downloaded is not None:
+            self.downloaded(method, params, tab)
+
+    def _on_dialog(self, tab: Tab, method: str, params: dict[str, Any]) -> None:
+        """A dialog opened (the tab noted it first): what is in flight on the tab's
+        sessions cannot be answered until it closes, so it fails now."""
+        if self._cdp is not None and tab.session_id is not None:
+            error = tab.dialog_error()
+            for sid in (tab.session_id, *tab.frame_sessions.values()):
+                self._cdp.fail_session(sid, error, DIALOG_SAFE)
 
     def retire(self, tab: Tab, reason: str) -> None:
         """The tab is gone for good: what is still in flight on its sessions fails now
@@ -198,9 +216,9 @@ class PageTracker:
             self._sessions.pop(tab.session_id, None)
             if self._cdp is not None:
                 _fail_in_flight(self._cdp, tab, tab.session_id, reason)
+        self._withdraw_position_grant(tab)  # (while its state still says what it emulated)
         self._tab_ids.remove(tab, reason)
         self.uploads.release(tab)
-        self._withdraw_position_grant(tab)
 
     async def close(self, tab: Tab, reason: str, call: Call, wait_s: float) -> None:
         """Close the tab's page through the browser (a hung page too) and return once
@@ -228,9 +246,9 @@ class PageTracker:
         """A tab that emulated a position had the geolocation permission granted to its
         browser context (``page.emulation``); when the last such tab of the default
         context goes, so does the grant. (A named context ends with its last tab.)"""
-        if (GEOLOCATION not in gone.overrides or gone.context is not None
+        if (not _emulates_position(gone) or gone.context is not None
                 or self._tasks is None or self._cdp is None
-                or any(GEOLOCATION in other.overrides and other.context is None
+                or any(_emulates_position(other) and other.context is None
                        for other in self.tabs.values())):
             return
         self._tasks.start_soon(self._send_quietly, self._cdp, "Browser.resetPermissions",
@@ -271,14 +289,7 @@ class PageTracker:
             if method == "Fetch.requestPaused":
                 self._paused(cdp, tab, session_id, params)
                 return
-            if method.startswith("Page.download") and self.downloaded is not None:
-                self.downloaded(method, params, tab)
-                return
             tab.on_event(method, params)
-            if method == "Page.javascriptDialogOpening" and tab.session_id is not None:
-                error = tab.dialog_error()
-                for sid in (tab.session_id, *tab.frame_sessions.values()):
-                    cdp.fail_session(sid, error, DIALOG_SAFE)
 
         take: FrameTaker = tab.take_frame
         if frame_id is None and self._tasks is not None:  # a console flood is shed at source
@@ -303,8 +314,9 @@ class PageTracker:
                 if session == tab.session_id:
                     if tab.adopted:
                         tg.start_soon(self._send_quietly, cdp, *_FOCUSED, session)
-                    # An emulating tab's overrides die with its old session: again.
-                    for method, params in tab.overrides.items():
+                    # What the tab's state set on its old session (an emulation's
+                    # overrides) died with it: again.
+                    for method, params in tab.session_commands():
                         tg.start_soon(self._send_quietly, cdp, method, params, session)
                 tg.start_soon(self._route_new, cdp, tab, session)
         finally:
@@ -408,6 +420,11 @@ class PageTracker:
             await cdp.send(method, params, session_id=session, timeout_s=SETUP_TIMEOUT_S)
         except GatewayError as exc:  # a hung or closing page: its tools will say so
             self._log.debug("tab set-up command failed", method=method, error=str(exc))
+
+
+def _emulates_position(tab: Tab) -> bool:
+    """The tab's state overrides its geolocation (``page.emulation``)."""
+    return any(method == GEOLOCATION for method, _ in tab.session_commands())
 
 
 async def _let_go(cdp: CdpConnection, parent: str, child: str) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.tab import Arrival, Tab, Tap
+    from gateway.browsers.tab import Arrival, Listener, Tab
 
 __all__ = ["BrowserSession", "TabSession"]
 
@@ -51,9 +51,10 @@ class TabSession(BrowserSession):
         """The next of the tab's ``methods`` events (``Tab.expect``): register first."""
         return self.tab.expect(*methods, where=where)
 
-    def subscribe(self, method: str, tap: Tap) -> Callable[[], None]:
-        """Every ``method`` event of the tab to ``tap``; returns its remover."""
-        return self.tab.tap(method, tap)
+    def subscribe(self, key: str, listener: Listener) -> Callable[[], None]:
+        """Every event of the tab's method (or ``"Domain."``) ``key`` to ``listener``
+        (``Tab.subscribe``); returns its remover."""
+        return self.tab.subscribe(key, listener)
 
     async def release(self, object_id: str, session: str | None = None) -> None:
         """Release a remote object, best effort (``Browser.release_object``)."""

@@ -7,6 +7,11 @@ it, so its console, network and dialog state are collected from the start —
 including what happened before the agent's first call on it. An SSH reconnect
 to the same browser re-attaches and keeps every tab id.
 
+A tab's events go to whoever subscribed to them (``Tab.subscribe``: its own logs
+first, then the tracker's downloads and dialogs, a screencast, a waiter); what a layer
+above keeps of a tab lives in that layer's ``Slot`` on it, so this module names no
+page or live-view concept.
+
 Calls on one tab are serialised by ``lock``: two agents typing into the same
 page would otherwise interleave keystrokes. Different tabs never wait on each
 other.
@@ -15,10 +20,9 @@ other.
 from __future__ import annotations
 
 import itertools
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import anyio
 
@@ -29,40 +33,42 @@ from gateway.browsers.routes import Routes
 from gateway.concurrency import OneShot
 from gateway.errors import DialogOpen, TabNotFound
 
-__all__ = ["Arrival", "Hold", "Tab", "TabGone", "TabIds", "Tap"]
+__all__ = ["Arrival", "Listener", "Slot", "Tab", "TabGone", "TabIds"]
 
 Arrival = OneShot[tuple[str, dict[str, Any]]]
 """The (method, params) of an event a caller expects; dropped when the tab's session goes."""
-_Waiter = tuple[frozenset[str], Arrival, "Callable[[dict[str, Any]], bool] | None"]
-Tap = Callable[[dict[str, Any]], None]
-"""Takes every event of one method on a tab (a screencast's frames), until removed."""
+Listener = Callable[[str, dict[str, Any]], None]
+"""Takes the (method, params) of each event it subscribed to on a tab, until removed."""
+T = TypeVar("T")
+_UNSET: Any = object()
 
 
-@dataclass
-class Hold:
-    """A person holds the tab (``handoff``): the agent's tools that change it are refused
-    until ``released`` is set (the person pressed Done) or ``until`` (monotonic) passes."""
+class Slot(Generic[T]):
+    """One layer's state on every tab, declared by the module that owns it.
 
-    reason: str
-    until: float
-    released: anyio.Event = field(default_factory=anyio.Event)
-    # once released: "done" (the person), "expired", "tab closed" or "gateway exiting"
-    ended: str | None = None
+    The tab holds a value per slot (``Tab.state``), made on first use and dropped with
+    the tab, so a layer above keeps what it knows of a tab without the tab naming it
+    (the view's refs, what it emulates, a person's hold). ``replay`` names the
+    session-scoped commands a value stands for: a new session of the tab (a reconnect,
+    a renderer crash) is sent them again. ``gone`` is told when the tab goes (with the
+    reason), for state someone waits on.
+    """
 
-    def active(self) -> bool:
-        return not self.released.is_set() and time.monotonic() < self.until
+    __slots__ = ("gone", "make", "name", "replay")
 
-    def end(self, how: str) -> bool:
-        """End the hold now, for ``how`` (as "expired" once ``until`` passed); False when
-        it had ended already or ends otherwise."""
-        if self.released.is_set():
-            return False
-        self.ended = how if time.monotonic() < self.until else "expired"
-        self.released.set()
-        return self.ended == how
+    def __init__(self, name: str, make: Callable[[], T] | None = None, *,
+                 replay: Callable[[T], Iterable[tuple[str, dict[str, Any]]]] | None = None,
+                 gone: Callable[[T, str], object] | None = None) -> None:
+        self.name = name
+        self.make = make
+        self.replay = replay
+        self.gone = gone
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r})"
 
 
-@dataclass(eq=False)  # a tab is itself: compared and hashed by identity (page-layer state keys)
+@dataclass(eq=False)  # a tab is itself: compared and hashed by identity
 class Tab:
     id: int
     target: str                      # target name
@@ -81,21 +87,34 @@ class Tab:
     retired: bool = False                  # gone from its browser (closed, crashed, lost)
     why_retired: str = ""                  # "was closed", "crashed (…)": said to its viewers
     loaded: dict[str, str | None] = field(default_factory=dict)  # load event → its document
-    # What the tab emulates (the emulate tool's record, shown by list_tabs), and the
-    # session-scoped CDP commands that make it so (method → params): a session gone
-    # (a reconnect, a renderer crash) loses them, so a new one gets them again.
-    emulating: dict[str, Any] = field(default_factory=dict)
-    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
-    routes: Routes = field(default_factory=Routes)  # network_route's, kept like overrides
+    routes: Routes = field(default_factory=Routes)  # network_route's (``interception``)
     lock: anyio.Lock = field(default_factory=anyio.Lock)
-    hold: Hold | None = None               # a person has it (handoff), while active()
     routing: anyio.Lock = field(default_factory=anyio.Lock)  # one Fetch refresh at a time
     ready: anyio.Event = field(default_factory=anyio.Event)  # collectors on (main session)
-    _waiters: list[_Waiter] = field(default_factory=list)
-    _taps: dict[str, list[Tap]] = field(default_factory=dict)
+    _state: dict[Slot[Any], Any] = field(default_factory=dict)
+    # Every subscription in the order made, and by method the listeners it resolves to
+    # (made at the method's first event, forgotten when a subscription comes or goes):
+    # an event's dispatch is one dict lookup, however many of it flood in.
+    _listeners: list[tuple[str, Listener]] = field(default_factory=list)
+    _routes: dict[str, tuple[Listener, ...]] = field(default_factory=dict)
+    _arrivals: list[Arrival] = field(default_factory=list)
     # sessionId → the remover of its event listener on the browser's connection: a
     # listener holds its tab (and the tab its logs), so each goes with its session.
     _unlisten: dict[str, Callable[[], None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The tab's own consumers, first and in this order: a main-frame navigation is
+        # seen before the network log takes the request that made it.
+        self._keep_console: Listener = self.console.on_event
+        self.subscribe("Network.requestWillBeSent", self._on_request)
+        self.subscribe("Network.", self.network.on_event)
+        for method in CONSOLE_EVENTS:
+            self.subscribe(method, self._keep_console)
+        self.subscribe("Page.frameNavigated", self._on_navigated)
+        self.subscribe("Page.loadEventFired", self._on_loaded)
+        self.subscribe("Page.domContentEventFired", self._on_loaded)
+        self.subscribe("Page.javascriptDialogOpening", self._on_dialog)
+        self.subscribe("Page.javascriptDialogClosed", self._on_dialog)
 
     def listening(self, session_id: str, remove: Callable[[], None]) -> None:
         """Keep the remover of ``session_id``'s listener, to call when it goes."""
@@ -107,61 +126,121 @@ class Tab:
         if remove is not None:
             remove()
 
-    def tap(self, method: str, tap: Tap) -> Callable[[], None]:
-        """Send every ``method`` event of the tab's own session to ``tap`` (a stream,
-        where ``expect`` waits for one); returns its remover."""
-        self._taps.setdefault(method, []).append(tap)
+    # -------------------------------------------------------------- owned state
+
+    def state(self, slot: Slot[T]) -> T:
+        """The tab's value of ``slot``, made (``slot.make``) on first use."""
+        value = self._state.get(slot, _UNSET)
+        if value is _UNSET:
+            if slot.make is None:
+                raise KeyError(f"{slot!r} has no value on tab {self.id}, and no maker")
+            value = self._state[slot] = slot.make()
+        return cast("T", value)
+
+    def peek(self, slot: Slot[T]) -> T | None:
+        """The tab's value of ``slot``, or None (none is made)."""
+        return cast("T | None", self._state.get(slot))
+
+    def put(self, slot: Slot[T], value: T) -> None:
+        self._state[slot] = value
+
+    def clear(self, slot: Slot[Any]) -> None:
+        self._state.pop(slot, None)
+
+    def session_commands(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The session-scoped commands the tab's state stands for (``Slot.replay``): a
+        new session of the tab is sent them again."""
+        for slot, value in tuple(self._state.items()):
+            if slot.replay is not None:
+                yield from slot.replay(value)
+
+    def end(self, reason: str) -> None:
+        """The tab is gone (``reason``): its sessions dropped, each slot's ``gone``
+        told, its state let go."""
+        self.detach()
+        state, self._state = self._state, {}
+        for slot, value in state.items():
+            if slot.gone is not None:
+                slot.gone(value, reason)
+
+    # -------------------------------------------------------------- events
+
+    def subscribe(self, key: str, listener: Listener) -> Callable[[], None]:
+        """Send the tab's events to ``listener``: those of one method (``key``
+        "Page.screencastFrame") or of a domain (``key`` ending in a dot, "Network.").
+        An event's listeners are called in the order they subscribed. Returns the
+        remover."""
+        entry = (key, listener)
+        self._listeners.append(entry)
+        self._routes.clear()
 
         def remove() -> None:
-            taps = self._taps.get(method, [])
-            if tap in taps:
-                taps.remove(tap)
-            if not taps:
-                self._taps.pop(method, None)
+            for i, other in enumerate(self._listeners):
+                if other is entry:
+                    del self._listeners[i]
+                    self._routes.clear()
+                    return
 
         return remove
 
-    def held(self) -> Hold | None:
-        """The person's hold on this tab, while it lasts."""
-        return self.hold if self.hold is not None and self.hold.active() else None
+    def _resolve(self, method: str) -> tuple[Listener, ...]:
+        listeners = self._routes[method] = tuple(
+            listener for key, listener in self._listeners
+            if key == method or (key[-1] == "." and method.startswith(key)))
+        return listeners
 
     def take_frame(self, method: str, frame: str) -> bool:
-        """A session's event frame, offered unparsed (``frames``): a console event nobody
-        taps or waits for goes into the console as it came; any other is parsed."""
-        if method not in CONSOLE_EVENTS or method in self._taps or any(
-                method in methods for methods, _, _ in self._waiters):
-            return False
-        return self.console.keep_frame(frame)
+        """A session's event frame, offered unparsed (``frames``): a console event only
+        the console log listens to goes into it as it came; any other is parsed."""
+        listeners = self._routes.get(method)
+        if listeners is None:
+            listeners = self._resolve(method)
+        return (len(listeners) == 1 and listeners[0] is self._keep_console
+                and self.console.keep_frame(frame))
 
     def on_event(self, method: str, params: dict[str, Any]) -> None:
-        """Session event listener: feeds the collectors and wakes waiters."""
-        if self._taps:
-            for tap in tuple(self._taps.get(method, ())):
-                tap(params)
-        if method.startswith("Network."):
-            if (method == "Network.requestWillBeSent" and params.get("type") == "Document"
-                    and params.get("frameId") == self.target_id
-                    and params.get("requestId") == params.get("loaderId")
-                    and "redirectResponse" not in params):  # a redirect hop: same load
-                self.console.navigated()  # a new document in the main frame
-                self.network.navigated()
-            self.network.on_event(method, params)
-        elif method in CONSOLE_EVENTS:
-            self.console.on_event(method, params)
-        elif method == "Page.frameNavigated":
-            frame = params.get("frame", {})
-            if not frame.get("parentId"):
-                self.loader_id = frame.get("loaderId")
-                self.url = frame.get("url", self.url)
-        elif method in ("Page.loadEventFired", "Page.domContentEventFired"):
-            self.loaded[method] = self.loader_id
-        elif method == "Page.javascriptDialogOpening":
-            self.dialog = params
-        elif method == "Page.javascriptDialogClosed":
-            self.dialog = None
-        for methods, arrival, where in tuple(self._waiters):
-            if method in methods and not arrival.done and (where is None or where(params)):
-                arrival.set((method, params))
+        """Session event listener: the event to each of its subscribers, in turn."""
+        listeners = self._routes.get(method)
+        if listeners is None:
+            listeners = self._resolve(method)
+        for listener in listeners:
+            listener(method, params)
+
+    def _on_request(self, method: str, params: dict[str, Any]) -> None:
+        if (params.get("type") == "Document" and params.get("frameId") == self.target_id
+                and params.get("requestId") == params.get("loaderId")
+                and "redirectResponse" not in params):  # a redirect hop: same load
+            self.console.navigated()  # a new document in the main frame
+            self.network.navigated()
+
+    def _on_navigated(self, method: str, params: dict[str, Any]) -> None:
+        frame = params.get("frame", {})
+        if not frame.get("parentId"):
+            self.loader_id = frame.get("loaderId")
+            self.url = frame.get("url", self.url)
+
+    def _on_loaded(self, method: str, params: dict[str, Any]) -> None:
+        self.loaded[method] = self.loader_id
+
+    def _on_dialog(self, method: str, params: dict[str, Any]) -> None:
+        self.dialog = params if method == "Page.javascriptDialogOpening" else None
+
+    def dialog_answered(self) -> None:
+        """The open dialog was answered: calls go through again at once (its Closed
+        event comes after)."""
+        self.dialog = None
+
+    def shows(self, url: str, title: str) -> None:
+        """The page itself said what it shows (a snapshot, an evaluation): what
+        list_tabs says. Chrome announces a page at commit, titled with its URL, and does
+        not always announce the document's title after (``Target.targetInfoChanged``)."""
+        self.url, self.title = url, title
+
+    def document_seen(self, loader_id: str) -> None:
+        """A snapshot read the main frame's document before any navigation event said
+        which one is current (a tab adopted as it was): that one is."""
+        if self.loader_id is None:
+            self.loader_id = loader_id
 
     def dialog_error(self) -> DialogOpen:
         dialog = self.dialog or {}
@@ -172,9 +251,18 @@ class Tab:
     ) -> Arrival:
         """The next of ``methods`` (for which ``where`` holds), when it comes; register
         *before* triggering the event, and ``drop()`` it when no longer waiting."""
-        arrival: Arrival = OneShot(lambda: self._waiters.remove(entry))
-        entry: _Waiter = (frozenset(methods), arrival, where)
-        self._waiters.append(entry)
+        def done() -> None:
+            for remove in removers:
+                remove()
+            self._arrivals.remove(arrival)
+
+        def arrive(method: str, params: dict[str, Any]) -> None:
+            if not arrival.done and (where is None or where(params)):
+                arrival.set((method, params))
+
+        arrival: Arrival = OneShot(done)
+        removers = [self.subscribe(method, arrive) for method in dict.fromkeys(methods)]
+        self._arrivals.append(arrival)
         return arrival
 
     def detach(self) -> None:
@@ -184,7 +272,7 @@ class Tab:
         for remove in self._unlisten.values():
             remove()
         self._unlisten.clear()
-        for _, arrival, _ in tuple(self._waiters):
+        for arrival in tuple(self._arrivals):
             arrival.drop()
 
 
@@ -214,9 +302,7 @@ class TabIds:
         return tab
 
     def remove(self, tab: Tab, reason: str) -> None:
-        tab.detach()
-        if tab.hold is not None:  # a person cannot act on a tab that is gone
-            tab.hold.end("tab closed")
+        tab.end(reason)
         if self._live.pop(tab.id, None) is None:
             return
         if len(self._gone) >= self.MAX_GONE:

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from gateway.errors import GatewayError
+from gateway.live.hold import held
 from gateway.live.links import Link, Links, host_allowed, origin_allowed
 from gateway.page.live_input import input_command, parse_input
 from gateway.page.screencast import Mailbox, Screencasts
@@ -247,7 +248,7 @@ async def _act(link: Link, browser: Browser, tab: Tab, raw: str | bytes,
     """Forward one input event from the page; the error to show, if any."""
     if not link.control:
         return "this link is view-only"
-    if link.handoff is not None and tab.held() is not link.handoff:
+    if link.handoff is not None and held(tab) is not link.handoff:
         return ("this handoff has ended (Done, its time ran out, or the tab closed): the "
                 "agent has the tab again")
     try:
@@ -265,7 +266,7 @@ def _state(live: Live, link: Link, tab_id: int | None) -> dict[str, Any]:
     for name in sorted(live.registry.browsers):
         browser = live.registry.browsers[name]
         tabs = [{"id": t.id, "title": t.title[:200], "url": t.url[:500],
-                 "held": held.reason if (held := t.held()) else None}
+                 "held": hold.reason if (hold := held(t)) else None}
                 for t in sorted(browser.tabs.values(), key=lambda t: t.id)
                 if link.allows(t.id)]
         if tabs or link.tab is None:

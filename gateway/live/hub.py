@@ -20,8 +20,9 @@ import anyio
 import anyio.abc
 import structlog
 
-from gateway.browsers.tab import Hold, Tab
+from gateway.browsers.tab import Tab
 from gateway.errors import GatewayError
+from gateway.live.hold import HOLD, Hold, held
 from gateway.live.links import Links
 from gateway.page.recording import Recordings
 from gateway.page.screencast import Screencasts
@@ -125,8 +126,9 @@ class Live:
         self.links.clear()
         for browser in self.registry.browsers.values():
             for tab in browser.tabs.values():
-                if tab.hold is not None:
-                    tab.hold.end("gateway exiting")
+                hold = tab.peek(HOLD)
+                if hold is not None:
+                    hold.end("gateway exiting")
         if self._server is not None:
             self._server.should_exit = True
 
@@ -135,10 +137,11 @@ class Live:
     def hold(self, tab: Tab, reason: str, seconds: float) -> Hold:
         """``tab`` is with a person until Done, ``seconds`` pass or the tab goes; an
         existing hold stays as it is (its own reason and end)."""
-        held = tab.held()
-        if held is not None:
-            return held
-        hold = tab.hold = Hold(reason, time.monotonic() + min(seconds, MAX_HOLD_S))
+        holding = held(tab)
+        if holding is not None:
+            return holding
+        hold = Hold(reason, time.monotonic() + min(seconds, MAX_HOLD_S))
+        tab.put(HOLD, hold)
         self._note({"ts": time.time(), "event": "handoff", "tab": tab.id,
                     "target": tab.target, "reason": reason, "hold_s": round(seconds, 3)})
         self._tasks.start_soon(self._end_of, tab, hold)
@@ -151,8 +154,8 @@ class Live:
             await hold.released.wait()
         hold.end("expired")  # an expired hold ends for its waiters as well
         how = hold.ended or "expired"
-        if tab.hold is hold:
-            tab.hold = None
+        if tab.peek(HOLD) is hold:
+            tab.clear(HOLD)
         self._note({"ts": time.time(), "event": "handoff_end", "tab": tab.id,
                     "target": tab.target, "reason": hold.reason, "ended": how,
                     "held_s": round(time.monotonic() - started, 3)})

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gateway.browsers.tab import Hold
+    from gateway.live.hold import Hold
 
 __all__ = ["LINK_IDLE_S", "Link", "Links", "host_allowed", "origin_allowed"]
 

@@ -5,9 +5,10 @@ arguments, merged call after call, ``reset`` emptying it) and shown as it is by
 ``list_tabs``. The pure part turns a state into the session-scoped CDP commands
 that make it so (``overrides``: method → params) and a change of state into the
 commands that get from one to the other (``changes``: a cleared setting is sent
-its own clearing command). ``apply`` sends them; the tab keeps the overrides,
-which its next session gets again (a reconnect or renderer crash loses the old
-session's; navigations, cross-process ones too, keep them).
+its own clearing command). ``apply`` sends them; the tab keeps both in this
+module's slot (``EMULATION``), whose overrides its next session gets again (a
+reconnect or renderer crash loses the old session's; navigations, cross-process
+ones too, keep them).
 
 A device preset is a viewport, a user agent and touch; a setting given beside
 it (``viewport``, ``user_agent``) wins over the preset's.
@@ -15,19 +16,22 @@ it (``viewport``, ``user_agent``) wins over the preset's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from gateway.browsers.pages import GEOLOCATION
+from gateway.browsers.tab import Slot
 from gateway.errors import CdpError, InvalidArgument
 
 if TYPE_CHECKING:
     from gateway.browsers.session import TabSession
+    from gateway.browsers.tab import Tab
 
-__all__ = ["DEVICES", "NETWORKS", "Device", "Geolocation", "Throttle", "Viewport", "apply",
-           "changes", "merge", "overrides"]
+__all__ = ["DEVICES", "EMULATION", "NETWORKS", "Device", "Emulation", "Geolocation",
+           "Throttle", "Viewport", "apply", "changes", "emulating", "merge", "overrides",
+           "overrides_sent"]
 
 
 class Viewport(BaseModel):
@@ -194,6 +198,32 @@ def changes(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
     return steps
 
 
+@dataclass
+class Emulation:
+    """What a tab emulates (the emulate tool's state, shown by list_tabs) and the
+    session-scoped commands sent to make it so (method → params)."""
+
+    state: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+EMULATION: Slot[Emulation] = Slot("emulation", Emulation,
+                                  replay=lambda emulation: emulation.overrides.items())
+"""A tab's emulation; a new session of the tab is sent its overrides again."""
+
+
+def emulating(tab: Tab) -> dict[str, Any]:
+    """What ``tab`` emulates (empty: nothing)."""
+    emulation = tab.peek(EMULATION)
+    return emulation.state if emulation is not None else {}
+
+
+def overrides_sent(tab: Tab) -> dict[str, dict[str, Any]]:
+    """The overrides in force on ``tab``'s session (method → params)."""
+    emulation = tab.peek(EMULATION)
+    return emulation.overrides if emulation is not None else {}
+
+
 async def apply(session: TabSession, state: dict[str, Any], timeout_s: float) -> None:
     """Make ``tab`` emulate ``state``, and record it on the tab. Hold ``tab.lock``.
 
@@ -202,34 +232,35 @@ async def apply(session: TabSession, state: dict[str, Any], timeout_s: float) ->
     ``overrides`` are the ones sent (what a new session gets again).
     """
     browser, tab = session.browser, session.tab
-    before, wanted = tab.overrides, overrides(state)
+    emulation = tab.state(EMULATION)
+    before, wanted = emulation.overrides, overrides(state)
     steps = changes(before, wanted)
     if any(key == _GEO and key in wanted for key, _, _ in steps):
         await _geolocation_permission(session, grant=True)
     try:
         await _send(session, steps, wanted, timeout_s)
     except CdpError as exc:
-        await _send(session, changes(tab.overrides, before), before, timeout_s)
+        await _send(session, changes(emulation.overrides, before), before, timeout_s)
         raise InvalidArgument(
             f"the browser refused {exc.method} ({exc.message}); the tab's emulation is "
             "unchanged — check the value (timezone: an IANA name such as 'Europe/Berlin'; "
             "locale: a BCP 47 tag such as 'de-DE')") from None
-    tab.emulating = state
+    emulation.state = state
     if _GEO in before and _GEO not in wanted and not any(
-            _GEO in other.overrides and other.context == tab.context
+            _GEO in overrides_sent(other) and other.context == tab.context
             for other in browser.tabs.values() if other is not tab):
         await _geolocation_permission(session, grant=False)
 
 
 async def _send(session: TabSession, steps: list[tuple[str, str, dict[str, Any]]],
                 wanted: dict[str, dict[str, Any]], timeout_s: float) -> None:
-    """Send ``steps`` towards ``wanted``, noting each one sent in ``tab.overrides``."""
-    tab = session.tab
+    """Send ``steps`` towards ``wanted``, noting each one sent in the tab's overrides."""
+    emulation = session.tab.state(EMULATION)
     for key, method, params in steps:
         await session.call(method, params, timeout_s=timeout_s)
-        applied = {k: v for k, v in tab.overrides.items() if k != key}
+        applied = {k: v for k, v in emulation.overrides.items() if k != key}
         sets = method == key and params == wanted.get(key)  # else it cleared the override
-        tab.overrides = {**applied, key: params} if sets else applied
+        emulation.overrides = {**applied, key: params} if sets else applied
 
 
 async def _geolocation_permission(session: TabSession, *, grant: bool) -> None:

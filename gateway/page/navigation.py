@@ -55,5 +55,5 @@ async def page_state(session: TabSession) -> tuple[str, str]:
     result = await session.call("Runtime.evaluate", {
         "expression": _PAGE_STATE_JS, "returnByValue": True})
     value: Any = result.get("result", {}).get("value") or [tab.url, tab.title]
-    tab.url, tab.title = str(value[0]), str(value[1])
+    tab.shows(str(value[0]), str(value[1]))
     return tab.url, tab.title

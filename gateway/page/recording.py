@@ -15,7 +15,6 @@ then. The gateway exiting finishes every file too: what was recorded stays playa
 from __future__ import annotations
 
 import time
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -25,6 +24,7 @@ import anyio.abc
 import anyio.to_thread
 import structlog
 
+from gateway.browsers.tab import Slot
 from gateway.errors import GatewayError, InvalidArgument
 from gateway.output.files import open_private
 
@@ -102,6 +102,10 @@ class Recording:
         return self.path.stat().st_size if self.path.exists() else 0
 
 
+_ENDED: Slot[Recording] = Slot("ended recording")
+"""A tab's recording that ended by itself, kept for the ``stop`` that reports it."""
+
+
 class Recordings:
     """The gateway's running recordings, each a task in ``tasks``."""
 
@@ -109,8 +113,6 @@ class Recordings:
         self._tasks = tasks
         self._screencasts = screencasts
         self._running: dict[Tab, Recording] = {}
-        self._ended: weakref.WeakKeyDictionary[Tab, Recording] = weakref.WeakKeyDictionary()
-        """Recordings that ended by themselves, kept for the ``stop`` that reports them."""
 
     async def start(self, session: TabSession, path: Path, *, max_seconds: float,
                     max_bytes: int) -> Recording:
@@ -132,7 +134,7 @@ class Recordings:
             file.close()
             path.unlink(missing_ok=True)
             raise
-        self._ended.pop(tab, None)  # a new recording: how the last one ended is old news
+        tab.clear(_ENDED)  # a new recording: how the last one ended is old news
         recording = self._running[tab] = Recording(tab, path, file, writer)
         self._tasks.start_soon(self._run, session.browser, recording)
         return recording
@@ -142,7 +144,8 @@ class Recordings:
         running, the last one that ended by itself is reported as it ended."""
         recording = self._running.get(tab)
         if recording is None:
-            ended = self._ended.pop(tab, None)
+            ended = tab.peek(_ENDED)
+            tab.clear(_ENDED)
             if ended is not None:
                 return ended
             raise InvalidArgument(f"tab {tab.id} is not being recorded; start a recording "
@@ -179,7 +182,7 @@ class Recordings:
         finally:
             self._running.pop(recording.tab, None)
             if not recording.stopping:
-                self._ended[recording.tab] = recording
+                recording.tab.put(_ENDED, recording)
             stopped_at = recording.timeline.now()
             with anyio.CancelScope(shield=True):
                 try:

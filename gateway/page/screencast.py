@@ -97,7 +97,7 @@ class _Cast:
     wake: anyio.Event = field(default_factory=anyio.Event)
     latest: Frame | None = None
 
-    def on_frame(self, params: dict[str, Any]) -> None:
+    def on_frame(self, method: str, params: dict[str, Any]) -> None:
         """The tab's ``Page.screencastFrame``: kept for the watchers, acknowledged by ``run``."""
         ack = params.get("sessionId")
         if type(ack) is int:
@@ -149,7 +149,7 @@ class Screencasts:
         browser that is reconnecting (however long) is waited for while the tab lives:
         the watchers hear only of the tab's end, with its reason."""
         tab = cast.tab
-        remove = tab.tap("Page.screencastFrame", cast.on_frame)
+        remove = tab.subscribe("Page.screencastFrame", cast.on_frame)
         session: str | None = None
         why = ""
         try:

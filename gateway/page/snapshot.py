@@ -125,9 +125,7 @@ async def fetch_snapshot(session: TabSession) -> tuple[PageSnapshot, str]:
                 None)
     title = str(((root or {}).get("name") or {}).get("value", tab.title))
     snapshot = PageSnapshot(url=ordered[0].get("url", tab.url), title=title, frames=snaps)
-    # What list_tabs shows: Chrome announces a page at commit, titled with its URL, and
-    # does not always announce the document's title after (Target.targetInfoChanged).
-    tab.url, tab.title = snapshot.url, snapshot.title
+    tab.shows(snapshot.url, snapshot.title)
     wanted = attribute_requests(snapshot)
     if wanted:
         by_id = {s.frame_id: s for s in snaps}

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from gateway.browsers.session import BrowserSession, TabSession
 from gateway.errors import TabHeld
+from gateway.live.hold import held
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
@@ -211,9 +212,9 @@ def _refuse_if_held(on: BrowserSession, reach: Reach, context: str | None,
     elif reach == "tab" and browser_wide:
         tabs = list(on.browser.tabs.values())
     for tab in tabs:
-        held = tab.held()
-        if held is not None:
-            raise TabHeld(tab.id, held.reason)
+        hold = held(tab)
+        if hold is not None:
+            raise TabHeld(tab.id, hold.reason)
 
 
 def _budget(browser: Browser, arguments: dict[str, Any]) -> float:

@@ -48,7 +48,7 @@ def register(tools: Tools, registry: Registry) -> None:
         if prompt_text is not None:
             params["promptText"] = prompt_text
         await on.call("Page.handleJavaScriptDialog", params)
-        on.tab.dialog = None
+        on.tab.dialog_answered()
         return DialogResult(tab=on.tab.id, target=on.browser.name, type=dialog.get("type", ""),
                             message=dialog.get("message", ""),
                             default_prompt=dialog.get("defaultPrompt"), accepted=accept,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from gateway.browsers.session import TabSession
-from gateway.page.emulation import Geolocation, Throttle, Viewport, apply, merge
+from gateway.page.emulation import Geolocation, Throttle, Viewport, apply, emulating, merge
 
 from .args import TabArg
 from .definition import Tools
@@ -53,6 +53,6 @@ def register(tools: Tools, registry: Registry) -> None:
                  "locale": locale, "timezone": timezone, "geolocation": geolocation,
                  "color_scheme": color_scheme, "reduced_motion": reduced_motion,
                  "network": network, "cpu_throttle": cpu_throttle}
-        state = merge(on.tab.emulating, given, reset)
+        state = merge(emulating(on.tab), given, reset)
         await apply(on, state, on.budget)
         return EmulateResult(tab=on.tab.id, target=on.browser.name, emulating=state)

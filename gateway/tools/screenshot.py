@@ -15,6 +15,7 @@ from gateway.output.absent import absent
 from gateway.output.files import write_private
 from gateway.output.images import image_size
 from gateway.page.actions import element_box
+from gateway.page.emulation import overrides_sent
 from gateway.page.js import script
 
 from .args import TabArg, TimeoutArg
@@ -100,7 +101,7 @@ async def _capture(session: TabSession, params: dict[str, Any], full_page: bool,
     if not full_page:
         return await session.call("Page.captureScreenshot", params, timeout_s=timeout_s)
     clip = params["clip"]
-    emulated = tab.overrides.get(_METRICS)  # the emulate tool's viewport: kept, made taller
+    emulated = overrides_sent(tab).get(_METRICS)  # the emulate tool's viewport: kept, made taller
     await session.call(_METRICS, {
         **(emulated or {"width": 0, "deviceScaleFactor": 0, "mobile": False}),
         "height": int(clip["height"] + 0.5)})

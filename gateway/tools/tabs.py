@@ -11,6 +11,7 @@ from gateway.concurrency import gather
 from gateway.config.urls import check_url
 from gateway.errors import InvalidArgument, TargetUnavailable
 from gateway.output.absent import absent
+from gateway.page.emulation import emulating
 from gateway.page.history import HistoryStep, step_history
 from gateway.page.navigation import navigate_tab, page_state
 
@@ -67,7 +68,7 @@ class CloseResult(BaseModel):
 
 def _info(tab: Tab) -> TabInfo:
     return TabInfo(tab=tab.id, target=tab.target, title=tab.title, url=tab.url,
-                   context=tab.context, emulates=tab.emulating or None)
+                   context=tab.context, emulates=emulating(tab) or None)
 
 
 def _url_or_history(arguments: dict[str, Any]) -> None:

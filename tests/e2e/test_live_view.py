@@ -27,6 +27,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from gateway.config import load_config
+from gateway.live.hold import held
 from gateway.live.hub import Live
 from gateway.server.start import running_server
 from tests.e2e.helpers import (
@@ -410,7 +411,7 @@ async def test_a_call_queued_when_the_handoff_starts_is_refused_when_its_turn_co
         "the call already running on the tab finishes before the person gets it", finished)
     assert f"tab {tab} is with a person (asked: 'sign in')" in results["queued"], results["queued"]
     assert handed["state"] == "held" and "busy" not in handed, handed
-    env.live.registry.tabs.get(tab).hold.end("done")  # type: ignore[union-attr]
+    held(env.live.registry.tabs.get(tab)).end("done")  # type: ignore[union-attr]
     assert await js(env.client, tab, "document.title") == "live", "the queued call did nothing"
 
     other = await _tab(env)
@@ -443,9 +444,9 @@ async def test_a_held_tab_refuses_changes_to_its_context_and_reads_go_on(
             ("screenshot", {"tab": tab, "full_page": True})]
         for tool, args in refusals:
             refused = await call_err(env.client, tool, args)
-            held = (f"tab {other} is with a person (asked: '2FA')" if "context" in args
+            says = (f"tab {other} is with a person (asked: '2FA')" if "context" in args
                     else f"tab {tab} is with a person (asked: 'sign in')")
-            assert held in refused, (tool, args, refused)
+            assert says in refused, (tool, args, refused)
         saved = await call_ok(env.client, "storage_state", {
             "action": "save", "tab": tab, "path": str(tmp_path / "state.json")})
         assert saved["path"] == str(tmp_path / "state.json")
@@ -461,7 +462,7 @@ async def test_a_held_tab_refuses_changes_to_its_context_and_reads_go_on(
         await call_ok(env.client, "network_route", {"action": "remove", **elsewhere})
     finally:
         for held_tab in (tab, other):
-            env.live.registry.tabs.get(held_tab).hold.end("done")  # type: ignore[union-attr]
+            held(env.live.registry.tabs.get(held_tab)).end("done")  # type: ignore[union-attr]
         await call_ok(env.client, "close_tab", {"tab": other})
 
 
@@ -482,7 +483,7 @@ async def test_a_handoff_link_stops_acting_when_its_hold_ends(env: Env) -> None:
         await eventually(lambda: page.eval("!document.getElementById('done').hidden"),
                          timeout=10, what="the Done button")
         await page.eval("document.getElementById('done').click()")
-        await _until(lambda: env.live.registry.tabs.get(tab).held() is None,
+        await _until(lambda: held(env.live.registry.tabs.get(tab)) is None,
                      "the hold to end with Done")
         await ws.send('{"kind":"text","text":"cd"}')
         reply = await ws.recv()

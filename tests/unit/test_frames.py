@@ -144,7 +144,7 @@ def test_a_waiter_or_a_tap_on_console_events_gets_them_parsed() -> None:
     cdp.listen(session_of_capture(), tab.on_event, take=tab.take_frame)
     arrival = tab.expect("Runtime.consoleAPICalled")
     tapped: list[dict[str, Any]] = []
-    tab.tap("Runtime.consoleAPICalled", tapped.append)
+    tab.subscribe("Runtime.consoleAPICalled", lambda _, params: tapped.append(params))
     cdp.receive(_console_frame())
     assert arrival.done and tapped and tapped[0]["type"] == "log"
     assert [e.text for e in tab.console.query()] == ["flood 1"]

@@ -12,8 +12,9 @@ import anyio
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from gateway.browsers.tab import Hold, TabIds
+from gateway.browsers.tab import TabIds
 from gateway.errors import InvalidArgument
+from gateway.live.hold import HOLD, Hold, held
 from gateway.live.hub import open_live
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
 from gateway.page.live_input import input_command, parse_input
@@ -272,9 +273,9 @@ def test_a_hold_ends_once_and_as_expired_once_its_time_passed() -> None:
 def test_a_retired_tab_ends_its_hold() -> None:
     tabs = TabIds()
     tab = tabs.add("default", "T1")
-    tab.hold = hold = Hold("sign in", time.monotonic() + 60)
+    tab.put(HOLD, hold := Hold("sign in", time.monotonic() + 60))
     tabs.remove(tab, "was closed")
-    assert hold.ended == "tab closed" and hold.released.is_set() and tab.held() is None
+    assert hold.ended == "tab closed" and hold.released.is_set() and held(tab) is None
 
 
 async def test_a_gateway_that_exits_ends_its_holds_and_says_so() -> None:

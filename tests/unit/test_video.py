@@ -17,6 +17,7 @@ import av
 import pytest
 
 from gateway.browsers.session import TabSession
+from gateway.browsers.tab import Tab
 from gateway.errors import InvalidArgument
 from gateway.page import video
 from gateway.page.recording import MAX_RECORDINGS, Recording, Recordings, Timeline
@@ -171,8 +172,8 @@ class _Screencast:
             self.watching -= 1
 
 
-class _Tab:
-    id = 7
+def _tab() -> Tab:
+    return Tab(7, "vm", "T7")
 
 
 async def _until(condition: Callable[[], object], timeout_s: float = 10) -> None:
@@ -182,7 +183,7 @@ async def _until(condition: Callable[[], object], timeout_s: float = 10) -> None
             await anyio.sleep(0.005)
 
 
-async def _start(recordings: Recordings, tab: _Tab, path: Path, *, max_seconds: float = 60,
+async def _start(recordings: Recordings, tab: Tab, path: Path, *, max_seconds: float = 60,
                  max_bytes: int = 10_000_000) -> Recording:
     session = TabSession(None, 60, tab)  # type: ignore[arg-type]
     return await recordings.start(session, path, max_seconds=max_seconds, max_bytes=max_bytes)
@@ -191,7 +192,7 @@ async def _start(recordings: Recordings, tab: _Tab, path: Path, *, max_seconds: 
 async def _recorded(tmp_path: Path, frames: int, *, max_seconds: float = 60
                     ) -> tuple[Recording, _Screencast]:
     screencast = _Screencast()
-    tab = _Tab()
+    tab = _tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
         started = await _start(recordings, tab, tmp_path / "r.webm", max_seconds=max_seconds)
@@ -229,7 +230,7 @@ async def test_a_recording_without_a_frame_keeps_no_file(
 @pytest.mark.anyio
 async def test_stop_reports_a_recording_that_ended_by_itself(tmp_path: Path) -> None:
     screencast = _Screencast()
-    tab = _Tab()
+    tab = _tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
         started = await _start(recordings, tab, tmp_path / "r.webm")
@@ -248,7 +249,7 @@ async def test_stop_reports_a_recording_that_ended_by_itself(tmp_path: Path) -> 
 async def test_recordings_at_once_are_bounded(tmp_path: Path) -> None:
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, _Screencast())  # type: ignore[arg-type]
-        tabs = [_Tab() for _ in range(MAX_RECORDINGS + 1)]
+        tabs = [_tab() for _ in range(MAX_RECORDINGS + 1)]
         for i, tab in enumerate(tabs[:-1]):
             await _start(recordings, tab, tmp_path / f"{i}.webm")
         with pytest.raises(InvalidArgument, match=f"{MAX_RECORDINGS} recordings are running"):
@@ -264,7 +265,7 @@ async def test_a_recording_that_fails_ends_alone(tmp_path: Path,
 
     monkeypatch.setattr(VideoWriter, "add", broken)
     screencast = _Screencast()
-    tab = _Tab()
+    tab = _tab()
     async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
         started = await _start(recordings, tab, tmp_path / "r.webm")
@@ -280,7 +281,7 @@ async def test_a_recording_that_fails_ends_alone(tmp_path: Path,
 async def test_stop_stops_the_running_recording_not_the_last_that_ended(
         tmp_path: Path) -> None:
     screencast = _Screencast()
-    tab = _Tab()
+    tab = _tab()
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
         first = await _start(recordings, tab, tmp_path / "1.webm", max_bytes=1)
@@ -301,7 +302,7 @@ async def test_stop_right_after_start_returns_when_the_recording_ends_meanwhile(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 600)
     screencast = _Screencast()
-    tab = _Tab()
+    tab = _tab()
     stopped: list[Recording] = []
     async with anyio.create_task_group() as tasks:
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
@@ -343,7 +344,7 @@ async def test_a_file_that_fails_to_close_or_go_ends_only_its_recording(
         raise PermissionError(13, "Permission denied")
 
     screencast = _Screencast()
-    tab = _Tab()
+    tab = _tab()
     async with anyio.create_task_group() as tasks:   # the gateway's: it must not end
         recordings = Recordings(tasks, screencast)  # type: ignore[arg-type]
         started = await _start(recordings, tab, tmp_path / "r.webm")

@@ -40,7 +40,8 @@ cutting), ``nodes`` (safe AX node readers, a frame indexed), ``labels`` (what a
 control is called and says), ``controls`` (ref numbering, a control's line),
 ``out`` (lines being written), ``render`` (the pass itself), ``state`` (the
 tab's last view, which refs are checked against) and ``focus`` (a view narrowed to
-the lines that match, or to one part of the page).
+the lines that match, or to one part of the page). ``take`` is the one that does
+I/O: a tab's view fetched, rendered and kept, for the tools (not imported here).
 """
 
 from __future__ import annotations

@@ -1,22 +1,21 @@
 """The view an agent last saw of a tab: the refs it may act on and the document they name.
 
-Page-layer state, so the page layer keeps it: by tab, weakly (a tab the browsers
-layer forgets takes its view along), typed here — the browsers layer below knows
-nothing of views.
+Page-layer state, so the page layer keeps it, in this module's slot on the tab
+(``VIEW``): it goes with its tab, and the browsers layer below knows nothing of views.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from weakref import WeakKeyDictionary
 
+from gateway.browsers.tab import Slot
 from gateway.page.view.model import FrameSnapshot, RefTarget
 
 if TYPE_CHECKING:
     from gateway.browsers.tab import Tab
 
-__all__ = ["ViewState", "current_view", "first_ref", "remember_view"]
+__all__ = ["VIEW", "ViewState", "current_view", "first_ref", "remember_view"]
 
 
 @dataclass(frozen=True)
@@ -30,20 +29,21 @@ class ViewState:
     next_ref: int                      # the first ref of the tab's next view
 
 
-_views: WeakKeyDictionary[Tab, ViewState] = WeakKeyDictionary()
+VIEW: Slot[ViewState] = Slot("view")
+"""The tab's last view, from its first."""
 
 
 def current_view(tab: Tab) -> ViewState | None:
     """The tab's last view, None before the first."""
-    return _views.get(tab)
+    return tab.peek(VIEW)
 
 
 def first_ref(tab: Tab) -> int:
     """The first ref of the tab's next view: refs count on across a tab's views, so a
     ref from an older view never names an element of a newer one."""
-    view = _views.get(tab)
+    view = tab.peek(VIEW)
     return view.next_ref if view is not None else 1
 
 
 def remember_view(tab: Tab, view: ViewState) -> None:
-    _views[tab] = view
+    tab.put(VIEW, view)

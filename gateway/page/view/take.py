@@ -1,0 +1,107 @@
+"""Taking a tab's view: snapshot every frame, render it, keep its refs as the tab's.
+
+The one entry to the page view for the tools (``take``): browse, browse_view and
+browse_act end in it. It is the I/O side of this package, so the package itself does
+not import it (``page.snapshot`` and ``page.element``, which it calls, import the pure
+modules beside it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from gateway.browsers.session import TabSession
+from gateway.output.absent import absent
+from gateway.output.sizing import fit
+from gateway.page.element import TabInput
+from gateway.page.snapshot import fetch_snapshot
+from gateway.page.view.focus import line_matcher, narrow_view, scopes_of
+from gateway.page.view.render import render_view
+from gateway.page.view.state import ViewState, first_ref, remember_view
+
+__all__ = ["PageView", "take"]
+
+
+class PageView(BaseModel):
+    tab: int
+    target: str
+    url: str
+    view: str
+    refs: int
+    truncated: bool = absent(False)
+    narrowed: str | None = absent()  # what find / within left of the view
+
+    def header(self) -> str:
+        """Which tab, and how many refs; the URL is the view's own first line."""
+        cut = " (view truncated: raise max_chars)" if self.truncated else ""
+        narrowed = f"; {self.narrowed}" if self.narrowed else ""
+        return f"tab {self.tab} on {self.target} ({self.refs} refs{narrowed}){cut}"
+
+    def as_text(self) -> str:
+        """The view as plain text after a one-line header (``ReadsAsText``)."""
+        return f"{self.header()}\n{self.view}"
+
+
+async def take(on: TabSession, max_chars: int, find: str | None = None,
+               within: int | None = None) -> PageView:
+    """Snapshot every frame, render, and make the new refs the tab's current ones.
+
+    Refs count on across views of a tab, so a ref from an older view can never
+    name an element of the new one. Hold ``tab.lock``. ``find`` / ``within`` narrow
+    what is shown, not what is remembered: the refs kept are the whole view's.
+    """
+    tab = on.tab
+    element = TabInput(on).ref(within)[1] if within is not None else None
+    if find is not None:
+        line_matcher(find)  # a bad regex is refused before any browser work
+    with _collector_paused():
+        snapshot, loader_id = await fetch_snapshot(on)
+        first = first_ref(tab)
+        rendered = render_view(snapshot, first_ref=first,
+                               within=scopes_of(snapshot, element) if element is not None else ())
+        # Refs need only where each frame hangs, not its tree: a news page's AX nodes
+        # are ~4 MB of objects a tab would otherwise hold until its next view.
+        frames = {f.frame_id: dataclasses.replace(f, nodes=(), attributes={})
+                  for f in snapshot.frames}
+        url = snapshot.url
+        del snapshot  # the tree is freed here, before the collector is back on
+    tab.document_seen(loader_id)
+    remember_view(tab, ViewState(rendered.refs, loader_id, frames,
+                                 next_ref=first + len(rendered.refs)))
+    text, narrowed = narrow_view(rendered, find, within)
+    fitted = fit(text, max_chars)
+    return PageView(tab=tab.id, target=on.browser.name, url=url, view=fitted.value,
+                    refs=len(rendered.refs), truncated=fitted.truncated, narrowed=narrowed)
+
+
+_views_pausing = 0
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off while a view is fetched and rendered.
+
+    A view parses ~15,000 containers of AX tree (a news page's ~600 kB of JSON) and
+    drops them all when it is done; none is part of a cycle. Collected while they
+    were made and read, they were scanned two or three times over (~2 ms of a view on
+    a quiet machine); held off, their reference counts free them before any collection
+    sees them. Views at once share one pause, and the collector comes back on when the
+    last one ends; a collector someone else turned off (the start) is left to them.
+    """
+    global _views_pausing
+    if _views_pausing == 0 and not gc.isenabled():
+        yield
+        return
+    _views_pausing += 1
+    gc.disable()
+    try:
+        yield
+    finally:
+        _views_pausing -= 1
+        if _views_pausing == 0:
+            gc.enable()

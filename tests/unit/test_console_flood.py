@@ -175,13 +175,14 @@ async def test_a_refused_enable_on_a_live_session_is_tried_again() -> None:
 
 
 async def test_console_events_someone_taps_are_not_metered() -> None:
-    """Console events a stream takes (``Tab.tap``) are parsed, not taken: they are not
-    metered, and so never shed away from the one reading them."""
+    """Console events another listener subscribed to (``Tab.subscribe``) are parsed, not
+    taken: they are not metered, and so never shed away from the one reading them."""
     session = Session(replays=[])
     tapped: list[dict[str, Any]] = []
     async with anyio.create_task_group() as tg:
         guard = session.guard(tg, FloodMeter(rate=100, window_s=1.0, clock=Clock()))
-        untap = session.tab.tap("Runtime.consoleAPICalled", tapped.append)
+        untap = session.tab.subscribe("Runtime.consoleAPICalled",
+                                      lambda _method, params: tapped.append(params))
         session.flood(burst())
         await anyio.sleep(3 * SAMPLE_S)
         assert not guard.shedding

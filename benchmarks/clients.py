@@ -135,12 +135,13 @@ def child_cpu_ms(marker: str) -> float:
     return process_cpu_s(pid) * 1000
 
 
-async def until_tabs(gw: Client) -> None:
-    """Call ``list_tabs`` until it lists a tab (the caller bounds the time)."""
-    for _attempt in range(2000):
+async def until_tabs(gw: Client) -> int:
+    """Call ``list_tabs`` until it lists a tab (the caller bounds the time); how many
+    calls that took (each costs the server CPU while its browsers still connect)."""
+    for attempt in range(1, 2001):
         content = await call(gw, "list_tabs", {})
         if content["tabs"]:
-            return
+            return attempt
         await anyio.sleep(0.005)
     raise RuntimeError(f"list_tabs stayed empty: {content}")
 

@@ -19,11 +19,10 @@ from mcp import Client
 from benchmarks.bench import LIVE_BLOCK, RAW_LIVE_TIMEOUT_S, Bench
 from benchmarks.clients import call_with_text
 from benchmarks.page_server import page_server
-from benchmarks.results import RowMaker, at_most
+from benchmarks.results import TARGET_VIEW_OVER_FLOOR, RowMaker, at_most, view_limit_ms
 
-__all__ = ["ROW_KEYS", "define_rows", "run", "view_limit_ms"]
+__all__ = ["ROW_KEYS", "define_rows", "run"]
 
-TARGET_VIEW_OVER_FLOOR = 0.10  # issue 30 (c): ≤ floor + 10 %
 TARGET_VIEW_CHARS = 12_000
 TARGET_VIEW_TEXT_EXTRA = 200   # issue 12: text content ≤ the view + this many characters
 VIEW_BUDGET_S = 25.0           # set-up included; the rounds stop early (after 2) beyond it
@@ -99,7 +98,3 @@ async def run(bench: Bench) -> None:
     r.rows["raw_ax"].label = (f"raw CDP `Accessibility.getFullAXTree` of the news page "
                               f"({seen.get('ax_nodes')} nodes), same forward")
 
-
-def view_limit_ms(floor_ms: float | None) -> float | None:
-    """The longest view the target allows, given its floor's median in the same run."""
-    return None if floor_ms is None else floor_ms * (1 + TARGET_VIEW_OVER_FLOOR)

@@ -10,10 +10,9 @@ from benchmarks import startup_phase
 from benchmarks.bench import Bench
 from benchmarks.options import parse_args
 from benchmarks.peers_phase import view_verdict
-from benchmarks.results import Results, Row, at_least, at_most, differences
+from benchmarks.results import Results, Row, at_least, at_most, differences, view_limit_ms
 from benchmarks.run import PHASES, define_rows
 from benchmarks.targets_phase import cpu_rows
-from benchmarks.view_phase import view_limit_ms
 
 
 def _results(*phases: str) -> Results:

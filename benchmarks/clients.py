@@ -20,11 +20,13 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.types import Tool
 
+from benchmarks.cpu import process_cpu_s
 from gateway.server import STRUCTURED_META
 
 __all__ = ["CALL_TIMEOUT_S", "NOOP_SERVER", "REPO", "call", "call_with_text",
-           "child_pid_with", "cpu_ns", "describe", "gateway_params", "mcp_client", "noop_params",
-           "noop_start_ms", "tools_list_json", "until_tabs"]
+           "child_cpu_ms", "child_pid_with", "cpu_ns", "describe", "gateway_params", "mcp_client",
+           "noop_params",
+           "noop_start", "noop_start_ms", "tools_list_json", "until_tabs"]
 
 REPO = Path(__file__).resolve().parent.parent
 NOOP_SERVER = Path(__file__).resolve().parent / "noop_server.py"
@@ -112,19 +114,34 @@ def describe(exc: BaseException) -> str:
 async def noop_start_ms() -> float:
     """The SDK's own start, the floor under any MCP server's: spawn the no-op server,
     handshake, one call (milliseconds)."""
+    return (await noop_start())[0]
+
+
+async def noop_start() -> tuple[float, float]:
+    """``noop_start_ms``, and the CPU the no-op server's process spent by then (ms)."""
     t0 = time.perf_counter()
     with anyio.fail_after(60):
         async with mcp_client(noop_params()) as noop:
             await call(noop, "noop", {"expression": "1+1", "tab": 1})
-            return (time.perf_counter() - t0) * 1000
+            wall_ms = (time.perf_counter() - t0) * 1000
+            return wall_ms, child_cpu_ms(str(NOOP_SERVER))
 
 
-async def until_tabs(gw: Client) -> None:
-    """Call ``list_tabs`` until it lists a tab (the caller bounds the time)."""
-    for _attempt in range(2000):
+def child_cpu_ms(marker: str) -> float:
+    """CPU so far (ms) of our child process whose command line contains ``marker``."""
+    pid = child_pid_with(marker)
+    if pid is None:
+        raise RuntimeError(f"no child process running {marker!r}")
+    return process_cpu_s(pid) * 1000
+
+
+async def until_tabs(gw: Client) -> int:
+    """Call ``list_tabs`` until it lists a tab (the caller bounds the time); how many
+    calls that took (each costs the server CPU while its browsers still connect)."""
+    for attempt in range(1, 2001):
         content = await call(gw, "list_tabs", {})
         if content["tabs"]:
-            return
+            return attempt
         await anyio.sleep(0.005)
     raise RuntimeError(f"list_tabs stayed empty: {content}")
 

@@ -17,12 +17,14 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["CpuMeter", "in_namespaces"]
+__all__ = ["CpuMeter", "in_namespaces", "process_cpu_s"]
 
 _TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
-def _cpu_s(pid: int) -> float:
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` so far, its ended threads included (0 once
+    it is gone)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     except OSError:  # gone since it was listed
@@ -61,7 +63,7 @@ class CpuMeter:
         self.spent: dict[str, float] = dict.fromkeys(parts, 0.0)
 
     def _now(self) -> dict[str, float]:
-        return {part: sum(_cpu_s(pid) for pid in pids())
+        return {part: sum(process_cpu_s(pid) for pid in pids())
                 for part, pids in self._parts.items()}
 
     def start(self) -> None:

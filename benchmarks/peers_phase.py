@@ -23,6 +23,9 @@ rest is measured). Rows:
   ``ssh -L`` would be); ours makes its SSH connection inside its start;
 * tool definitions — ``tools/list`` JSON (camelCase, no nulls), our default tool list.
 
+Our page view's target (issue 30 (c)): within the floor + 10 % (``results.view_limit_ms``,
+as in the ``view`` phase) and faster than both peers' views, medians of this run.
+
 The time rows run interleaved in rotating blocks, so load from elsewhere hits all
 alike. Every tab a peer opens is closed at the end (``/json/close``), and ours by us.
 """
@@ -56,9 +59,9 @@ from benchmarks.peers import (
     page_ids,
 )
 from benchmarks.raw_cdp import EVALUATE_TOOL_PARAMS, RawCdp
-from benchmarks.results import Results, RowMaker, fmt, progress
+from benchmarks.results import Results, RowMaker, fmt, progress, view_limit_ms
 
-__all__ = ["ROW_KEYS", "define_rows", "run"]
+__all__ = ["ROW_KEYS", "define_rows", "run", "view_verdict"]
 
 BUDGET_S = 180.0               # the timed rounds stop early (after 2) beyond this
 SIDES = ("floor", "us", "cdm", "pw")
@@ -85,8 +88,11 @@ def define_rows(row: RowMaker) -> None:
             if side == "floor" and not floor:
                 continue
             text = floor if side == "floor" else f"{who[side]}: {label}"
+            target = "floor" if side == "floor" else ""
+            if (m, side) == ("view", "us"):
+                target = "≤ floor + 10 %, ahead of both peers"
             row(f"peers_{m}_{side}", f"peers: {text}", unit=unit,
-                show_p90=unit == "ms", target="floor" if side == "floor" else "")
+                show_p90=unit == "ms", target=target)
 
 
 async def run(bench: Bench) -> None:
@@ -109,6 +115,8 @@ async def run(bench: Bench) -> None:
                 with anyio.CancelScope(shield=True):
                     opened = await anyio.to_thread.run_sync(page_ids, port) - before
                     await anyio.to_thread.run_sync(close_pages, port, opened)
+    medians = {side: r.rows[f"peers_view_{side}"].median for side in SIDES}
+    r.rows["peers_view_us"].ok = view_verdict(medians)[0]
     r.meta["peers"] = {"table": _table(r, why_not), "not_measured": why_not}
     progress("peers: view " + ", ".join(
         f"{side} {fmt(r.rows[f'peers_view_{side}'].median, 'ms')}" for side in SIDES))
@@ -226,6 +234,26 @@ def _tool(client: Client, peer: Peer | None, tool: str, args: dict[str, Any],
     return one
 
 
+def view_verdict(median: dict[str, float | None]) -> tuple[bool | None, str]:
+    """Our page view (``median["us"]``) against its target: within the floor + 10 % and
+    ahead of both peers (``"cdm"``, ``"pw"``); no verdict without our view or the floor.
+    The verdict, and the words for the table."""
+    ours, limit = median["us"], view_limit_ms(median["floor"])
+    if ours is None or limit is None:
+        return None, "view target: not measured"
+    within = ours <= limit
+    theirs = [median[side] for side in ("cdm", "pw")]
+    if None in theirs:
+        return within, f"≤ floor + 10 % {_mark(within)}; peers not measured"
+    ahead = all(ours < t for t in theirs if t is not None)
+    return (within and ahead,
+            f"≤ floor + 10 % {_mark(within)}; ahead of both peers {_mark(ahead)}")
+
+
+def _mark(ok: bool) -> str:
+    return "✅" if ok else "❌"
+
+
 def _table(r: Results, why_not: str | None) -> str:
     """The comparison: a line per measure, the floor, us, the peers, and the ratios."""
     lines = ["| row | floor | us | chrome-devtools-mcp 1.11.0 | Playwright MCP 0.0.83 | "
@@ -239,6 +267,8 @@ def _table(r: Results, why_not: str | None) -> str:
             theirs = value[side]
             if theirs is not None and ours:
                 ratios.append(f"{side}/us {theirs / ours:.2f}")
+        if m == "view":
+            ratios.append(view_verdict(value)[1])
         floor_cell = f"{floor}: {fmt(value['floor'], unit)}" if floor else "—"
         lines.append(f"| {label} | {floor_cell} | {fmt(value['us'], unit)} | "
                      f"{fmt(value['cdm'], unit)} | {fmt(value['pw'], unit)} | "

@@ -14,7 +14,19 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Results", "Row", "RowMaker", "fmt", "percentile", "progress"]
+__all__ = [
+    "TARGET_VIEW_OVER_FLOOR",
+    "Results",
+    "Row",
+    "RowMaker",
+    "at_least",
+    "at_most",
+    "differences",
+    "fmt",
+    "percentile",
+    "progress",
+    "view_limit_ms",
+]
 
 
 def progress(message: str) -> None:
@@ -64,6 +76,32 @@ class Row:
         if self.note:
             data["note"] = self.note
         return data
+
+
+def differences(ours: Sequence[float], floor: Sequence[float]) -> list[float]:
+    """Each round's ``ours - floor``, for two rows measured back to back in rounds: a
+    change of load between rounds moves both sides of a difference alike."""
+    return [a - b for a, b in zip(ours, floor, strict=False)]
+
+
+def at_most(row: Row, limit: float | None) -> None:
+    """The verdict of a row whose median must not exceed ``limit`` (none without one)."""
+    row.ok = None if row.median is None or limit is None else row.median <= limit
+
+
+def at_least(row: Row, limit: float | None) -> None:
+    """The verdict of a row whose median must reach ``limit`` (none without one)."""
+    row.ok = None if row.median is None or limit is None else row.median >= limit
+
+
+TARGET_VIEW_OVER_FLOOR = 0.10
+"""Issue 30 (c): a page view at most 10 % over its floor, in the ``view`` and ``peers``
+phases alike."""
+
+
+def view_limit_ms(floor_ms: float | None) -> float | None:
+    """The longest view the target allows, given its floor's median in the same run."""
+    return None if floor_ms is None else floor_ms * (1 + TARGET_VIEW_OVER_FLOOR)
 
 
 RowMaker = Callable[..., Row]

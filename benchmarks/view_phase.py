@@ -1,6 +1,11 @@
 """The ``view`` phase (issue 3): a live ``browse_view`` of the news page beside raw
 ``Accessibility.getFullAXTree`` on the same tab over the same kind of SSH forward,
-interleaved in blocks of LIVE_BLOCK; and the view's size."""
+interleaved in blocks of LIVE_BLOCK; and the view's size.
+
+The time target (issue 30 (c)) is relative: the view's median at most
+TARGET_VIEW_OVER_FLOOR above the raw call's median in the same run (Chrome computing the
+tree is most of a view; the ``peers`` phase checks that the view stays ahead of theirs).
+"""
 
 from __future__ import annotations
 
@@ -14,11 +19,10 @@ from mcp import Client
 from benchmarks.bench import LIVE_BLOCK, RAW_LIVE_TIMEOUT_S, Bench
 from benchmarks.clients import call_with_text
 from benchmarks.page_server import page_server
-from benchmarks.results import RowMaker
+from benchmarks.results import TARGET_VIEW_OVER_FLOOR, RowMaker, at_most, view_limit_ms
 
 __all__ = ["ROW_KEYS", "define_rows", "run"]
 
-TARGET_VIEW_MS = 40.0          # issue 3, "Speed and size"
 TARGET_VIEW_CHARS = 12_000
 TARGET_VIEW_TEXT_EXTRA = 200   # issue 12: text content ≤ the view + this many characters
 VIEW_BUDGET_S = 25.0           # set-up included; the rounds stop early (after 2) beyond it
@@ -29,7 +33,7 @@ def define_rows(row: RowMaker) -> None:
     row("raw_ax", "raw CDP `Accessibility.getFullAXTree` of the news page, same forward",
         target="floor: the view's largest CDP call")
     row("gw_view", "gateway `browse_view` of the news page over SSH (live tab)",
-        target=f"≤ {TARGET_VIEW_MS:.0f} ms")
+        target=f"≤ floor + {TARGET_VIEW_OVER_FLOOR:.0%}".replace("%", " %"))
     row("view_chars", "↳ that view's size", unit="chars", show_p90=False,
         target=f"≤ {TARGET_VIEW_CHARS:,} chars")
     row("view_refs", "↳ refs in that view (links and controls)", unit="refs",
@@ -77,8 +81,7 @@ async def run(bench: Bench) -> None:
                 await bench.close_tabs(tabs)
     finally:
         await raw.aclose()
-    row = r.rows["gw_view"]
-    row.ok = row.median is not None and row.median <= TARGET_VIEW_MS
+    at_most(r.rows["gw_view"], view_limit_ms(r.rows["raw_ax"].median))
     first = seen["first"]
     chars = len(first["view"])
     r.rows["view_chars"].samples = [float(chars)]
@@ -94,3 +97,4 @@ async def run(bench: Bench) -> None:
                       "last_view_first_ref": int(found.group(1)) if found else None}
     r.rows["raw_ax"].label = (f"raw CDP `Accessibility.getFullAXTree` of the news page "
                               f"({seen.get('ax_nodes')} nodes), same forward")
+

@@ -36,6 +36,7 @@ RECENT = 500
 RECENT_FIELDS = ("ts", "event", "tool", "target", "tab", "duration_ms", "outcome", "error",
                  "reason", "ended", "hold_s", "held_s")
 """What ``recent`` keeps of a record: never arguments or sizes."""
+_SCALARS = (int, float, bool)
 
 
 class CallLog:
@@ -69,9 +70,15 @@ class CallLog:
 
     def remember(self, record: dict[str, Any]) -> None:
         """Keep what the live view shows of a record (``RECENT_FIELDS``), redacted and
-        cut short, in ``recent``; cheap enough for every call, logged or not."""
-        kept = bounded(redact({k: record[k] for k in RECENT_FIELDS if k in record}), 500)
-        assert isinstance(kept, dict)
+        cut short, in ``recent``; cheap enough for every call, logged or not: none of
+        these keys is one ``redact`` blanks, so only their values are walked, and a
+        number or None (most of them) is kept as it is."""
+        kept: dict[str, object] = {}
+        for key in RECENT_FIELDS:
+            if key in record:
+                value = record[key]
+                kept[key] = (value if value is None or type(value) in _SCALARS
+                             else bounded(redact(value), 500))
         self.recent.append(kept)
 
     def write(self, record: dict[str, Any]) -> None:

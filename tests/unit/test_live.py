@@ -214,6 +214,23 @@ def test_the_live_views_call_outlines_keep_no_arguments_and_are_bounded() -> Non
     assert len(str(outline["error"])) < 600  # cut, and said so
 
 
+def test_the_live_views_call_outlines_are_redacted_like_the_log() -> None:
+    from gateway.output.redact import redact
+    from gateway.server.call_log import RECENT_FIELDS, CallLog, bounded
+
+    log = CallLog(None, None)
+    record = {"ts": 2.5, "tool": "cdp_command", "target": "h1", "tab": None,
+              "duration_ms": 3, "outcome": "error", "held_s": True,
+              "error": "sent headers:\nCookie: sid=hunter2\nAccept: */*",
+              "reason": ["Authorization: Bearer abc", {"Cookie": "sid=1"}]}
+    log.remember(record)
+    outline = log.recent[-1]
+    assert "hunter2" not in str(outline) and "Bearer abc" not in str(outline)
+    assert "sid=1" not in str(outline)
+    assert outline == bounded(redact({k: record[k] for k in RECENT_FIELDS if k in record}),
+                              500)
+
+
 def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
     from gateway.server.idle import Idle
 

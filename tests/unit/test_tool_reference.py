@@ -17,7 +17,7 @@ PAGE = Path(__file__).parents[2] / "docs" / "tools.md"
 
 
 async def test_docs_tools_md_is_the_generated_reference() -> None:
-    expected = render(await listed_tools())
+    expected = render(listed_tools())
     assert PAGE.read_text(encoding="utf-8") == expected, (
         f"docs/tools.md differs from the tool list; regenerate it: .venv/bin/{COMMAND}")
 

@@ -27,7 +27,7 @@ from gateway.tools.sets import CORE, OFF_BY_DEFAULT
 from .calls import published
 from .schemas import RESULTS_NOTE, SHARED_SHAPES, shared_arguments_note
 
-__all__ = ["COMMAND", "listed_tools", "render"]
+__all__ = ["COMMAND", "listed_tools", "readme_table", "render"]
 
 COMMAND = "python -m gateway.server.reference docs/tools.md"
 """How to regenerate the reference (said in the file and by the drift test)."""
@@ -40,6 +40,16 @@ _BOUNDS = {"minimum": "≥ {}", "exclusiveMinimum": "> {}", "maximum": "≤ {}",
 def listed_tools() -> list[Tool]:
     """``tools/list`` of a gateway offering every tool (``--tools all``)."""
     return [published(tool) for tool in TOOLS]
+
+
+def readme_table() -> str:
+    """The README's tool list: each category's tools, ``(off)`` for those off by
+    default (the rows under its ``| category | tools |`` header)."""
+    families: dict[str, list[str]] = {}
+    for tool in TOOLS:
+        families.setdefault(tool.category, []).append(f"`{tool.name}`")
+    return "".join(f"| `{category}`{' (off)' if category in OFF_BY_DEFAULT else ''} | "
+                   f"{', '.join(names)} |\n" for category, names in families.items())
 
 
 def render(tools: Sequence[Tool], categories: Mapping[str, str] | None = None) -> str:

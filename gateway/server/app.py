@@ -12,7 +12,6 @@ import base64
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
@@ -47,8 +46,6 @@ from gateway.tools.definition import Tool as ToolValue
 from gateway.tools.sets import Selection, select
 
 __all__ = ["GatewayServer", "build_server", "offered_tools"]
-
-log = structlog.get_logger("gateway.server")
 
 NAME = "chrome-ssh-gateway"
 

@@ -2,7 +2,7 @@
 
 One gateway, many sessions: every MCP client connected here shares the same
 registry (targets, SSH connections, tab ids) and call log; the call log names
-each call's client session (``boundary.client_session``). The listening socket
+each call's client session (``app._session_of``). The listening socket
 is made here rather than by uvicorn so that a Unix socket is 0600 from the
 first moment (uvicorn would make it 0666) and a TCP port of 0 can be asked for.
 TCP binds loopback unless the user names another address and gives a token

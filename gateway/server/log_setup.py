@@ -30,5 +30,5 @@ def configure_logging(level: str = "INFO") -> None:
     )
     # asyncssh logs every channel open/close at INFO; the gateway reports what matters.
     logging.getLogger("asyncssh").setLevel(logging.WARNING)
-    # The MCP SDK logs each failed tool call again; the call boundary already did.
+    # The MCP SDK logs each failed tool call again; ``calls.py`` already did.
     logging.getLogger("mcp").setLevel(logging.WARNING)

@@ -1,10 +1,10 @@
 """The tool reference (``docs/tools.md``), rendered from the tool list a client receives.
 
 Hand-written references drift from the tools they describe; this one is read off the
-server itself: a gateway built for ``--tools all`` (never started: its one target is
-not connected) answers ``tools/list`` in process, and each tool's name, title, hints,
-description, arguments (from its input schema) and result fields (from its output
-schema) are rendered as Markdown, with its ``--tools`` category from the catalogue.
+tool list itself (``gateway.tools.TOOLS``, what ``--tools all`` offers), as a client
+receives it (``calls.published``): each tool's name, title, hints, description,
+arguments (from its input schema) and result fields (from its output schema) are
+rendered as Markdown, with its ``--tools`` category.
 ``tests/unit/test_tool_reference.py`` fails when the file and this output differ.
 
     python -m gateway.server.reference docs/tools.md    # rewrite the file
@@ -19,19 +19,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import Client
 from mcp.types import Tool
 
-from gateway.browsers.registry import Registry
-from gateway.config import load_config
-from gateway.tools.sets import CORE, OFF_BY_DEFAULT, catalogue
+from gateway.tools import TOOLS
+from gateway.tools.sets import CORE, OFF_BY_DEFAULT
 
-from .app import build_server
-from .call_log import CallLog
+from .calls import published
 from .schemas import RESULTS_NOTE, SHARED_SHAPES, shared_arguments_note
 
-__all__ = ["COMMAND", "listed_tools", "render"]
+__all__ = ["COMMAND", "listed_tools", "readme_table", "render"]
 
 COMMAND = "python -m gateway.server.reference docs/tools.md"
 """How to regenerate the reference (said in the file and by the drift test)."""
@@ -41,19 +37,26 @@ _BOUNDS = {"minimum": "≥ {}", "exclusiveMinimum": "> {}", "maximum": "≤ {}",
            "minItems": "≥ {} items", "maxItems": "≤ {} items"}
 
 
-async def listed_tools() -> list[Tool]:
+def listed_tools() -> list[Tool]:
     """``tools/list`` of a gateway offering every tool (``--tools all``)."""
-    config = load_config({"CDP_URL": "127.0.0.1:9"}, tools="all")
-    server = build_server(Registry(config), CallLog.open(None))
-    async with Client(server) as client:
-        return list((await client.list_tools()).tools)
+    return [published(tool) for tool in TOOLS]
+
+
+def readme_table() -> str:
+    """The README's tool list: each category's tools, ``(off)`` for those off by
+    default (the rows under its ``| category | tools |`` header)."""
+    families: dict[str, list[str]] = {}
+    for tool in TOOLS:
+        families.setdefault(tool.category, []).append(f"`{tool.name}`")
+    return "".join(f"| `{category}`{' (off)' if category in OFF_BY_DEFAULT else ''} | "
+                   f"{', '.join(names)} |\n" for category, names in families.items())
 
 
 def render(tools: Sequence[Tool], categories: Mapping[str, str] | None = None) -> str:
     """The whole reference page for ``tools``; ``categories`` (name → ``--tools``
     category) defaults to the catalogue's."""
     if categories is None:
-        categories = {info.name: info.category for info in catalogue()}
+        categories = {tool.name: tool.category for tool in TOOLS}
     lines = [
         "# Tool reference",
         "",
@@ -151,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="render the tool reference (docs/tools.md)")
     parser.add_argument("path", nargs="?", type=Path, help="write here instead of stdout")
     options = parser.parse_args(argv)
-    text = render(anyio.run(listed_tools))
+    text = render(listed_tools())
     if options.path is None:
         print(text, end="")
     else:

@@ -20,17 +20,20 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import anyio
-from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, ResourceLink
 
 from gateway.errors import InvalidArgument
 from gateway.output.files import Readable, open_readable
 from gateway.tools.links import mime_type_of
 
-__all__ = ["MAX_FILES", "MAX_READ_BYTES", "ServedFiles"]
+__all__ = ["MAX_FILES", "MAX_READ_BYTES", "ServedFiles", "Unservable"]
 
 MAX_FILES = 256
 MAX_READ_BYTES = 32 * 1024 * 1024
+
+
+class Unservable(Exception):
+    """A linked file that cannot be served now: its text says why, for the client."""
 
 
 def _path_of(uri: str) -> Path | None:
@@ -67,19 +70,19 @@ class ServedFiles:
         return path is not None and path in self._files
 
     async def read(self, uri: str) -> tuple[bytes, str]:
-        """The file behind ``uri`` and its MIME type, or ``ResourceError`` saying why
+        """The file behind ``uri`` and its MIME type, or ``Unservable`` saying why
         not."""
         path = _path_of(uri)
         assert path is not None
         file = self._files[path]
         if file.size > MAX_READ_BYTES:
-            raise ResourceError(f"{path} is {file.size:,} bytes, more than the "
+            raise Unservable(f"{path} is {file.size:,} bytes, more than the "
                                 f"{MAX_READ_BYTES:,} a resource read sends; copy it from the "
                                 "gateway's machine instead")
         try:
             data = await anyio.to_thread.run_sync(_read, file)
         except (OSError, InvalidArgument):
-            raise ResourceError(f"{path} is no longer the file the gateway wrote (removed, "
+            raise Unservable(f"{path} is no longer the file the gateway wrote (removed, "
                                 "replaced or changed since); call the tool again for a new "
                                 "one") from None
         return data, mime_type_of(path)

@@ -1,13 +1,13 @@
-"""Tool families, one module each; ``register_all`` defines them all on a registrar.
+"""Tool families, one module each; ``TOOLS`` is every tool the gateway defines.
 
-A family module exposes ``register(tools, registry)`` and defines its tools with
-``tools.tool`` / ``tools.tab_tool`` (``definition.py``); it imports nothing of the
-server.
+A family module defines its tools at module level with ``tool`` / ``tab_tool``
+(``definition.py``) and lists them in its own ``TOOLS``; it imports nothing of the
+server. This list is the one the server publishes and calls (``gateway.server.calls``),
+``--tools`` selects from (``sets.py``), and the tool reference is written from
+(``gateway.server.reference``).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from . import (
     cdp,
@@ -16,6 +16,7 @@ from . import (
     downloads,
     emulation,
     handoff,
+    live,
     network,
     pdf,
     profiling,
@@ -28,24 +29,13 @@ from . import (
     video,
     view,
 )
-from . import live as live_family
-from .definition import ToolRegistrar, Tools
+from .definition import Tool
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-    from gateway.live.hub import Live
+__all__ = ["TOOLS"]
 
-__all__ = ["register_all"]
-
-
-def register_all(registrar: ToolRegistrar, registry: Registry,
-                 live: Live | None = None) -> None:
-    """Every family's tools; ``live`` serves the live page (None: a gateway that does
-    not, such as the catalogue, where no call ever runs)."""
-    tools = Tools(registrar, registry)
-    for family in (targets, tabs, view, runtime, cdp, screenshot, console, network, dialogs,
-                   emulation, profiling, pdf, storage, routes, downloads):
-        family.register(tools, registry)
-    handoff.register(tools, registry, live)
-    live_family.register(tools, registry, live)
-    video.register(tools, registry, live)
+TOOLS: tuple[Tool, ...] = tuple(
+    tool for family in (targets, tabs, view, runtime, cdp, screenshot, console, network,
+                        dialogs, emulation, profiling, pdf, storage, routes, downloads,
+                        handoff, live, video)
+    for tool in family.TOOLS)
+"""Every tool, in the order they are listed to a client."""

@@ -1,45 +1,43 @@
-"""How a tool family defines its tools, without knowing the MCP server they land on.
+"""What a tool is: one value (``Tool``) — its name, hints, how it finds its tab, its
+arguments model, its handler — made where its family defines it, with no server in sight.
 
-A family gets a ``Tools`` and decorates its functions with ``tools.tool(...)`` or,
-for a tool that works on a tab, ``tools.tab_tool(...)``. The second does once what
-every tab tool needs before its own work: resolve the tab id (and target) to a
-``Browser`` and ``Tab``, take the tab's lock, and settle the time budget (the
-call's ``timeout_s``, else the target's ``command_timeout_s``). The body receives
-that as its first parameter, ``on``; the rest of its signature is exactly the
-tool's MCP signature (names, types, defaults, descriptions), so what a client sees
-is read off the body, minus ``on``.
+A family decorates a module-level function with ``tool(...)`` or, for a tool that works
+on a tab, ``tab_tool(...)``, and lists the values it gets in its ``TOOLS``. The
+function's first parameter is what the call works on: a ``Gateway`` (the registry, the
+live page, the client's roots) for a plain tool; a ``TabCall`` (a ``TabSession`` with
+its ``gateway``) for a tab tool, or a ``BrowserCall`` for ``tab="optional"`` called
+without a tab. Its other parameters are the tool's MCP arguments (names, types, defaults,
+descriptions): they are read once, here, into the tool's arguments model; the docstring
+is its description, the return annotation its result type.
 
-Where the tools go, and what happens around each call (error mapping, call log,
-read-only filter), is the server's business: it hands in a ``ToolRegistrar``.
-Dependencies point one way: the server imports the tools, never the reverse.
+Everything around a call — arguments checked, the tab resolved, the hold policy, the
+lock, the budget, errors, the call log, the result's shape — is the server's business
+(``gateway.server.calls``), read off these values. Dependencies point one way: the
+server imports the tools, never the reverse.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, runtime_checkable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, create_model
 
 from gateway.browsers.session import BrowserSession, TabSession
-from gateway.errors import TabHeld
-from gateway.live.hold import held
 
 if TYPE_CHECKING:
-    from gateway.browsers.browser import Browser
     from gateway.browsers.registry import Registry
-    from gateway.browsers.tab import Tab
+    from gateway.live.hub import Live
 
-__all__ = ["Changes", "FallsShort", "Hints", "Reach", "ReadsAsText", "TabMode",
-           "ToolRegistrar", "Tools", "WritesFiles"]
+__all__ = ["BrowserCall", "Changes", "Check", "FallsShort", "Gateway", "Hints", "Reach",
+           "ReadsAsText", "TabCall", "TabMode", "Tool", "WritesFiles", "tab_tool", "tool"]
 
-P = ParamSpec("P")
-R = TypeVar("R", bound=BaseModel)
-Body = Callable[..., Awaitable[R]]
+R = TypeVar("R")
+Handler = Callable[..., Awaitable[Any]]
 
 TabMode = Literal["required", "optional", "for_url"]
 """How a tab tool finds its tab: ``required`` from its ``tab`` argument; ``optional``
@@ -106,128 +104,135 @@ class WritesFiles(Protocol):
     def written(self) -> list[str]: ...
 
 
-class ToolRegistrar(Protocol):
-    """What the server offers: put one function on it as a tool, behind its boundary."""
-
-    def tool(
-        self, hints: Hints
-    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]: ...
+async def _no_roots() -> list[Path]:
+    return []
 
 
-class Tools:
-    """The tool definitions of every family, registered on ``registrar``; tab tools
-    resolve their tabs in ``registry``."""
+@dataclass(frozen=True)
+class Gateway:
+    """What a call reaches beyond its tab: the ``registry`` of targets, the ``live`` page
+    (None: a gateway built without one), and ``roots()``, the directories the calling
+    MCP client declared (where ``save_to`` may write: ``saving.py``). One per call: the
+    roots are the calling client's."""
 
-    def __init__(self, registrar: ToolRegistrar, registry: Registry) -> None:
-        self._registrar = registrar
-        self._registry = registry
-
-    def tool(
-        self, title: str, *, read_only: bool = False, destructive: bool = False,
-        idempotent: bool = False, open_world: bool = False,
-    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
-        """A tool that needs no tab: the function is registered as it is (``Hints``)."""
-        return self._registrar.tool(Hints(title, read_only, destructive, idempotent,
-                                          open_world))
-
-    def tab_tool(
-        self, title: str, *, read_only: bool = False, destructive: bool = False,
-        idempotent: bool = False, open_world: bool = False, lock: bool = True,
-        tab: TabMode = "required", check: Check | None = None, while_held: bool = False,
-        browser_wide: bool = False, changes: Changes | None = None,
-    ) -> Callable[[Body[R]], Callable[..., Awaitable[R]]]:
-        """A tool whose body takes ``on`` (an ``TabSession``; an ``BrowserSession`` too for
-        ``tab="optional"``) before its MCP arguments.
-
-        ``check`` sees the arguments first and raises for a combination the schema
-        cannot express (one of two arguments): before a ``for_url`` call opens a tab.
-
-        ``lock=False`` is for tools that must work while another call holds the tab
-        (close_tab, handle_dialog) or only read the gateway's own records.
-
-        While a person holds the tab (``handoff``), a tool that is not ``read_only`` is
-        refused at once (``TabHeld``), before it waits for the lock, and again once it
-        has the lock (a hold that began while it waited) — unless ``while_held``
-        (``handoff`` itself, which waits for the person). A ``browser_wide`` tool called
-        without a tab (a browser-level ``cdp_command``, which can close or drive any
-        tab) is refused while any tab of its browser is held. ``changes`` says, per
-        call, what it changes (``Reach``) where that depends on its arguments: a read
-        action of a changing tool goes on, a read-only tool's changing option is
-        refused, a change to a whole context is refused while any tab in it is held.
-        """
-        register = self.tool(title, read_only=read_only, destructive=destructive,
-                             idempotent=idempotent, open_world=open_world)
-
-        def define(body: Body[R]) -> Callable[..., Awaitable[R]]:
-            @functools.wraps(body)
-            async def call(**arguments: Any) -> R:
-                if check is not None:
-                    check(arguments)
-                on = await self._resolve(tab, arguments)
-                reach: Reach = "nothing" if read_only or while_held else "tab"
-                if changes is not None:
-                    reach = changes(arguments)
-                _refuse_if_held(on, reach, arguments.get("context"), browser_wide)
-                if lock and isinstance(on, TabSession):
-                    async with on.tab.lock:
-                        _refuse_if_held(on, reach, arguments.get("context"), browser_wide)
-                        return await body(on, **arguments)
-                return await body(on, **arguments)
-
-            signature = _without_first(body)
-            call.__signature__ = signature  # type: ignore[attr-defined]
-            call.__annotations__ = {
-                **{p.name: p.annotation for p in signature.parameters.values()},
-                "return": signature.return_annotation}
-            return register(call)
-
-        return define
-
-    async def _resolve(self, mode: TabMode, arguments: dict[str, Any]) -> BrowserSession:
-        """The browser and tab a call means; for ``for_url``, ``arguments["url"]``
-        becomes the URL as the target's checks passed it."""
-        target = arguments.get("target")
-        if mode == "for_url" and arguments.get("url") is not None:
-            browser, page, arguments["url"] = await self._registry.tab_for_url(
-                arguments.get("tab"), target, arguments["url"], arguments.get("context"))
-        elif mode == "optional" and arguments.get("tab") is None:
-            browser = self._registry.browser(target)
-            return BrowserSession(browser, _budget(browser, arguments))
-        else:
-            browser, page = await self._registry.tab(arguments["tab"], target)
-        return TabSession(browser, _budget(browser, arguments), page)
+    registry: Registry
+    live: Live | None = None
+    roots: Callable[[], Awaitable[list[Path]]] = _no_roots
 
 
-def _refuse_if_held(on: BrowserSession, reach: Reach, context: str | None,
-                    browser_wide: bool) -> None:
-    """``TabHeld`` for a call that changes what a person holds (``Reach``): its tab (for
-    a ``browser_wide`` call without a tab: any tab of its browser), or any tab in the
-    browser context it changes (its tab's, else ``context``, None being the default)."""
-    tabs: list[Tab] = []
-    if reach == "context":
-        where = on.tab.context if isinstance(on, TabSession) else context
-        tabs = [t for t in on.browser.tabs.values() if t.context == where]
-    elif reach == "tab" and isinstance(on, TabSession):
-        tabs = [on.tab]
-    elif reach == "tab" and browser_wide:
-        tabs = list(on.browser.tabs.values())
-    for tab in tabs:
-        hold = held(tab)
-        if hold is not None:
-            raise TabHeld(tab.id, hold.reason)
+@dataclass(frozen=True, kw_only=True)
+class BrowserCall(BrowserSession):
+    """A ``tab="optional"`` tool's call without a tab: the browser session and its
+    ``gateway``."""
+
+    gateway: Gateway
 
 
-def _budget(browser: Browser, arguments: dict[str, Any]) -> float:
-    timeout_s: float | None = arguments.get("timeout_s")
-    return timeout_s or browser.config.command_timeout_s
+@dataclass(frozen=True, kw_only=True)
+class TabCall(TabSession):
+    """A tab tool's call: the tab session and its ``gateway``."""
+
+    gateway: Gateway
 
 
-def _without_first(body: Callable[..., Any]) -> inspect.Signature:
-    """``body``'s signature without ``on``, its annotations evaluated in its own module
-    (the wrapper lives here, where the tool module's names do not resolve)."""
-    hints = typing.get_type_hints(body, include_extras=True)
-    signature = inspect.signature(body)
-    parameters = [p.replace(annotation=hints.get(p.name, p.annotation))
-                  for p in list(signature.parameters.values())[1:]]
-    return signature.replace(parameters=parameters,
-                             return_annotation=hints.get("return", signature.return_annotation))
+class Arguments(BaseModel):
+    """The base of every tool's arguments model."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """One tool, whole: what the server publishes (name, description, hints, the
+    arguments model's schema, the result type's) and how a call to it runs (its tab
+    mode and hold policy, then ``handler``). ``tab`` None: a plain tool, whose handler
+    gets a ``Gateway``. See ``tab_tool`` for the rest."""
+
+    name: str
+    category: str
+    """Its ``--tools`` category: the family (module) that defines it."""
+    description: str
+    hints: Hints
+    handler: Handler
+    arguments: type[BaseModel]
+    result: type[BaseModel]
+    """What the handler returns (for a result the tool builds itself, an image: the
+    type of its structured content)."""
+    tab: TabMode | None = None
+    lock: bool = True
+    check: Check | None = None
+    while_held: bool = False
+    browser_wide: bool = False
+    changes: Changes | None = None
+
+    def reach(self, arguments: dict[str, Any]) -> Reach:
+        """What this call changes, for the hold check."""
+        if self.changes is not None:
+            return self.changes(arguments)
+        return "nothing" if self.hints.read_only or self.while_held else "tab"
+
+
+def tool(
+    title: str, *, read_only: bool = False, destructive: bool = False,
+    idempotent: bool = False, open_world: bool = False,
+) -> Callable[[Handler], Tool]:
+    """A tool that needs no tab: its handler gets the call's ``Gateway`` (``Hints``)."""
+    hints = Hints(title, read_only, destructive, idempotent, open_world)
+    return lambda handler: _tool(handler, hints, None)
+
+
+def tab_tool(
+    title: str, *, read_only: bool = False, destructive: bool = False,
+    idempotent: bool = False, open_world: bool = False, lock: bool = True,
+    tab: TabMode = "required", check: Check | None = None, while_held: bool = False,
+    browser_wide: bool = False, changes: Changes | None = None,
+) -> Callable[[Handler], Tool]:
+    """A tool whose handler takes ``on`` (a ``TabCall``; a ``BrowserCall`` too for
+    ``tab="optional"``) before its MCP arguments.
+
+    ``check`` sees the arguments first and raises for a combination the schema
+    cannot express (one of two arguments): before a ``for_url`` call opens a tab.
+
+    ``lock=False`` is for tools that must work while another call holds the tab
+    (close_tab, handle_dialog) or only read the gateway's own records.
+
+    While a person holds the tab (``handoff``), a tool that is not ``read_only`` is
+    refused at once (``TabHeld``), before it waits for the lock, and again once it
+    has the lock (a hold that began while it waited) — unless ``while_held``
+    (``handoff`` itself, which waits for the person). A ``browser_wide`` tool called
+    without a tab (a browser-level ``cdp_command``, which can close or drive any
+    tab) is refused while any tab of its browser is held. ``changes`` says, per
+    call, what it changes (``Reach``) where that depends on its arguments: a read
+    action of a changing tool goes on, a read-only tool's changing option is
+    refused, a change to a whole context is refused while any tab in it is held.
+    """
+    hints = Hints(title, read_only, destructive, idempotent, open_world)
+    return lambda handler: _tool(handler, hints, tab, lock=lock, check=check,
+                                 while_held=while_held, browser_wide=browser_wide,
+                                 changes=changes)
+
+
+def _tool(handler: Handler, hints: Hints, tab: TabMode | None, **policy: Any) -> Tool:
+    """The ``Tool`` of ``handler``: its parameters after the first, read once into an
+    arguments model (annotations evaluated in the handler's own module)."""
+    annotations = typing.get_type_hints(handler, include_extras=True)
+    fields: dict[str, Any] = {}
+    for parameter in list(inspect.signature(handler).parameters.values())[1:]:
+        name, default = parameter.name, parameter.default
+        assert not hasattr(BaseModel, name), f"{handler.__name__}: {name} shadows the model's"
+        kind = annotations[name]
+        fields[name] = kind if default is inspect.Parameter.empty else (kind, default)
+    arguments = create_model(f"{handler.__name__}Arguments", __base__=Arguments, **fields)
+    return Tool(name=handler.__name__, category=handler.__module__.rsplit(".", 1)[-1],
+                description=handler.__doc__ or "", hints=hints, handler=handler,
+                arguments=arguments, result=_result_type(annotations.get("return")),
+                tab=tab, **policy)
+
+
+def _result_type(returned: Any) -> type[BaseModel]:
+    """The result class a return annotation names: ``Annotated[CallToolResult, X]``
+    (a tool that builds its own content) names ``X``."""
+    if typing.get_origin(returned) is Annotated:
+        return typing.cast(type[BaseModel], typing.get_args(returned)[1])
+    assert isinstance(returned, type) and issubclass(returned, BaseModel), returned
+    return returned

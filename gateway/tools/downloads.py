@@ -12,24 +12,20 @@ The name a site suggested is shown and gives the temp file its extension, nothin
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway.browsers.downloads import Download, DownloadState
-from gateway.browsers.session import BrowserSession, TabSession
+from gateway.browsers.session import TabSession
 from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 
 from .args import OptionalTab, TargetArg, TimeoutArg
-from .definition import Tools
+from .definition import BrowserCall, TabCall, tab_tool
 from .saving import save_new, save_path
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 _SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}$")
 
@@ -71,33 +67,34 @@ def _check(arguments: dict[str, Any]) -> None:
                               "(call downloads without either to list them)")
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("List or copy back downloads", read_only=True, lock=False,
-                    tab="optional", check=_check)
-    async def downloads(
-        on: BrowserSession,
-        ctx: Context[Any, Any],
-        tab: OptionalTab = None,
-        target: TargetArg = None,
-        fetch: Annotated[int | None, Field(description="Id of one to copy here.", ge=1)] = None,
-        save_to: Annotated[str | None, Field(description="New file's absolute path.",
-                                             max_length=4096)] = None,
-        timeout_s: TimeoutArg = None,
-    ) -> DownloadsResult:
-        """List the browser's downloads (on its host; a tab's with `tab`), or fetch one
-        here."""
-        browser, record = on.browser, on.browser.downloads
-        if fetch is None:
-            page = on.tab.id if isinstance(on, TabSession) else None
-            return DownloadsResult(
-                target=browser.name, dropped=record.dropped, unreachable=record.unreachable,
-                downloads=[_item(e) for e in record.entries if page in (None, e.tab)])
-        path = await save_path(ctx, registry, save_to)  # before anything else
-        entry = record.get(fetch)
-        suffix = _SUFFIX.search(entry.name)
+@tab_tool("List or copy back downloads", read_only=True, lock=False,
+          tab="optional", check=_check)
+async def downloads(
+    on: BrowserCall | TabCall,
+    tab: OptionalTab = None,
+    target: TargetArg = None,
+    fetch: Annotated[int | None, Field(description="Id of one to copy here.", ge=1)] = None,
+    save_to: Annotated[str | None, Field(description="New file's absolute path.",
+                                         max_length=4096)] = None,
+    timeout_s: TimeoutArg = None,
+) -> DownloadsResult:
+    """List the browser's downloads (on its host; a tab's with `tab`), or fetch one
+    here."""
+    browser, record = on.browser, on.browser.downloads
+    if fetch is None:
+        page = on.tab.id if isinstance(on, TabSession) else None
+        return DownloadsResult(
+            target=browser.name, dropped=record.dropped, unreachable=record.unreachable,
+            downloads=[_item(e) for e in record.entries if page in (None, e.tab)])
+    path = await save_path(on.gateway, save_to)  # before anything else
+    entry = record.get(fetch)
+    suffix = _SUFFIX.search(entry.name)
 
-        async def write(file: Any) -> int:
-            return await record.fetch(entry, file, browser.config.max_capture_mb, on.budget)
+    async def write(file: Any) -> int:
+        return await record.fetch(entry, file, browser.config.max_capture_mb, on.budget)
 
-        saved, size = await save_new(path, "download", suffix[0] if suffix else "", write)
-        return DownloadsResult(target=browser.name, id=entry.id, path=str(saved), bytes=size)
+    saved, size = await save_new(path, "download", suffix[0] if suffix else "", write)
+    return DownloadsResult(target=browser.name, id=entry.id, path=str(saved), bytes=size)
+
+
+TOOLS = (downloads,)

@@ -8,8 +8,6 @@ keyboard reach the tab. Each call makes a new link, used once, idle-expiring.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel
 
 from gateway.errors import NotAllowed
@@ -17,13 +15,9 @@ from gateway.live.links import LINK_IDLE_S
 from gateway.output.absent import absent
 
 from .args import OptionalTab
-from .definition import Tools
+from .definition import Gateway, tool
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-    from gateway.live.hub import Live
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 
 class LiveView(BaseModel):
@@ -33,17 +27,19 @@ class LiveView(BaseModel):
     idle_expiry_s: int
 
 
-def register(tools: Tools, registry: Registry, live: Live | None) -> None:
-    @tools.tool("Watch tabs live", read_only=True)
-    async def live_view(tab: OptionalTab = None, control: bool = False) -> LiveView:
-        """A URL for the user to watch the tabs live (tab: only that one); control: true
-        lets them use it."""
-        if live is None:
-            raise NotAllowed("this gateway was built without a live page")
-        if control and registry.config.read_only:
-            raise NotAllowed("this gateway runs read-only (--read-only): live_view offers "
-                             "viewing only; call it without control")
-        if tab is not None:
-            await registry.tab(tab)  # an unknown id fails here, not on the page
-        url = await live.url(tab, control=control)
-        return LiveView(url=url, tab=tab, control=control, idle_expiry_s=LINK_IDLE_S)
+@tool("Watch tabs live", read_only=True)
+async def live_view(gateway: Gateway, tab: OptionalTab = None, control: bool = False) -> LiveView:
+    """A URL for the user to watch the tabs live (tab: only that one); control: true
+    lets them use it."""
+    if gateway.live is None:
+        raise NotAllowed("this gateway was built without a live page")
+    if control and gateway.registry.config.read_only:
+        raise NotAllowed("this gateway runs read-only (--read-only): live_view offers "
+                         "viewing only; call it without control")
+    if tab is not None:
+        await gateway.registry.tab(tab)  # an unknown id fails here, not on the page
+    url = await gateway.live.url(tab, control=control)
+    return LiveView(url=url, tab=tab, control=control, idle_expiry_s=LINK_IDLE_S)
+
+
+TOOLS = (live_view,)

@@ -6,7 +6,6 @@ import base64
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway.browsers.network_log import NetworkEntry, url_matcher
@@ -18,15 +17,14 @@ from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 
 from .args import DEFAULT_LIMIT, LimitArg, MaxChars, SinceArg, TabArg
-from .definition import Tools
+from .definition import TabCall, tab_tool
 from .saving import save_path
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from gateway.browsers.registry import Registry
 
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 _TEXT_MIME = re.compile(r"^(text/|application/([\w.+-]*\+)?(json|xml|javascript|ecmascript|"
                         r"x-www-form-urlencoded|graphql)|image/svg\+xml)", re.I)
@@ -140,69 +138,70 @@ async def _body(session: TabSession, entry: NetworkEntry,
                 truncated=fitted.truncated, omitted_chars=fitted.omitted_chars, path=path)
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("List network requests", read_only=True, lock=False)
-    async def network_requests(
-        on: TabSession,
-        tab: TabArg,
-        filter: Annotated[str | None, Field(description="URL substring, or /regex/.",
-                                            max_length=2000)] = None,
-        failed_only: Annotated[bool, Field(description="Only failed or HTTP >= 400.")] = False,
-        resource_types: Annotated[list[str] | None,
-                                  Field(description="e.g. [\"XHR\", \"Fetch\"].",
-                                        max_length=32)] = None,
-        since: SinceArg = None,
-        limit: LimitArg = DEFAULT_LIMIT,
-    ) -> NetworkRequests:
-        """A tab's network requests (method, url, status, type, size, duration, error);
-        network_request(id) has the details."""
-        matcher = None
-        if filter:
-            try:
-                matcher = url_matcher(filter)
-            except ValueError as exc:
-                raise InvalidArgument(f"filter {filter[:200]!r} is not a valid regex: {exc} "
-                                      "(RE2 syntax: no backreferences or look-arounds)") from None
-        types = {r.lower() for r in resource_types} if resource_types else None
-        log = on.tab.network
-        entries = log.query(matcher, failed_only, types, since, limit)
-        note = (f"{log.dropped} older requests were dropped (buffer of {log.capacity})"
-                if log.dropped else None)
-        return NetworkRequests(tab=on.tab.id, target=on.browser.name, last_id=log.last_id,
-                               dropped=log.dropped, note=note,
-                               requests=[_summary(e) for e in entries])
+@tab_tool("List network requests", read_only=True, lock=False)
+async def network_requests(
+    on: TabCall,
+    tab: TabArg,
+    filter: Annotated[str | None, Field(description="URL substring, or /regex/.",
+                                        max_length=2000)] = None,
+    failed_only: Annotated[bool, Field(description="Only failed or HTTP >= 400.")] = False,
+    resource_types: Annotated[list[str] | None,
+                              Field(description="e.g. [\"XHR\", \"Fetch\"].",
+                                    max_length=32)] = None,
+    since: SinceArg = None,
+    limit: LimitArg = DEFAULT_LIMIT,
+) -> NetworkRequests:
+    """A tab's network requests (method, url, status, type, size, duration, error);
+    network_request(id) has the details."""
+    matcher = None
+    if filter:
+        try:
+            matcher = url_matcher(filter)
+        except ValueError as exc:
+            raise InvalidArgument(f"filter {filter[:200]!r} is not a valid regex: {exc} "
+                                  "(RE2 syntax: no backreferences or look-arounds)") from None
+    types = {r.lower() for r in resource_types} if resource_types else None
+    log = on.tab.network
+    entries = log.query(matcher, failed_only, types, since, limit)
+    note = (f"{log.dropped} older requests were dropped (buffer of {log.capacity})"
+            if log.dropped else None)
+    return NetworkRequests(tab=on.tab.id, target=on.browser.name, last_id=log.last_id,
+                           dropped=log.dropped, note=note,
+                           requests=[_summary(e) for e in entries])
 
-    @tools.tab_tool("Inspect one network request", read_only=True)
-    async def network_request(
-        on: TabSession,
-        tab: TabArg,
-        id: Annotated[int, Field(description="From network_requests.", ge=1)],
-        ctx: Context[Any, Any],
-        include_body: Literal["none", "request", "response", "both"] = "none",
-        save_to: Annotated[str | None, Field(description="Write the (response) body to this "
-                                                         "absolute path.",
-                                             max_length=4096)] = None,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
-    ) -> RequestDetail:
-        """One request in detail: headers (secrets redacted), timing, bodies on demand."""
-        entry = on.tab.network.get(id)
-        if entry is None:
-            raise InvalidArgument(f"tab {tab} has no request {id} (it may have been dropped "
-                                  "from the buffer); call network_requests for current ids")
-        request_body = response_body = None
-        path = await save_path(ctx, registry, save_to)
-        if include_body in ("request", "both"):
-            request_body = await _body(on, entry, "request",
-                                       path if include_body == "request" else None, max_chars)
-        if include_body in ("response", "both"):
-            response_body = await _body(on, entry, "response", path, max_chars)
-        headers: tuple[Any, Any] = (entry.request_headers, entry.response_headers)
-        if on.browser.config.redact:
-            headers = (redact(entry.request_headers), redact(entry.response_headers))
-        return RequestDetail(
-            tab=on.tab.id, target=on.browser.name, id=entry.id, method=entry.method, url=entry.url,
-            status=entry.status, status_text=entry.status_text, type=entry.type,
-            mime_type=entry.mime_type, size=entry.size, duration_ms=entry.duration_ms,
-            error=entry.error, request_headers=headers[0], response_headers=headers[1],
-            timing=entry.timing, remote_address=entry.remote_address, protocol=entry.protocol,
-            from_cache=entry.from_cache, request_body=request_body, response_body=response_body)
+@tab_tool("Inspect one network request", read_only=True)
+async def network_request(
+    on: TabCall,
+    tab: TabArg,
+    id: Annotated[int, Field(description="From network_requests.", ge=1)],
+    include_body: Literal["none", "request", "response", "both"] = "none",
+    save_to: Annotated[str | None, Field(description="Write the (response) body to this "
+                                                     "absolute path.",
+                                         max_length=4096)] = None,
+    max_chars: MaxChars = DEFAULT_MAX_CHARS,
+) -> RequestDetail:
+    """One request in detail: headers (secrets redacted), timing, bodies on demand."""
+    entry = on.tab.network.get(id)
+    if entry is None:
+        raise InvalidArgument(f"tab {tab} has no request {id} (it may have been dropped "
+                              "from the buffer); call network_requests for current ids")
+    request_body = response_body = None
+    path = await save_path(on.gateway, save_to)
+    if include_body in ("request", "both"):
+        request_body = await _body(on, entry, "request",
+                                   path if include_body == "request" else None, max_chars)
+    if include_body in ("response", "both"):
+        response_body = await _body(on, entry, "response", path, max_chars)
+    headers: tuple[Any, Any] = (entry.request_headers, entry.response_headers)
+    if on.browser.config.redact:
+        headers = (redact(entry.request_headers), redact(entry.response_headers))
+    return RequestDetail(
+        tab=on.tab.id, target=on.browser.name, id=entry.id, method=entry.method, url=entry.url,
+        status=entry.status, status_text=entry.status_text, type=entry.type,
+        mime_type=entry.mime_type, size=entry.size, duration_ms=entry.duration_ms,
+        error=entry.error, request_headers=headers[0], response_headers=headers[1],
+        timing=entry.timing, remote_address=entry.remote_address, protocol=entry.protocol,
+        from_cache=entry.from_cache, request_body=request_body, response_body=response_body)
+
+
+TOOLS = (network_requests, network_request)

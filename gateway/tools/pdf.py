@@ -9,23 +9,18 @@ call leaves no partial file (``save_new``) and no stream open in Chrome.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from gateway.browsers.session import TabSession
 from gateway.output.absent import absent
 from gateway.page.printing import PAPER_INCHES, page_ranges, print_pdf
 
 from .args import TabArg, TimeoutArg
-from .definition import Tools
+from .definition import TabCall, tab_tool
 from .saving import save_new, save_path
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 Paper = Literal["letter", "legal", "tabloid", "a3", "a4", "a5"]
 
@@ -56,33 +51,34 @@ def _print_params(landscape: bool, paper: str | None, margins: float | None,
     return params
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("Save a page as PDF", read_only=True)
-    async def pdf(
-        on: TabSession,
-        tab: TabArg,
-        ctx: Context[Any, Any],
-        save_to: Annotated[str, Field(description="New file's absolute path.",
-                                      min_length=1, max_length=4096)],
-        landscape: bool = False,
-        paper: Paper | None = None,
-        margins: Annotated[float | None, Field(description="Inches, all four sides.",
-                                               ge=0, le=4)] = None,
-        background: Annotated[bool, Field(description="Print CSS backgrounds.")] = False,
-        pages: Annotated[str | None, Field(description="Page ranges, e.g. '1-3,5'.",
-                                           min_length=1, max_length=400)] = None,
-        timeout_s: TimeoutArg = None,
-    ) -> PdfFile:
-        """Print a tab to a PDF file (headless Chrome); returns its path, size, pages."""
-        params = _print_params(landscape, paper, margins, background, pages)
-        path = await save_path(ctx, registry, save_to)
-        pages_seen: int | None = None
+@tab_tool("Save a page as PDF", read_only=True)
+async def pdf(
+    on: TabCall,
+    tab: TabArg,
+    save_to: Annotated[str, Field(description="New file's absolute path.",
+                                  min_length=1, max_length=4096)],
+    landscape: bool = False,
+    paper: Paper | None = None,
+    margins: Annotated[float | None, Field(description="Inches, all four sides.",
+                                           ge=0, le=4)] = None,
+    background: Annotated[bool, Field(description="Print CSS backgrounds.")] = False,
+    pages: Annotated[str | None, Field(description="Page ranges, e.g. '1-3,5'.",
+                                       min_length=1, max_length=400)] = None,
+    timeout_s: TimeoutArg = None,
+) -> PdfFile:
+    """Print a tab to a PDF file (headless Chrome); returns its path, size, pages."""
+    params = _print_params(landscape, paper, margins, background, pages)
+    path = await save_path(on.gateway, save_to)
+    pages_seen: int | None = None
 
-        async def write(file: Any) -> int:
-            nonlocal pages_seen
-            size, pages_seen = await print_pdf(on, file, params, on.budget)
-            return size
+    async def write(file: Any) -> int:
+        nonlocal pages_seen
+        size, pages_seen = await print_pdf(on, file, params, on.budget)
+        return size
 
-        saved, size = await save_new(path, "pdf", ".pdf", write)
-        return PdfFile(tab=on.tab.id, target=on.browser.name, path=str(saved), bytes=size,
-                       pages=pages_seen)
+    saved, size = await save_new(path, "pdf", ".pdf", write)
+    return PdfFile(tab=on.tab.id, target=on.browser.name, path=str(saved), bytes=size,
+                   pages=pages_seen)
+
+
+TOOLS = (pdf,)

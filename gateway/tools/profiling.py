@@ -13,14 +13,12 @@ started (the trace ended in Chrome, the snapshot no longer read) and leaves no f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway import progress
-from gateway.browsers.session import TabSession
 from gateway.errors import CaptureFailed, InvalidArgument, NotAllowed
 from gateway.output.absent import absent
 from gateway.page.heap import summarize_file, take_heap_snapshot
@@ -29,13 +27,10 @@ from gateway.page.trace_summary import TraceSummary
 from gateway.page.tracing import Recorder, Recording
 
 from .args import TabArg, TimeoutArg
-from .definition import Tools
+from .definition import TabCall, tab_tool
 from .saving import save_new, save_path
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 SaveTo = Annotated[str | None, Field(max_length=4096)]
 HEAP_TIMEOUT_S = 120.0
@@ -69,93 +64,92 @@ class HeapSnapshot(HeapSummary):
 
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    recorder = Recorder()
+RECORDER = Recorder()
+"""The traces running now (Chrome records one per browser): one table for the process."""
 
-    @tools.tab_tool("Record a performance trace", read_only=True,
-                    changes=lambda arguments: "tab" if arguments.get("reload") else "nothing")
-    async def performance_trace(
-        on: TabSession,
-        tab: TabArg,
-        ctx: Context[Any, Any],
-        duration_s: Annotated[float, Field(gt=0, le=60)] = 5.0,
-        reload: bool = False,
-        action: Literal["start", "stop"] | None = None,
-        save_to: SaveTo = None,
-        timeout_s: TimeoutArg = None,
-    ) -> TraceResult:
-        """Trace duration_s (of a reload?), or start/stop around your steps; returns load
-        timings, LCP, CLS, long tasks, main-thread time, the gzipped trace's path."""
-        browser = on.browser
-        max_bytes = browser.config.max_capture_mb << 20
-        if reload and registry.config.read_only:
-            raise NotAllowed("reload is refused in read-only mode (--read-only): it reloads "
-                             "the page; trace without it, or reload the page yourself first")
-        path = await save_path(ctx, registry, save_to)  # refused before recording
-        if action == "stop":
-            recording = recorder.running(browser)
-            if recording is None or not recording.manual:
-                busy = (f" (tab {recording.tab.id} is recording for duration_s; that call "
-                        "ends it)" if recording is not None else "")
-                raise CaptureFailed(f"no performance trace started with action='start' is "
-                                    f"running on target {browser.name!r}{busy}; start one "
-                                    f"with performance_trace(tab={on.tab.id}, action='start')")
-            if recording.tab.dialog is not None:  # it goes on recording: stop after answering
-                raise recording.tab.dialog_error()
-        else:
-            if action == "start" and save_to is not None:
-                raise InvalidArgument("save_to belongs to the call with action='stop'")
-            recording = await recorder.start(on, on.budget, manual=action == "start")
-            try:
-                if reload:
-                    await on.call("Page.reload", timeout_s=on.budget)
-                if action == "start":
-                    return TraceResult(tab=on.tab.id, target=browser.name, recording=True)
-                await _record_for(recording, duration_s)
-            except BaseException:
-                await recorder.abandon(recording)
-                raise
-        summary: TraceSummary | None = None
 
-        async def write(file: Any) -> int:
-            nonlocal summary
-            summary, written = await recorder.stop(recording, file, on.budget, max_bytes)
-            return written
-
+@tab_tool("Record a performance trace", read_only=True,
+          changes=lambda arguments: "tab" if arguments.get("reload") else "nothing")
+async def performance_trace(
+    on: TabCall,
+    tab: TabArg,
+    duration_s: Annotated[float, Field(gt=0, le=60)] = 5.0,
+    reload: bool = False,
+    action: Literal["start", "stop"] | None = None,
+    save_to: SaveTo = None,
+    timeout_s: TimeoutArg = None,
+) -> TraceResult:
+    """Trace duration_s (of a reload?), or start/stop around your steps; returns load
+    timings, LCP, CLS, long tasks, main-thread time, the gzipped trace's path."""
+    browser = on.browser
+    max_bytes = browser.config.max_capture_mb << 20
+    if reload and on.gateway.registry.config.read_only:
+        raise NotAllowed("reload is refused in read-only mode (--read-only): it reloads "
+                         "the page; trace without it, or reload the page yourself first")
+    path = await save_path(on.gateway, save_to)  # refused before recording
+    if action == "stop":
+        recording = RECORDER.running(browser)
+        if recording is None or not recording.manual:
+            busy = (f" (tab {recording.tab.id} is recording for duration_s; that call "
+                    "ends it)" if recording is not None else "")
+            raise CaptureFailed(f"no performance trace started with action='start' is "
+                                f"running on target {browser.name!r}{busy}; start one "
+                                f"with performance_trace(tab={on.tab.id}, action='start')")
+        if recording.tab.dialog is not None:  # it goes on recording: stop after answering
+            raise recording.tab.dialog_error()
+    else:
+        if action == "start" and save_to is not None:
+            raise InvalidArgument("save_to belongs to the call with action='stop'")
+        recording = await RECORDER.start(on, on.budget, manual=action == "start")
         try:
-            saved, size = await save_new(path, "trace", ".json.gz", write)
-        except BaseException:  # Chrome must not go on tracing (the file may not open)
-            await recorder.abandon(recording)
+            if reload:
+                await on.call("Page.reload", timeout_s=on.budget)
+            if action == "start":
+                return TraceResult(tab=on.tab.id, target=browser.name, recording=True)
+            await _record_for(recording, duration_s)
+        except BaseException:
+            await RECORDER.abandon(recording)
             raise
-        return TraceResult(tab=recording.tab.id, target=browser.name, path=str(saved),
-                           bytes=size, summary=summary)
+    summary: TraceSummary | None = None
 
-    @tools.tab_tool("Take a heap snapshot", read_only=True)
-    async def heap_snapshot(
-        on: TabSession,
-        tab: TabArg,
-        ctx: Context[Any, Any],
-        save_to: SaveTo = None,
-        timeout_s: TimeoutArg = None,
-    ) -> HeapSnapshot:
-        """Take a heap snapshot; returns its path, the 10 constructors with the largest
-        self size, detached DOM nodes."""
-        browser = on.browser
-        budget = timeout_s or max(on.budget, HEAP_TIMEOUT_S)
+    async def write(file: Any) -> int:
+        nonlocal summary
+        summary, written = await RECORDER.stop(recording, file, on.budget, max_bytes)
+        return written
 
-        async def write(file: Any) -> int:
-            return await take_heap_snapshot(on, file, budget,
-                                            browser.config.max_capture_mb << 20)
+    try:
+        saved, size = await save_new(path, "trace", ".json.gz", write)
+    except BaseException:  # Chrome must not go on tracing (the file may not open)
+        await RECORDER.abandon(recording)
+        raise
+    return TraceResult(tab=recording.tab.id, target=browser.name, path=str(saved),
+                       bytes=size, summary=summary)
 
-        path, size = await save_new(await save_path(ctx, registry, save_to), "heap",
-                                  ".heapsnapshot", write)
-        try:
-            summary = await summarize_file(path)
-        except anyio.get_cancelled_exc_class():
-            path.unlink(missing_ok=True)  # cancelled while summing up: no file either
-            raise
-        return HeapSnapshot(tab=on.tab.id, target=browser.name, path=str(path), file_bytes=size,
-                            **summary.model_dump())
+@tab_tool("Take a heap snapshot", read_only=True)
+async def heap_snapshot(
+    on: TabCall,
+    tab: TabArg,
+    save_to: SaveTo = None,
+    timeout_s: TimeoutArg = None,
+) -> HeapSnapshot:
+    """Take a heap snapshot; returns its path, the 10 constructors with the largest
+    self size, detached DOM nodes."""
+    browser = on.browser
+    budget = timeout_s or max(on.budget, HEAP_TIMEOUT_S)
+
+    async def write(file: Any) -> int:
+        return await take_heap_snapshot(on, file, budget,
+                                        browser.config.max_capture_mb << 20)
+
+    path, size = await save_new(await save_path(on.gateway, save_to), "heap",
+                              ".heapsnapshot", write)
+    try:
+        summary = await summarize_file(path)
+    except anyio.get_cancelled_exc_class():
+        path.unlink(missing_ok=True)  # cancelled while summing up: no file either
+        raise
+    return HeapSnapshot(tab=on.tab.id, target=browser.name, path=str(path), file_bytes=size,
+                        **summary.model_dump())
 
 
 TRACE_TICK_S = 0.5  # how often a recording trace reports its seconds
@@ -180,3 +174,6 @@ async def _record_for(recording: Recording, duration_s: float) -> None:
                                     "new one")
     finally:
         ended.drop()
+
+
+TOOLS = (performance_trace, heap_snapshot)

@@ -26,7 +26,6 @@ import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway.browsers.routes import (
@@ -43,7 +42,7 @@ from gateway.output.absent import absent
 from gateway.output.files import Readable, read_checked, resolve_read_path
 
 from .args import ContextArg, OptionalTab, TargetArg, UrlArg
-from .definition import Reach, Tools
+from .definition import BrowserCall, Gateway, Reach, TabCall, tab_tool
 from .saving import allowed_dirs
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
     from gateway.browsers.registry import Registry
     from gateway.browsers.tab import Tab
 
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 MAX_HEADERS = 64
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
@@ -109,15 +108,15 @@ def _headers(headers: dict[str, str] | None) -> dict[str, str]:
     return headers
 
 
-async def _body(ctx: Context[Any, Any], registry: Registry, body: str,
+async def _body(gateway: Gateway, body: str,
                 body_path: str | None) -> tuple[bytes, str | None]:
     """The body's bytes, and a Content-Type guessed from ``body_path``'s name."""
     if body_path is None:
         data = body.encode()
         guessed = None
     else:
-        file = resolve_read_path(body_path, await allowed_dirs(ctx),
-                                 allow_any=registry.config.allow_any_path, what="body_path")
+        file = resolve_read_path(body_path, await allowed_dirs(gateway),
+                                 allow_any=gateway.registry.config.allow_any_path, what="body_path")
         if file.size > MAX_BODY_BYTES:
             raise InvalidArgument(f"body_path {body_path[:200]!r} is {file.size:,} bytes, "
                                   f"over the limit of {MAX_BODY_BYTES:,} (MAX_BODY_BYTES) for "
@@ -191,54 +190,55 @@ async def _unrouted(browser: Browser, context: str | None, tabs: list[Tab]) -> N
                                               has_tabs=bool(tabs))
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("Route network requests", tab="optional", check=_check, changes=_changes)
-    async def network_route(
-        on: BrowserSession,
-        ctx: Context[Any, Any],
-        action: Literal["fulfill", "block", "continue", "remove", "list"],
-        pattern: Annotated[str | None, Field(description="URL glob ('**/api/*') or /regex/.",
-                                             max_length=2000)] = None,
-        tab: OptionalTab = None,
-        context: ContextArg = None,
-        status: Annotated[int | None, Field(ge=100, le=599)] = None,
-        headers: Annotated[dict[str, str] | None, Field(
-            description="Set on the response (fulfill) or request.")] = None,
-        body: str = "",  # not `str | None`: the SDK would parse a JSON body into an object
-        body_path: Annotated[str | None, Field(description="Local file as body.",
-                                               max_length=4096)] = None,
-        url: UrlArg | None = None,
-        times: Annotated[int | None, Field(description="Expire after N matches.", ge=1)] = None,
-        id: Annotated[int | None, Field(description="Route to remove.", ge=1)] = None,
-        target: TargetArg = None,
-    ) -> RoutesResult:
-        """Mock (fulfill), block or change (continue) a tab's or context's requests that
-        match pattern, across navigations; remove (id, pattern, else all) or list."""
-        page = on.tab if isinstance(on, TabSession) else None
-        added = removed = None
-        if action in ("fulfill", "block", "continue"):
-            assert pattern is not None  # _check
-            try:
-                matches = pattern_matcher(pattern)
-            except ValueError as exc:
-                raise InvalidArgument(f"pattern {pattern[:200]!r} is not a valid glob or "
-                                      f"/regex/: {exc}") from None
-            schemes = on.browser.config.allow_schemes
-            route = Route(pattern, action, matches, status or 200, _headers(headers),
-                          times=times, url=None if url is None else check_url(url, schemes))
-            if action == "fulfill":
-                route.body, guessed = await _body(ctx, registry, body, body_path)
-                if guessed and not any(k.lower() == "content-type" for k in route.headers):
-                    route.headers["Content-Type"] = guessed
-            table = await _add(on, registry, page, context, route)
-            added = route.id
-        else:
-            table, tabs = await _table(on, context, make=False)
-            if action == "remove":
-                removed = table.remove(id, pattern)
-                await on.browser.pages.refresh_routes(tabs, on.budget)
-                await _unrouted(on.browser, context, tabs)
-        return RoutesResult(
-            target=on.browser.name, tab=tab, context=context, added=added, removed=removed,
-            routes=[RouteInfo(id=r.id, pattern=r.pattern, action=r.action, times_left=r.times,
-                              hits=r.hits, error=r.error) for r in table.routes])
+@tab_tool("Route network requests", tab="optional", check=_check, changes=_changes)
+async def network_route(
+    on: BrowserCall | TabCall,
+    action: Literal["fulfill", "block", "continue", "remove", "list"],
+    pattern: Annotated[str | None, Field(description="URL glob ('**/api/*') or /regex/.",
+                                         max_length=2000)] = None,
+    tab: OptionalTab = None,
+    context: ContextArg = None,
+    status: Annotated[int | None, Field(ge=100, le=599)] = None,
+    headers: Annotated[dict[str, str] | None, Field(
+        description="Set on the response (fulfill) or request.")] = None,
+    body: str = "",  # not `str | None`: the SDK would parse a JSON body into an object
+    body_path: Annotated[str | None, Field(description="Local file as body.",
+                                           max_length=4096)] = None,
+    url: UrlArg | None = None,
+    times: Annotated[int | None, Field(description="Expire after N matches.", ge=1)] = None,
+    id: Annotated[int | None, Field(description="Route to remove.", ge=1)] = None,
+    target: TargetArg = None,
+) -> RoutesResult:
+    """Mock (fulfill), block or change (continue) a tab's or context's requests that
+    match pattern, across navigations; remove (id, pattern, else all) or list."""
+    page = on.tab if isinstance(on, TabSession) else None
+    added = removed = None
+    if action in ("fulfill", "block", "continue"):
+        assert pattern is not None  # _check
+        try:
+            matches = pattern_matcher(pattern)
+        except ValueError as exc:
+            raise InvalidArgument(f"pattern {pattern[:200]!r} is not a valid glob or "
+                                  f"/regex/: {exc}") from None
+        schemes = on.browser.config.allow_schemes
+        route = Route(pattern, action, matches, status or 200, _headers(headers),
+                      times=times, url=None if url is None else check_url(url, schemes))
+        if action == "fulfill":
+            route.body, guessed = await _body(on.gateway, body, body_path)
+            if guessed and not any(k.lower() == "content-type" for k in route.headers):
+                route.headers["Content-Type"] = guessed
+        table = await _add(on, on.gateway.registry, page, context, route)
+        added = route.id
+    else:
+        table, tabs = await _table(on, context, make=False)
+        if action == "remove":
+            removed = table.remove(id, pattern)
+            await on.browser.pages.refresh_routes(tabs, on.budget)
+            await _unrouted(on.browser, context, tabs)
+    return RoutesResult(
+        target=on.browser.name, tab=tab, context=context, added=added, removed=removed,
+        routes=[RouteInfo(id=r.id, pattern=r.pattern, action=r.action, times_left=r.times,
+                          hits=r.hits, error=r.error) for r in table.routes])
+
+
+TOOLS = (network_route,)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, WithJsonSchema
 
@@ -14,12 +14,9 @@ from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
 from gateway.page.js import script
 
 from .args import MaxChars, TabArg, TimeoutArg
-from .definition import Tools
+from .definition import TabCall, tab_tool
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 # A JSON-safe copy of an object result, made in the page (see the script's comment).
 SERIALIZE_JS = script("serialize.js")
@@ -60,45 +57,47 @@ async def _by_value(session: TabSession, remote: dict[str, Any]) -> Any:
     return result.get("result", {}).get("value")
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("Run JavaScript in a page", destructive=True, open_world=True)
-    async def evaluate(
-        on: TabSession,
-        expression: Annotated[str, Field(description="Its last statement's value is "
-                                                     "returned; await works.")],
-        tab: TabArg,
-        await_promise: bool = True,
-        timeout_s: TimeoutArg = None,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
-    ) -> EvaluateResult:
-        """Run JavaScript in a tab; gives its value as JSON."""
-        check_evaluate(on.browser.config)
-        result = await on.call("Runtime.evaluate", {
-            "expression": expression, "awaitPromise": await_promise,
-            "replMode": True, "userGesture": True, "returnByValue": False,
-        }, timeout_s=on.budget, timeout_hint="the expression did not finish (a long loop, "
-           "a promise that never settles, or an open dialog); raise timeout_s or pass "
-           "await_promise=false")
+@tab_tool("Run JavaScript in a page", destructive=True, open_world=True)
+async def evaluate(
+    on: TabCall,
+    expression: Annotated[str, Field(description="Its last statement's value is "
+                                                 "returned; await works.")],
+    tab: TabArg,
+    await_promise: bool = True,
+    timeout_s: TimeoutArg = None,
+    max_chars: MaxChars = DEFAULT_MAX_CHARS,
+) -> EvaluateResult:
+    """Run JavaScript in a tab; gives its value as JSON."""
+    check_evaluate(on.browser.config)
+    result = await on.call("Runtime.evaluate", {
+        "expression": expression, "awaitPromise": await_promise,
+        "replMode": True, "userGesture": True, "returnByValue": False,
+    }, timeout_s=on.budget, timeout_hint="the expression did not finish (a long loop, "
+       "a promise that never settles, or an open dialog); raise timeout_s or pass "
+       "await_promise=false")
+    remote = result.get("result", {})
+    if (await_promise and remote.get("subtype") == "promise"
+            and "exceptionDetails" not in result):
+        # REPL mode awaits top-level await, but hands a returned promise back as is.
+        result = await on.call("Runtime.awaitPromise", {
+            "promiseObjectId": remote["objectId"]}, timeout_s=on.budget,
+            timeout_hint="the promise did not settle; raise timeout_s or pass "
+            "await_promise=false")
         remote = result.get("result", {})
-        if (await_promise and remote.get("subtype") == "promise"
-                and "exceptionDetails" not in result):
-            # REPL mode awaits top-level await, but hands a returned promise back as is.
-            result = await on.call("Runtime.awaitPromise", {
-                "promiseObjectId": remote["objectId"]}, timeout_s=on.budget,
-                timeout_hint="the promise did not settle; raise timeout_s or pass "
-                "await_promise=false")
-            remote = result.get("result", {})
-        if "exceptionDetails" in result:
-            raise JavaScriptError(_exception_text(result["exceptionDetails"]))
-        kind = remote.get("type", "undefined")
-        if remote.get("subtype"):
-            kind = f"{kind}/{remote['subtype']}"
-        if "objectId" in remote:
-            value = await _by_value(on, remote)
-        elif "unserializableValue" in remote:
-            value = remote["unserializableValue"]
-        else:
-            value = remote.get("value")
-        fitted = fit(value, max_chars)
-        return EvaluateResult(tab=on.tab.id, target=on.browser.name, type=kind, value=fitted.value,
-                              truncated=fitted.truncated, omitted_chars=fitted.omitted_chars)
+    if "exceptionDetails" in result:
+        raise JavaScriptError(_exception_text(result["exceptionDetails"]))
+    kind = remote.get("type", "undefined")
+    if remote.get("subtype"):
+        kind = f"{kind}/{remote['subtype']}"
+    if "objectId" in remote:
+        value = await _by_value(on, remote)
+    elif "unserializableValue" in remote:
+        value = remote["unserializableValue"]
+    else:
+        value = remote.get("value")
+    fitted = fit(value, max_chars)
+    return EvaluateResult(tab=on.tab.id, target=on.browser.name, type=kind, value=fitted.value,
+                          truncated=fitted.truncated, omitted_chars=fitted.omitted_chars)
+
+
+TOOLS = (evaluate,)

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
-
-import anyio
-import structlog
 
 from gateway.errors import InvalidArgument
 from gateway.output.files import (
@@ -24,37 +19,12 @@ from gateway.output.files import (
 )
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver import Context
-
-    from gateway.browsers.registry import Registry
+    from .definition import Gateway
 
 __all__ = ["allowed_dirs", "save_new", "save_path"]
 
-log = structlog.get_logger("gateway.files")
-ROOTS_TIMEOUT_S = 5.0
 
-
-async def _client_roots(ctx: Context[Any, Any]) -> list[Path]:
-    """The file:// roots the MCP client declared, if it declares any."""
-    try:
-        caps = ctx.session.client_capabilities
-        if caps is None or caps.roots is None:
-            return []
-        with warnings.catch_warnings(), anyio.fail_after(ROOTS_TIMEOUT_S):
-            warnings.simplefilter("ignore")  # roots are deprecated in the newest protocol
-            result = await ctx.session.list_roots()
-    except Exception as exc:  # a client that cannot answer still gets the temp dir
-        log.debug("could not list client roots", error=str(exc))
-        return []
-    roots = []
-    for root in result.roots:
-        url = urlsplit(str(root.uri))
-        if url.scheme == "file":
-            roots.append(Path(unquote(url.path)))
-    return roots
-
-
-async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str | None,
+async def save_path(gateway: Gateway, requested: str | None,
                     what: str = "save_to") -> Path | None:
     """The real path to write to for ``save_to`` (None when not given), or ``InvalidArgument``
     — also, at once, when a file is there already: the gateway never replaces a file.
@@ -66,18 +36,18 @@ async def save_path(ctx: Context[Any, Any], registry: Registry, requested: str |
     path swapped between this check and the write is still refused."""
     if requested is None:
         return None
-    path = resolve_save_path(requested, await allowed_dirs(ctx),
-                             allow_any=registry.config.allow_any_path, what=what)
+    path = resolve_save_path(requested, await allowed_dirs(gateway),
+                             allow_any=gateway.registry.config.allow_any_path, what=what)
     if os.path.lexists(path):
         raise InvalidArgument(f"{what} {str(path)[:200]!r} exists already; the gateway "
                               "never replaces a file — name a new one")
     return path
 
 
-async def allowed_dirs(ctx: Context[Any, Any]) -> list[Path]:
+async def allowed_dirs(gateway: Gateway) -> list[Path]:
     """Where the gateway may write (``save_to``) and read (``upload``) files: the MCP
-    client's roots and the OS temp directory."""
-    return [*await _client_roots(ctx), *default_allowed_dirs()]
+    client's roots (``Gateway.roots``) and the OS temp directory."""
+    return [*await gateway.roots(), *default_allowed_dirs()]
 
 
 async def save_new(path: Path | None, kind: str, suffix: str,

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent
 from pydantic import BaseModel, Field
 
@@ -19,14 +18,11 @@ from gateway.page.emulation import overrides_sent
 from gateway.page.js import script
 
 from .args import TabArg, TimeoutArg
-from .definition import Tools
+from .definition import TabCall, tab_tool
 from .links import file_link
 from .saving import save_path
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 # Chrome cannot rasterise beyond this many pixels in one dimension.
 MAX_CAPTURE_PX = 16_384
@@ -114,50 +110,51 @@ async def _capture(session: TabSession, params: dict[str, Any], full_page: bool,
             await session.call("Emulation.clearDeviceMetricsOverride")
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    # A full page resizes the window for a moment: under a person's hand, refused.
-    @tools.tab_tool("Take a screenshot", read_only=True,
-                    changes=lambda arguments: "tab" if arguments.get("full_page") else "nothing")
-    async def screenshot(
-        on: TabSession,
-        tab: TabArg,
-        ctx: Context[Any, Any],
-        full_page: Annotated[bool, Field(description="Not just the viewport.")] = False,
-        ref: Annotated[int | None, Field(description="Only this element (a view ref).",
-                                             ge=1)] = None,
-        format: Literal["png", "jpeg", "webp"] = "png",
-        quality: Annotated[int | None, Field(description="jpeg/webp only.", ge=0,
-                                             le=100)] = None,
-        max_width: Annotated[int | None, Field(description="Scale down to this width.", ge=16,
-                                               le=10_000)] = None,
-        save_to: Annotated[str | None, Field(description="Also write it to this absolute path.",
-                                             max_length=4096)] = None,
-        inline: Annotated[bool, Field(description="false: only path and size.")] = True,
-        timeout_s: TimeoutArg = None,
-    ) -> Annotated[CallToolResult, ScreenshotInfo]:
-        """Screenshot a tab as an image: far more tokens than browse_view (max_width and
-        format="jpeg" keep it small).
-        """
-        path = await save_path(ctx, registry, save_to)
-        params: dict[str, Any] = {"format": format}
-        if quality is not None and format != "png":
-            params["quality"] = quality
-        if ref is not None and full_page:
-            raise InvalidArgument("pass either ref or full_page, not both")
-        clip, clipped = await _clip(on, full_page, ref, max_width)
-        if clip is not None:
-            params["clip"] = clip
-        shot = await _capture(on, params, full_page, on.budget)
-        data = base64.b64decode(shot["data"])
-        kind, width, height = image_size(data)
-        if path is not None:
-            write_private(path, data)
-        info = ScreenshotInfo(tab=on.tab.id, target=on.browser.name, format=kind, width=width,
-                              height=height, bytes=len(data),
-                              path=str(path) if path is not None else None, clipped=clipped)
-        content: list[ContentBlock] = [TextContent(text=info.model_dump_json())]
-        if inline or path is None:
-            content.insert(0, ImageContent(data=shot["data"], mime_type=f"image/{kind}"))
-        if path is not None:
-            content.append(file_link(path))
-        return CallToolResult(content=content, structured_content=info.model_dump())
+# A full page resizes the window for a moment: under a person's hand, refused.
+@tab_tool("Take a screenshot", read_only=True,
+          changes=lambda arguments: "tab" if arguments.get("full_page") else "nothing")
+async def screenshot(
+    on: TabCall,
+    tab: TabArg,
+    full_page: Annotated[bool, Field(description="Not just the viewport.")] = False,
+    ref: Annotated[int | None, Field(description="Only this element (a view ref).",
+                                         ge=1)] = None,
+    format: Literal["png", "jpeg", "webp"] = "png",
+    quality: Annotated[int | None, Field(description="jpeg/webp only.", ge=0,
+                                         le=100)] = None,
+    max_width: Annotated[int | None, Field(description="Scale down to this width.", ge=16,
+                                           le=10_000)] = None,
+    save_to: Annotated[str | None, Field(description="Also write it to this absolute path.",
+                                         max_length=4096)] = None,
+    inline: Annotated[bool, Field(description="false: only path and size.")] = True,
+    timeout_s: TimeoutArg = None,
+) -> Annotated[CallToolResult, ScreenshotInfo]:
+    """Screenshot a tab as an image: far more tokens than browse_view (max_width and
+    format="jpeg" keep it small).
+    """
+    path = await save_path(on.gateway, save_to)
+    params: dict[str, Any] = {"format": format}
+    if quality is not None and format != "png":
+        params["quality"] = quality
+    if ref is not None and full_page:
+        raise InvalidArgument("pass either ref or full_page, not both")
+    clip, clipped = await _clip(on, full_page, ref, max_width)
+    if clip is not None:
+        params["clip"] = clip
+    shot = await _capture(on, params, full_page, on.budget)
+    data = base64.b64decode(shot["data"])
+    kind, width, height = image_size(data)
+    if path is not None:
+        write_private(path, data)
+    info = ScreenshotInfo(tab=on.tab.id, target=on.browser.name, format=kind, width=width,
+                          height=height, bytes=len(data),
+                          path=str(path) if path is not None else None, clipped=clipped)
+    content: list[ContentBlock] = [TextContent(text=info.model_dump_json())]
+    if inline or path is None:
+        content.insert(0, ImageContent(data=shot["data"], mime_type=f"image/{kind}"))
+    if path is not None:
+        content.append(file_link(path))
+    return CallToolResult(content=content, structured_content=info.model_dump())
+
+
+TOOLS = (screenshot,)

@@ -9,27 +9,20 @@ removes, a ``+`` or nothing adds. A spec that starts with ``-`` or ``+`` starts 
 ``default`` (``-cdp`` is ``default,-cdp``, ``+emulation`` every tool). ``--read-only``
 then leaves out what changes something.
 
-Pure: the catalogue (name → category, read-only) is read off the definitions by
-``catalogue()``, without a server.
+Pure: it reads the tool values themselves (``gateway.tools.TOOLS``: each one's name,
+category and hints), without a server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
-
-from pydantic import BaseModel
 
 from gateway.errors import ConfigError
 
-from .definition import Hints
+from .definition import Tool
 
-__all__ = ["CORE", "OFF_BY_DEFAULT", "Selection", "ToolInfo", "catalogue", "category_of",
-           "select"]
-
-P = ParamSpec("P")
-R = TypeVar("R", bound=BaseModel)
+__all__ = ["CORE", "OFF_BY_DEFAULT", "Selection", "catalogue", "select"]
 
 CORE = ("list_tabs", "browse", "browse_view", "browse_act", "evaluate", "close_tab")
 """Enough to do the whole job on a page: find or open it (list_tabs, browse), read
@@ -45,13 +38,6 @@ category listed here, and the server's instructions name what is left out."""
 
 
 @dataclass(frozen=True)
-class ToolInfo:
-    name: str
-    category: str
-    read_only: bool
-
-
-@dataclass(frozen=True)
 class Selection:
     """The tools to offer, for each one left out the sentence a call to it gets, and the
     line for the server's instructions naming what is off by default (``_off_note``)."""
@@ -61,36 +47,14 @@ class Selection:
     note: str = ""
 
 
-def category_of(fn: Callable[..., Any]) -> str:
-    """A tool's category: the name of the family module that defines it."""
-    return fn.__module__.rsplit(".", 1)[-1]
+def catalogue() -> Sequence[Tool]:
+    """Every tool the gateway defines, in the order they are listed."""
+    from gateway.tools import TOOLS
+
+    return TOOLS
 
 
-class _Recorder:
-    """A ``ToolRegistrar`` that only notes what would be registered."""
-
-    def __init__(self) -> None:
-        self.tools: list[ToolInfo] = []
-
-    def tool(
-        self, hints: Hints
-    ) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Awaitable[R]]]:
-        def note(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
-            self.tools.append(ToolInfo(fn.__name__, category_of(fn), hints.read_only))
-            return fn
-        return note
-
-
-def catalogue() -> list[ToolInfo]:
-    """Every tool the gateway defines, in registration order."""
-    from gateway.tools import register_all
-
-    recorder = _Recorder()
-    register_all(recorder, None)  # type: ignore[arg-type]  # no call ever reaches it
-    return recorder.tools
-
-
-def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
+def select(spec: str, tools: Sequence[Tool], *, read_only: bool = False,
            source: str = "--tools") -> Selection:
     """The tools ``spec`` offers out of ``tools``; ``ConfigError`` (naming every valid
     word) for an unknown one, or a spec that leaves nothing."""
@@ -118,11 +82,11 @@ def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
             chosen += [n for n in groups[word] if n not in chosen]
     if not chosen:
         raise ConfigError(source, "", f"{spec!r} offers no tools; try 'core' or 'all'")
-    read_only_names = {t.name for t in tools if t.read_only}
+    read_only_names = {t.name for t in tools if t.hints.read_only}
     offered = frozenset(n for n in chosen if n in read_only_names or not read_only)
     withheld = {}
     for tool in tools:
-        if read_only and not tool.read_only:  # no --tools would offer it: say so first
+        if read_only and not tool.hints.read_only:  # no --tools would offer it: say so first
             withheld[tool.name] = (f"{tool.name} is not offered: this gateway runs read-only "
                                    "(--read-only); restart it without that to use it")
         elif tool.name not in chosen:
@@ -132,14 +96,14 @@ def select(spec: str, tools: list[ToolInfo], *, read_only: bool = False,
     return Selection(offered, withheld, _off_note(tools, offered, read_only))
 
 
-def _off_note(tools: list[ToolInfo], offered: frozenset[str], read_only: bool) -> str:
+def _off_note(tools: Sequence[Tool], offered: frozenset[str], read_only: bool) -> str:
     """The tools of ``OFF_BY_DEFAULT`` this gateway leaves out (and could offer:
     ``read_only`` offers no tool that changes anything), so an agent that needs one can
     tell its user how to get it; empty when there are none."""
     left_out: dict[str, list[str]] = {}
     for tool in tools:
         if (tool.category in OFF_BY_DEFAULT and tool.name not in offered
-                and (tool.read_only or not read_only)):
+                and (tool.hints.read_only or not read_only)):
             left_out.setdefault(tool.category, []).append(tool.name)
     if not left_out:
         return ""

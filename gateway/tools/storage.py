@@ -17,12 +17,11 @@ there for good): a client asks before running it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
-from gateway.browsers.session import BrowserSession, TabSession
+from gateway.browsers.session import TabSession
 from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import read_checked, resolve_read_path, write_private
@@ -30,13 +29,10 @@ from gateway.page.storage import clear_state, context_id, load_state, read_state
 from gateway.page.storage_file import MAX_STATE_BYTES, StorageState, parse_state
 
 from .args import ContextArg, OptionalTab, TargetArg, TimeoutArg
-from .definition import Reach, Tools
+from .definition import BrowserCall, Gateway, Reach, TabCall, tab_tool
 from .saving import allowed_dirs, save_path
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 MAX_NAMES = 200  # cookie names listed in a result; the count is always whole
 
@@ -93,10 +89,10 @@ def _changes(arguments: dict[str, Any]) -> Reach:
     return "nothing" if arguments["action"] == "save" else "context"
 
 
-async def _read_file(ctx: Context[Any, Any], registry: Registry, requested: str) -> StorageState:
+async def _read_file(gateway: Gateway, requested: str) -> StorageState:
     """The storage state in ``requested``: a file where uploads may come from, bounded."""
-    file = resolve_read_path(requested, await allowed_dirs(ctx),
-                             allow_any=registry.config.allow_any_path, what="path")
+    file = resolve_read_path(requested, await allowed_dirs(gateway),
+                             allow_any=gateway.registry.config.allow_any_path, what="path")
     if file.size > MAX_STATE_BYTES:
         raise InvalidArgument(f"{file.path} is {file.size:,} bytes, over the limit of "
                               f"{MAX_STATE_BYTES:,} for a storage-state file")
@@ -111,41 +107,42 @@ def _what(state: StorageState) -> dict[str, Any]:
                         for o in state.origins]}
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("Save, load or clear sign-in state", destructive=True, lock=False,
-                    tab="optional", check=_check, changes=_changes)
-    async def storage_state(
-        on: BrowserSession,
-        ctx: Context[Any, Any],
-        action: Literal["save", "load", "clear"],
-        path: Annotated[str | None, Field(description="The file (absolute); not for clear.",
-                                          max_length=4096)] = None,
-        tab: OptionalTab = None,
-        context: ContextArg = None,
-        target: TargetArg = None,
-        timeout_s: TimeoutArg = None,
-    ) -> StorageResult:
-        """Save a context's cookies and localStorage as a Playwright storage-state
-        file (sign-in state), load one (its next page is signed in), or clear them;
-        the tab's context, else `context`, else the default."""
-        browser = on.browser
-        page = on.tab if isinstance(on, TabSession) else None
-        known: dict[str, Any] = {"target": browser.name, "action": action, "tab": tab,
-                                 "context": page.context if page is not None else context}
-        if action == "clear":
-            cookies, cleared = await clear_state(browser, await context_id(
-                on, context, make=False), on.budget)
-            return StorageResult(**known, cookies=cookies,
-                                 origins=[OriginSummary(origin=o, items=0) for o in cleared])
-        if action == "save":
-            file = await save_path(ctx, registry, path, "path")  # before any browser work
-            state, unread = await read_state(browser, await context_id(on, context, make=False),
-                                             on.budget)
-            assert file is not None  # path is checked present (_check)
-            write_private(file, state.to_json())
-            return StorageResult(**known, **_what(state), path=str(file), unread=unread or None)
-        assert path is not None  # _check
-        state = await _read_file(ctx, registry, path)
-        refused = await load_state(browser, await context_id(on, context, make=True), state,
-                                   on.budget)
-        return StorageResult(**known, **_what(state), path=path, refused=refused or None)
+@tab_tool("Save, load or clear sign-in state", destructive=True, lock=False,
+          tab="optional", check=_check, changes=_changes)
+async def storage_state(
+    on: BrowserCall | TabCall,
+    action: Literal["save", "load", "clear"],
+    path: Annotated[str | None, Field(description="The file (absolute); not for clear.",
+                                      max_length=4096)] = None,
+    tab: OptionalTab = None,
+    context: ContextArg = None,
+    target: TargetArg = None,
+    timeout_s: TimeoutArg = None,
+) -> StorageResult:
+    """Save a context's cookies and localStorage as a Playwright storage-state
+    file (sign-in state), load one (its next page is signed in), or clear them;
+    the tab's context, else `context`, else the default."""
+    browser = on.browser
+    page = on.tab if isinstance(on, TabSession) else None
+    known: dict[str, Any] = {"target": browser.name, "action": action, "tab": tab,
+                             "context": page.context if page is not None else context}
+    if action == "clear":
+        cookies, cleared = await clear_state(browser, await context_id(
+            on, context, make=False), on.budget)
+        return StorageResult(**known, cookies=cookies,
+                             origins=[OriginSummary(origin=o, items=0) for o in cleared])
+    if action == "save":
+        file = await save_path(on.gateway, path, "path")  # before any browser work
+        state, unread = await read_state(browser, await context_id(on, context, make=False),
+                                         on.budget)
+        assert file is not None  # path is checked present (_check)
+        write_private(file, state.to_json())
+        return StorageResult(**known, **_what(state), path=str(file), unread=unread or None)
+    assert path is not None  # _check
+    state = await _read_file(on.gateway, path)
+    refused = await load_state(browser, await context_id(on, context, make=True), state,
+                               on.budget)
+    return StorageResult(**known, **_what(state), path=path, refused=refused or None)
+
+
+TOOLS = (storage_state,)

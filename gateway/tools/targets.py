@@ -11,14 +11,13 @@ from gateway.errors import TargetUnavailable
 from gateway.output.absent import absent
 
 from .args import TargetArg
-from .definition import Tools
+from .definition import Gateway, tool
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
     from gateway.browsers.group import HostGroup
-    from gateway.browsers.registry import Registry
 
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 
 class TargetInfo(BaseModel):
@@ -90,28 +89,30 @@ def _endpoint(browser: Browser) -> str | None:
     return f"{e.shown} ({e.found_by})" if e is not None else None
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tool("List targets", read_only=True)
-    async def list_targets() -> TargetList:
-        """List the targets (browsers): state (up/connecting/down/gone), why one is
-        down. Call first.
-        """
-        return TargetList(targets=[
-            *(_group_info(g) for g in registry.groups.values()),
-            *(_info(browser) for browser in registry.browsers.values()),
-            *(_info(browser) for browser in registry.departed()),
-        ])
+@tool("List targets", read_only=True)
+async def list_targets(gateway: Gateway) -> TargetList:
+    """List the targets (browsers): state (up/connecting/down/gone), why one is
+    down. Call first.
+    """
+    return TargetList(targets=[
+        *(_group_info(g) for g in gateway.registry.groups.values()),
+        *(_info(browser) for browser in gateway.registry.browsers.values()),
+        *(_info(browser) for browser in gateway.registry.departed()),
+    ])
 
-    @tools.tool("Check a target answers", read_only=True)
-    async def ping(target: TargetArg = None) -> PingResult:
-        """Check that a target's browser answers, timing a CDP round trip."""
-        browser = registry.browser(target)
-        start = time.perf_counter()
-        try:
-            version = await browser.browser_call("Browser.getVersion")
-        except TargetUnavailable as exc:
-            return PingResult(target=browser.name, connected=False, cdp_endpoint=_endpoint(browser),
-                              browser=None, protocol=None, latency_ms=None, error=str(exc))
-        return PingResult(target=browser.name, connected=True, cdp_endpoint=_endpoint(browser),
-                          browser=version.get("product"), protocol=version.get("protocolVersion"),
-                          latency_ms=round((time.perf_counter() - start) * 1000, 3))
+@tool("Check a target answers", read_only=True)
+async def ping(gateway: Gateway, target: TargetArg = None) -> PingResult:
+    """Check that a target's browser answers, timing a CDP round trip."""
+    browser = gateway.registry.browser(target)
+    start = time.perf_counter()
+    try:
+        version = await browser.browser_call("Browser.getVersion")
+    except TargetUnavailable as exc:
+        return PingResult(target=browser.name, connected=False, cdp_endpoint=_endpoint(browser),
+                          browser=None, protocol=None, latency_ms=None, error=str(exc))
+    return PingResult(target=browser.name, connected=True, cdp_endpoint=_endpoint(browser),
+                      browser=version.get("product"), protocol=version.get("protocolVersion"),
+                      latency_ms=round((time.perf_counter() - start) * 1000, 3))
+
+
+TOOLS = (list_targets, ping)

@@ -12,9 +12,8 @@ needs the extra ``chrome-ssh-gateway[video]`` (PyAV), and says so when it is mis
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from gateway.browsers.session import TabSession
@@ -23,15 +22,13 @@ from gateway.output.absent import absent
 from gateway.output.files import default_save_path
 
 from .args import TabArg
-from .definition import Tools
+from .definition import TabCall, tab_tool
 from .saving import save_path
 
 if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-    from gateway.live.hub import Live
     from gateway.page.recording import Recording
 
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 MAX_BYTES = 256 * 1024 * 1024
 """A recording's file size bound (at ~1.5 Mbit/s, about 20 minutes of a busy page)."""
@@ -60,24 +57,25 @@ def _summary(on: TabSession, recording: Recording) -> Recorded:
                     bytes=recording.size, ended=recording.why_ended or None)
 
 
-def register(tools: Tools, registry: Registry, live: Live | None) -> None:
-    @tools.tab_tool("Record a tab as video", read_only=True, lock=False)
-    async def record(
-        on: TabSession,
-        tab: TabArg,
-        ctx: Context[Any, Any],
-        action: Literal["start", "stop"],
-        save_to: Annotated[str | None, Field(description="New .webm file's absolute path.",
-                                             min_length=1, max_length=4096)] = None,
-        max_seconds: Annotated[float, Field(ge=1, le=3600)] = 600,
-    ) -> Recorded:
-        """Record a tab as a WebM video: start, act, then stop to get the file."""
-        if live is None:
-            raise NotAllowed("this gateway was built without screencasts")
-        if action == "stop":
-            return _summary(on, await live.recordings.stop(on.tab))
-        path = await save_path(ctx, registry, save_to) or default_save_path("video", ".webm")
-        started = await live.recordings.start(on, path, max_seconds=max_seconds,
-                                              max_bytes=MAX_BYTES)
-        return Recorded(tab=on.tab.id, target=on.browser.name, path=str(started.path),
-                        recording=True)
+@tab_tool("Record a tab as video", read_only=True, lock=False)
+async def record(
+    on: TabCall,
+    tab: TabArg,
+    action: Literal["start", "stop"],
+    save_to: Annotated[str | None, Field(description="New .webm file's absolute path.",
+                                         min_length=1, max_length=4096)] = None,
+    max_seconds: Annotated[float, Field(ge=1, le=3600)] = 600,
+) -> Recorded:
+    """Record a tab as a WebM video: start, act, then stop to get the file."""
+    if on.gateway.live is None:
+        raise NotAllowed("this gateway was built without screencasts")
+    if action == "stop":
+        return _summary(on, await on.gateway.live.recordings.stop(on.tab))
+    path = await save_path(on.gateway, save_to) or default_save_path("video", ".webm")
+    started = await on.gateway.live.recordings.start(on, path, max_seconds=max_seconds,
+                                          max_bytes=MAX_BYTES)
+    return Recorded(tab=on.tab.id, target=on.browser.name, path=str(started.path),
+                    recording=True)
+
+
+TOOLS = (record,)

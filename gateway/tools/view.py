@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
-from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from gateway.browsers.session import TabSession
 from gateway.output.files import resolve_read_path
 from gateway.output.sizing import DEFAULT_MAX_CHARS
 from gateway.page.actions import Action, StepResult, run_actions
@@ -16,14 +14,11 @@ from gateway.page.navigation import navigate_tab
 from gateway.page.view.take import PageView, take
 
 from .args import MaxChars, OptionalTab, TabArg, TargetArg, TimeoutArg, UrlArg
-from .definition import Tools
+from .definition import TabCall, tab_tool
 from .saving import allowed_dirs
 from .tabs import WaitArg
 
-if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
-
-__all__ = ["register"]
+__all__ = ["TOOLS"]
 
 
 class ActResult(PageView):
@@ -48,53 +43,57 @@ class ActResult(PageView):
         return f"{self.header()}\nsteps: {steps}\n{self.view}"
 
 
-def register(tools: Tools, registry: Registry) -> None:
-    @tools.tab_tool("Open a page as text", open_world=True, tab="for_url")
-    async def browse(
-        on: TabSession,
-        url: UrlArg,
-        tab: OptionalTab = None,
-        target: TargetArg = None,
-        wait: WaitArg = "load",
-        timeout_s: TimeoutArg = None,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
-    ) -> PageView:
-        """Open a URL (in `tab` or a new tab) as text, controls numbered #N for
-        browse_act; cheaper than screenshots.
-        """
-        await navigate_tab(on, url, wait)
-        return await take(on, max_chars)
+@tab_tool("Open a page as text", open_world=True, tab="for_url")
+async def browse(
+    on: TabCall,
+    url: UrlArg,
+    tab: OptionalTab = None,
+    target: TargetArg = None,
+    wait: WaitArg = "load",
+    timeout_s: TimeoutArg = None,
+    max_chars: MaxChars = DEFAULT_MAX_CHARS,
+) -> PageView:
+    """Open a URL (in `tab` or a new tab) as text, controls numbered #N for
+    browse_act; cheaper than screenshots.
+    """
+    await navigate_tab(on, url, wait)
+    return await take(on, max_chars)
 
-    @tools.tab_tool("View a page as text", read_only=True)
-    async def browse_view(
-        on: TabSession,
-        tab: TabArg,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
-        find: Annotated[str | None, Field(
-            description="Only lines matching text or /regex/.", max_length=200)] = None,
-        within: Annotated[int | None, Field(
-            description="Only the part holding this ref.", ge=1)] = None,
-    ) -> PageView:
-        """Read a tab again as text with fresh refs (as browse)."""
-        return await take(on, max_chars, find, within)
 
-    @tools.tab_tool("Act on a page", destructive=True, open_world=True)
-    async def browse_act(
-        on: TabSession,
-        ctx: Context[Any, Any],
-        tab: TabArg,
-        actions: Annotated[list[Action], Field(
-            description="In order; ref: #N of the latest view.",
-            min_length=1, max_length=50)],
-        timeout_s: TimeoutArg = None,
-        max_chars: MaxChars = DEFAULT_MAX_CHARS,
-    ) -> ActResult:
-        """Click, type, press, select, hover, scroll, drag, upload, wait: real input on
-        the latest view's refs, then a fresh view.
-        """
-        uploads = any(getattr(a, "do", None) == "upload" for a in actions)
-        readable = functools.partial(resolve_read_path, allowed=await allowed_dirs(ctx) if uploads
-                                     else [], allow_any=registry.config.allow_any_path)
-        steps = await run_actions(on, list(actions), on.budget, readable)
-        view = await take(on, max_chars)
-        return ActResult(**view.model_dump(), steps=steps, asked=len(actions))
+@tab_tool("View a page as text", read_only=True)
+async def browse_view(
+    on: TabCall,
+    tab: TabArg,
+    max_chars: MaxChars = DEFAULT_MAX_CHARS,
+    find: Annotated[str | None, Field(
+        description="Only lines matching text or /regex/.", max_length=200)] = None,
+    within: Annotated[int | None, Field(
+        description="Only the part holding this ref.", ge=1)] = None,
+) -> PageView:
+    """Read a tab again as text with fresh refs (as browse)."""
+    return await take(on, max_chars, find, within)
+
+
+@tab_tool("Act on a page", destructive=True, open_world=True)
+async def browse_act(
+    on: TabCall,
+    tab: TabArg,
+    actions: Annotated[list[Action], Field(
+        description="In order; ref: #N of the latest view.",
+        min_length=1, max_length=50)],
+    timeout_s: TimeoutArg = None,
+    max_chars: MaxChars = DEFAULT_MAX_CHARS,
+) -> ActResult:
+    """Click, type, press, select, hover, scroll, drag, upload, wait: real input on
+    the latest view's refs, then a fresh view.
+    """
+    uploads = any(getattr(a, "do", None) == "upload" for a in actions)
+    readable = functools.partial(
+        resolve_read_path, allowed=await allowed_dirs(on.gateway) if uploads else [],
+        allow_any=on.gateway.registry.config.allow_any_path)
+    steps = await run_actions(on, list(actions), on.budget, readable)
+    view = await take(on, max_chars)
+    return ActResult(**view.model_dump(), steps=steps, asked=len(actions))
+
+
+TOOLS = (browse, browse_view, browse_act)

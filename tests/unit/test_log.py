@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gateway.server.boundary import MAX_ERROR_CHARS, error_text
 from gateway.server.call_log import MAX_LOGGED_CHARS, CallLog, bounded
+from gateway.server.calls import MAX_ERROR_CHARS, error_text
 
 
 def _written(tmp_path: Path, record: dict[str, object]) -> tuple[str, dict[str, object]]:

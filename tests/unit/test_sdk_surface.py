@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.lowlevel import Server
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 
 GATEWAY = Path(__file__).resolve().parents[2] / "gateway"
@@ -72,16 +73,14 @@ def _parameters(fn: Callable[..., Any]) -> set[str]:
 
 
 def test_the_public_sdk_names_the_gateway_uses_are_there() -> None:
-    # The tool table (gateway/server/boundary.py, app.py).
-    assert {"name", "version", "instructions"} <= _parameters(MCPServer.__init__)
-    assert {"fn", "name", "title", "description", "annotations",
-            "structured_output"} <= _parameters(MCPServer.add_tool)
-    assert {"name", "arguments", "context"} <= _parameters(MCPServer.call_tool)
-    assert inspect.iscoroutinefunction(MCPServer.list_tools)
-    for prop in ("name", "version", "instructions", "middleware"):
-        assert isinstance(inspect.getattr_static(MCPServer, prop), property), prop
-    assert {"request_context", "mcp_server", "input_params"} <= _parameters(Context.__init__)
-    assert inspect.iscoroutinefunction(Context.report_progress)
+    # A call's client (gateway/server/calls.py): its progress, its roots.
+    assert inspect.iscoroutinefunction(ServerSession.report_progress)
+    assert {"progress", "total", "message"} <= _parameters(ServerSession.report_progress)
+    assert callable(ServerSession.list_roots)  # deprecated in the newest protocol: wrapped
+    assert isinstance(inspect.getattr_static(ServerSession, "client_capabilities"), property)
+    # The request-state seal the SDK's own server installs (app.py).
+    assert {"default_audience"} <= _parameters(RequestStateBoundary.__init__)
+    assert callable(RequestStateSecurity.ephemeral)
     # The protocol server (app.py, http.py).
     assert {"name", "version", "instructions", "on_list_tools", "on_call_tool",
             "on_list_resources", "on_list_resource_templates",

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.types import CallToolResult, ResourceLink
 from pydantic import BaseModel
 
 from gateway.server import served_files
-from gateway.server.boundary import as_call_result
-from gateway.server.served_files import ServedFiles
+from gateway.server.calls import as_call_result
+from gateway.server.served_files import ServedFiles, Unservable
 from gateway.tools.links import file_link
 
 pytestmark = pytest.mark.anyio
@@ -44,14 +43,14 @@ async def test_a_result_naming_a_file_links_it_and_the_file_reads_back(tmp_path:
     secret = tmp_path / "secret"
     secret.write_bytes(b"not the gateway's")
     path.unlink()
-    with pytest.raises(ResourceError, match="no longer the file the gateway wrote"):
+    with pytest.raises(Unservable, match="no longer the file the gateway wrote"):
         await files.read(path.as_uri())
     path.symlink_to(secret)  # a link to another file planted where the file was
-    with pytest.raises(ResourceError, match="no longer the file the gateway wrote"):
+    with pytest.raises(Unservable, match="no longer the file the gateway wrote"):
         await files.read(path.as_uri())
     path.unlink()
     os.mkfifo(path)  # nor can a FIFO hang the read
-    with anyio.fail_after(5), pytest.raises(ResourceError, match="no longer the file"):
+    with anyio.fail_after(5), pytest.raises(Unservable, match="no longer the file"):
         await files.read(path.as_uri())
 
 
@@ -65,5 +64,5 @@ async def test_only_the_newest_files_are_kept_and_big_ones_are_refused(
         path.write_bytes(b"12345")
         files.note(CallToolResult(content=[file_link(path)]))
     assert [files.serves(p.as_uri()) for p in paths] == [False, True, True]
-    with pytest.raises(ResourceError, match="5 bytes, more than the 4"):
+    with pytest.raises(Unservable, match="5 bytes, more than the 4"):
         await files.read(paths[2].as_uri())

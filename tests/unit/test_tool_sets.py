@@ -46,7 +46,7 @@ def test_specs(spec: str, expected: set[str]) -> None:
 
 def test_read_only_applies_on_top() -> None:
     selection = select("core", TOOLS, read_only=True)
-    read_only = {t.name for t in TOOLS if t.read_only}
+    read_only = {t.name for t in TOOLS if t.hints.read_only}
     assert selection.offered == set(CORE) & read_only
     assert "browse_act" not in selection.offered
     assert "--read-only" in selection.withheld["browse_act"]
@@ -92,7 +92,7 @@ def test_the_default_leaves_out_what_is_off_by_default_and_the_instructions_say_
     assert all(name in note for name in left_out) and "CHROME_SSH_GATEWAY_TOOLS=+" in note
     assert select("all", TOOLS).note == ""
     read_only_left_out = [t.name for t in TOOLS if t.category in OFF_BY_DEFAULT
-                          and not t.read_only]  # not offered read-only, whatever the flag
+                          and not t.hints.read_only]  # not offered read-only, whatever the flag
     note = select("default", TOOLS, read_only=True).note
     assert not any(name in note for name in read_only_left_out)
 

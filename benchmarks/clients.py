@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import Tool
 
 from benchmarks.cpu import process_cpu_s
-from gateway.server import STRUCTURED_META
+from gateway.mcp import STRUCTURED_META
 
 __all__ = ["CALL_TIMEOUT_S", "NOOP_SERVER", "REPO", "call", "call_with_text",
            "child_cpu_ms", "child_pid_with", "cpu_ns", "describe", "gateway_params", "mcp_client",

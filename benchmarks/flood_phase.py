@@ -10,7 +10,7 @@ probes at once. The gateway's own CPU per flood message is read from ``/proc`` o
 flood window, less what its probe calls cost (the quiet windows' CPU per call): what the
 gateway spends on each message the page logs, which is what lets a reply queue behind
 them. A flood is over for the gateway when its last message is in the console (a flood
-is sampled, ``gateway.browsers.console_flood``: not every message is seen).
+is sampled, ``gateway.tabs.console_flood``: not every message is seen).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ from benchmarks.bench import Bench
 from benchmarks.clients import call, child_pid_with
 from benchmarks.page_server import page_server
 from gateway.page.io_stream import READ_BYTES
-from gateway.page.tracing import CATEGORIES
+from gateway.page.profile.tracing import CATEGORIES
 from tests.e2e.helpers import proc_status_kb, write_targets
 from tests.topology import Topology
 

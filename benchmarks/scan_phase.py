@@ -24,8 +24,8 @@ import anyio
 
 from benchmarks.bench import Bench
 from benchmarks.clients import call
-from gateway.browsers.scan import parse_scan, scan_script
 from gateway.config import TargetConfig, load_config
+from gateway.discovery.scan import parse_scan, scan_script
 from gateway.hosts.ssh import SshHost
 from tests.e2e.browsers_on_host import BrowserFarm
 from tests.e2e.helpers import write_targets

@@ -48,8 +48,8 @@ from benchmarks.bench import Bench
 from benchmarks.clients import call, cpu_ns
 from benchmarks.raw_cdp import RawCdp
 from benchmarks.results import fmt, progress
-from gateway.browsers.shares import SHARED_DIR
 from gateway.config.model import SHARES_INTERVAL_S
+from gateway.share.manifest import SHARED_DIR
 from tests.e2e.helpers import write_targets
 from tests.e2e.share_host import GATEWAY, ShareBrowser, ShareHost
 from tests.topology import RemoteHost, Topology

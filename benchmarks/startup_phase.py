@@ -31,7 +31,7 @@ STARTUP_BUDGET_S = 50.0        # the rounds stop early (after 2) beyond this
 SNIPPETS = {
     "py_bare": "pass",
     "py_mcp": "import mcp.server.mcpserver",
-    "py_gateway": "import gateway.cli, gateway.server.app, gateway.tools",
+    "py_gateway": "import gateway.cli, gateway.mcp.app, gateway.tools",
 }
 ROW_KEYS = ("py_bare", "py_mcp", "py_gateway", "imp_own", "imp_mcp", "imp_deps", "imp_rest",
             "noop_start", "gw_init", "gw_start", "imp_over_sdk", "start_over_noop",
@@ -42,7 +42,7 @@ def define_rows(row: RowMaker) -> None:
     row("py_bare", "`python -c pass`", target="floor: interpreter start")
     row("py_mcp", "`python -c \"import mcp.server.mcpserver\"`",
         target="floor: the SDK's import")
-    row("py_gateway", "`python -c \"import gateway.cli, gateway.server.app, "
+    row("py_gateway", "`python -c \"import gateway.cli, gateway.mcp.app, "
         "gateway.tools\"`", target="ours + SDK: what serving imports")
     row("imp_own", "↳ of which gateway's own modules (`-X importtime`, self time)",
         target="ours")

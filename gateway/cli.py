@@ -192,8 +192,8 @@ async def _call_here(config: GatewayConfig, tool: str, arguments: dict[str, Any]
     from mcp import Client
 
     from gateway.client.output import print_result
-    from gateway.server import STRUCTURED_META
-    from gateway.server.start import running_server
+    from gateway.mcp import STRUCTURED_META
+    from gateway.mcp.start import running_server
 
     async with running_server(config) as (server, gateway), Client(server) as client:
         await gateway.settled()
@@ -322,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _share(args: argparse.Namespace) -> int:
     import anyio
 
-    from gateway.server.log_setup import configure_logging
+    from gateway.mcp.log_setup import configure_logging
     from gateway.share.options import share_options
     from gateway.share.sharer import run_share
 
@@ -374,7 +374,7 @@ def _serve_or_run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     import anyio
 
-    from gateway.server.log_setup import configure_logging
+    from gateway.mcp.log_setup import configure_logging
 
     configure_logging(log_level(args.command, args.log_level, os.environ))
     load = _loader(args)
@@ -388,13 +388,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "daemon":
         return _daemon(args)
     if args.http:
-        from gateway.server.http import parse_http_address, resolve_token, serve_http
+        from gateway.mcp.http import parse_http_address, resolve_token, serve_http
 
         address = parse_http_address(args.http)
         token = resolve_token(address, args.token_file)
         anyio.run(lambda: serve_http(load(), address, token, reload=load))
         return 0
-    from gateway.server.start import serve_stdio
+    from gateway.mcp.start import serve_stdio
 
     anyio.run(serve_stdio, load(), load)
     return 0

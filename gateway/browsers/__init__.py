@@ -1,1 +1,2 @@
-"""Browsers on hosts: finding them, one CDP connection each, their tabs, the registry."""
+"""One browser kept connected: its pages as tabs, contexts, downloads, uploads,
+and the session a call works on."""

@@ -30,20 +30,20 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 import structlog
 
-from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import HoldsSession, Origin, Scanned, Search, Strategy, find_browser
 from gateway.browsers.downloads import Downloads
-from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
-from gateway.browsers.scan import Candidate
-from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.uploads import Uploads
+from gateway.cdp.connection import CdpConnection
+from gateway.cdp.endpoint import Endpoint
 from gateway.config import TargetConfig
+from gateway.discovery.scan import Candidate
+from gateway.discovery.strategy import HoldsSession, Origin, Scanned, Search, Strategy, find_browser
 from gateway.errors import CdpTimeout, GatewayError, HostError, TargetUnavailable, TunnelError
 from gateway.hosts.base import Host
+from gateway.tabs.tab import Tab, TabIds
 
 if TYPE_CHECKING:  # only a launch = true target uses one (``Registry.add``)
-    from gateway.browsers.launcher import ChromeLauncher
+    from gateway.discovery.launcher import ChromeLauncher
 
 __all__ = ["Browser", "BrowserState"]
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 
-from gateway.browsers.routes import Routes
+from gateway.tabs.routes import Routes
 
 __all__ = ["BrowserContexts"]
 

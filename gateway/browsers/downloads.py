@@ -48,15 +48,15 @@ import anyio.abc
 import structlog
 
 from gateway import progress
-from gateway.browsers.cdp import CdpConnection
 from gateway.browsers.download_dir import FILES, parse_prepared, prepare_command, remove_command
-from gateway.browsers.endpoint import Endpoint
 from gateway.browsers.pages import PageTracker
-from gateway.browsers.tab import Tab
+from gateway.cdp.connection import CdpConnection
+from gateway.cdp.endpoint import Endpoint
 from gateway.config import TargetConfig
 from gateway.config.remote import HostedUrl
 from gateway.errors import GatewayError, HostError, InvalidArgument
 from gateway.hosts.base import Host
+from gateway.tabs.tab import Tab
 
 __all__ = ["MAX_DOWNLOADS", "MAX_DOWNLOAD_MB", "MAX_HOST_BYTES", "Download", "DownloadState",
            "Downloads"]

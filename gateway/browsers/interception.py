@@ -19,13 +19,13 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gateway.browsers.routes import Route, Routes, answer, routed
 from gateway.errors import CdpError, GatewayError
+from gateway.tabs.routes import Route, Routes, answer, routed
 
 if TYPE_CHECKING:
-    from gateway.browsers.cdp import CdpConnection
     from gateway.browsers.contexts import BrowserContexts
-    from gateway.browsers.tab import Tab
+    from gateway.cdp.connection import CdpConnection
+    from gateway.tabs.tab import Tab
 
 __all__ = ["ANSWER_TIMEOUT_S", "FETCH_ENABLE", "FETCH_METHODS", "Taken", "fetch_command",
            "holds", "intercepting", "send_answer", "take", "went"]

@@ -25,10 +25,7 @@ from typing import Any
 import anyio
 import structlog
 
-from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.console_flood import FloodGuard
 from gateway.browsers.contexts import BrowserContexts, Call
-from gateway.browsers.frames import FrameTaker
 from gateway.browsers.interception import (
     FETCH_ENABLE,
     FETCH_METHODS,
@@ -38,11 +35,14 @@ from gateway.browsers.interception import (
     take,
     went,
 )
-from gateway.browsers.routes import Route, Routes
-from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.uploads import Uploads
+from gateway.cdp.connection import CdpConnection
+from gateway.cdp.frames import FrameTaker
 from gateway.config import TargetConfig
 from gateway.errors import GatewayError, TabNotFound
+from gateway.tabs.console_flood import FloodGuard
+from gateway.tabs.routes import Route, Routes
+from gateway.tabs.tab import Tab, TabIds
 
 __all__ = ["DIALOG_SAFE", "GEOLOCATION", "SETUP_TIMEOUT_S", "PageTracker"]
 

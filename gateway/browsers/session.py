@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.tab import Arrival, Listener, Tab
+    from gateway.tabs.tab import Arrival, Listener, Tab
 
 __all__ = ["BrowserSession", "TabSession"]
 

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 import anyio
 import structlog
 
-from gateway.browsers.tab import Tab
 from gateway.errors import HostError, StagingFailed, TabNotFound
 from gateway.hosts.base import Host
 from gateway.output.files import Readable
+from gateway.tabs.tab import Tab
 
 __all__ = ["Uploads"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from gateway import __version__
 from gateway.errors import DaemonError
-from gateway.server import STRUCTURED_META
+from gateway.mcp import STRUCTURED_META
 
 __all__ = ["STRUCTURED_META", "UnixConnection", "call_tool"]
 

@@ -264,7 +264,7 @@ class TargetSettings(StrictModel):
     expose_port: Port | None = Field(default=None, validation_alias="expose")
     redact: bool = True
     command_timeout_s: Seconds = 30.0
-    # Launching a browser when none is found (gateway/browsers/launcher.py).
+    # Launching a browser when none is found (gateway/discovery/launcher.py).
     launch: bool = False
     launch_profile: Annotated[str, AfterValidator(_profile)] | None = None  # None: per target
     headless: bool = True

@@ -26,8 +26,8 @@ from gateway.daemon.runtime_dir import (
     write_pid_file,
 )
 from gateway.errors import DaemonError
-from gateway.server.http import HttpAddress, bind, serve_http
-from gateway.server.idle import Idle
+from gateway.mcp.http import HttpAddress, bind, serve_http
+from gateway.mcp.idle import Idle
 
 __all__ = ["run_daemon"]
 

@@ -20,20 +20,20 @@ import anyio
 from websockets.asyncio.client import ClientConnection
 
 import gateway.doctor.fixes as fixes
-from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Attached, DiscoveryTrace, Scanned, Search, discover
-from gateway.browsers.endpoint import Endpoint
-from gateway.browsers.group import LOOK_TIMEOUT_S
-from gateway.browsers.launcher import ChromeLauncher
-from gateway.browsers.scan import classify, parse_scan, scan_script
-from gateway.browsers.shared_socket import SharedSocket
-from gateway.browsers.shares import BadShare, SeenShare, parse_listing, shares_script
+from gateway.cdp.connection import CdpConnection
+from gateway.cdp.endpoint import Endpoint
 from gateway.config import CdpAddress, TargetConfig
 from gateway.config.remote import redact_url
+from gateway.discovery.launcher import ChromeLauncher
+from gateway.discovery.scan import classify, parse_scan, scan_script
+from gateway.discovery.strategy import Attached, DiscoveryTrace, Scanned, Search, discover
 from gateway.doctor.report import Recorder, StopCheck
 from gateway.doctor.webdriver_steps import WEBDRIVER_STEPS, WebDriverSteps
 from gateway.errors import GatewayError, HostError, TargetUnavailable
+from gateway.fleet.group import LOOK_TIMEOUT_S
+from gateway.fleet.shared_socket import SharedSocket
 from gateway.hosts.base import Host
+from gateway.share.manifest import BadShare, SeenShare, parse_listing, shares_script
 
 __all__ = ["BrowserSteps"]
 

@@ -13,9 +13,9 @@ import os
 import socket
 from collections.abc import Sequence
 
-from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
-from gateway.browsers.scan import Candidate
+from gateway.cdp.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
 from gateway.config import CdpAddress, TargetConfig, host_port
+from gateway.discovery.scan import Candidate
 from gateway.hosts.known_hosts import HostKeyVerdict
 from gateway.hosts.os_words import os_reason
 

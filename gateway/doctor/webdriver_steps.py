@@ -12,15 +12,15 @@ import time
 
 from websockets.asyncio.client import ClientConnection
 
-from gateway.browsers.discovery import Search
-from gateway.browsers.webdriver import (
+from gateway.config import TargetConfig
+from gateway.config.remote import redact_url
+from gateway.discovery.strategy import Search
+from gateway.discovery.webdriver import (
     WebDriverSession,
     one_line,
     webdriver_error,
     webdriver_value,
 )
-from gateway.config import TargetConfig
-from gateway.config.remote import redact_url
 from gateway.doctor.report import Recorder
 from gateway.errors import GatewayError, HostError
 from gateway.hosts.base import Host

@@ -31,13 +31,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from gateway.errors import GatewayError
 from gateway.live.hold import held
 from gateway.live.links import Link, Links, host_allowed, origin_allowed
-from gateway.page.live_input import input_command, parse_input
-from gateway.page.screencast import Mailbox, Screencasts
+from gateway.page.act.live_input import input_command, parse_input
+from gateway.page.capture.screencast import Mailbox, Screencasts
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.registry import Registry
-    from gateway.browsers.tab import Tab
+    from gateway.fleet.registry import Registry
+    from gateway.tabs.tab import Tab
 
 __all__ = ["Live", "issuing_links", "live_app", "with_live"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from gateway.browsers.tab import Slot, Tab
+from gateway.tabs.tab import Slot, Tab
 
 __all__ = ["HOLD", "Hold", "held"]
 

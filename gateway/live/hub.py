@@ -20,15 +20,15 @@ import anyio
 import anyio.abc
 import structlog
 
-from gateway.browsers.tab import Tab
 from gateway.errors import GatewayError
 from gateway.live.hold import HOLD, Hold, held
 from gateway.live.links import Links
-from gateway.page.recording import Recordings
-from gateway.page.screencast import Screencasts
+from gateway.page.capture.recording import Recordings
+from gateway.page.capture.screencast import Screencasts
+from gateway.tabs.tab import Tab
 
 if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
+    from gateway.fleet.registry import Registry
 
 __all__ = ["MAX_HOLD_S", "Live", "open_live"]
 

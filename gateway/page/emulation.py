@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from gateway.browsers.pages import GEOLOCATION
-from gateway.browsers.tab import Slot
 from gateway.errors import CdpError, InvalidArgument
+from gateway.tabs.tab import Slot
 
 if TYPE_CHECKING:
     from gateway.browsers.session import TabSession
-    from gateway.browsers.tab import Tab
+    from gateway.tabs.tab import Tab
 
 __all__ = ["DEVICES", "EMULATION", "NETWORKS", "Device", "Emulation", "Geolocation",
            "Throttle", "Viewport", "apply", "changes", "emulating", "merge", "overrides",

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from gateway.browsers.session import TabSession
-from gateway.browsers.tab import Tab
 from gateway.errors import CdpTimeout, NavigationError
 from gateway.page.navigation import LOAD_EVENTS
 from gateway.page.waits import finished
+from gateway.tabs.tab import Tab
 
 __all__ = ["HistoryStep", "history_entry", "step_history"]
 

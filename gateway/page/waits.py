@@ -12,8 +12,8 @@ from __future__ import annotations
 import anyio
 
 from gateway import progress
-from gateway.browsers.tab import Arrival, Tab
 from gateway.concurrency import first
+from gateway.tabs.tab import Arrival, Tab
 
 __all__ = ["QUIET_MAX_S", "QUIET_S", "REPORT_AFTER_S", "SETTLE_LOAD_S", "SETTLE_START_S",
            "Elapsed", "finished", "settle"]

@@ -23,11 +23,10 @@ from typing import Protocol
 import structlog
 from pydantic_core import from_json
 
-from gateway.browsers.discovery import Launch, Search, Strategy, find_browser, strategies_for
-from gateway.browsers.host_scan import SCAN_TIMEOUT_S
-from gateway.browsers.launcher import ChromeLauncher
-from gateway.browsers.scan import Candidate, classify, parse_scan, scan_script
 from gateway.config import TargetConfig
+from gateway.discovery.launcher import ChromeLauncher
+from gateway.discovery.scan import SCAN_TIMEOUT_S, Candidate, classify, parse_scan, scan_script
+from gateway.discovery.strategy import Launch, Search, Strategy, find_browser, strategies_for
 from gateway.errors import GatewayError, HostError
 from gateway.hosts.local import LocalHost
 from gateway.share.options import ShareOptions

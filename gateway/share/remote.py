@@ -26,10 +26,10 @@ from collections.abc import AsyncIterator
 
 import structlog
 
-from gateway.browsers.shares import MAX_MANIFEST_BYTES, SHARED_DIR, ShareManifest
 from gateway.errors import HostError, ShareRefused
 from gateway.hosts.ssh import SshHost
 from gateway.hosts.ssh_link import Listener, RemoteFiles, SshLink
+from gateway.share.manifest import MAX_MANIFEST_BYTES, SHARED_DIR, ShareManifest
 
 __all__ = ["LIVE_PROBE_S", "RemoteShares"]
 

@@ -26,11 +26,11 @@ import anyio
 import structlog
 from pydantic import ValidationError
 
-from gateway.browsers.shares import ShareManifest, clean_text
 from gateway.config import ReconnectPolicy
 from gateway.errors import GatewayError, HostError, ShareRefused
 from gateway.hosts.ssh import SshHost
 from gateway.share.local import Browsers, LocalBrowser, browsers_for
+from gateway.share.manifest import ShareManifest, clean_text
 from gateway.share.options import ShareOptions
 from gateway.share.remote import RemoteShares
 

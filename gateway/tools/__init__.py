@@ -2,9 +2,9 @@
 
 A family module defines its tools at module level with ``tool`` / ``tab_tool``
 (``definition.py``) and lists them in its own ``TOOLS``; it imports nothing of the
-server. This list is the one the server publishes and calls (``gateway.server.calls``),
+server. This list is the one the server publishes and calls (``gateway.mcp.calls``),
 ``--tools`` selects from (``sets.py``), and the tool reference is written from
-(``gateway.server.reference``).
+(``gateway.mcp.reference``).
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Most carry no per-tool description: they recur in nearly every tool, and the text
 would sit in the agent's context once per tool on every turn. The server's
-instructions explain them once (``INSTRUCTIONS`` in ``gateway.server.app``), and
+instructions explain them once (``INSTRUCTIONS`` in ``gateway.mcp.app``), and
 under the names in ``SHARED`` their bounds too: the schema compaction
-(``gateway.server.schemas``) publishes a property of exactly that shape as its bare
+(``gateway.mcp.schemas``) publishes a property of exactly that shape as its bare
 type, and a default in ``SHARED_DEFAULTS`` is said once too. A new tool stays small
 by taking these types under these names (and these defaults).
 """
@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from gateway.output.sizing import DEFAULT_MAX_CHARS
-from gateway.page.action_models import Ref
+from gateway.page.act.models import Ref
 
 __all__ = ["DEFAULT_LIMIT", "SHARED", "SHARED_DEFAULTS", "ContextArg", "LimitArg", "MaxChars",
            "OptionalTab", "SinceArg", "TabArg", "TargetArg", "TimeoutArg", "UrlArg"]

@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from gateway.browsers.console_flood import FLOOD_RATE
 from gateway.output.absent import absent
+from gateway.tabs.console_flood import FLOOD_RATE
 
 from .args import DEFAULT_LIMIT, LimitArg, SinceArg, TabArg
 from .definition import TabCall, tab_tool

@@ -12,7 +12,7 @@ is its description, the return annotation its result type.
 
 Everything around a call — arguments checked, the tab resolved, the hold policy, the
 lock, the budget, errors, the call log, the result's shape — is the server's business
-(``gateway.server.calls``), read off these values. Dependencies point one way: the
+(``gateway.mcp.calls``), read off these values. Dependencies point one way: the
 server imports the tools, never the reverse.
 """
 
@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from gateway.browsers.session import BrowserSession, TabSession
 
 if TYPE_CHECKING:
-    from gateway.browsers.registry import Registry
+    from gateway.fleet.registry import Registry
     from gateway.live.hub import Live
 
 __all__ = ["BrowserCall", "Changes", "Check", "FallsShort", "Gateway", "Hints", "Reach",

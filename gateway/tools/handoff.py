@@ -3,7 +3,7 @@
 For what an agent cannot do itself — a captcha, a second factor, a sign-in only the
 user knows. The person gets the live page with control (``gateway.live``); while they
 hold the tab, the agent's tools that would change it are refused at once (``tab_tool``,
-enforced by ``gateway.server.calls``), so the agent cannot click under the person's
+enforced by ``gateway.mcp.calls``), so the agent cannot click under the person's
 hand; a call that already runs on the tab is let finish before the URL is given (one
 queued behind it is refused when its turn comes). The hold ends when the person presses
 Done, after ``timeout_s``, or when the tab closes; ``wait: true`` waits for that,

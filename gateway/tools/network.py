@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from gateway.browsers.network_log import NetworkEntry, url_matcher
 from gateway.browsers.session import TabSession
 from gateway.errors import CdpError, InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import write_private
 from gateway.output.redact import redact
 from gateway.output.sizing import DEFAULT_MAX_CHARS, fit
+from gateway.tabs.network_log import NetworkEntry, url_matcher
 
 from .args import DEFAULT_LIMIT, LimitArg, MaxChars, SinceArg, TabArg
 from .definition import TabCall, tab_tool

@@ -3,7 +3,7 @@
 Like ``screenshot`` with ``save_to`` and ``performance_trace``, it reads the page and
 changes nothing in it, but writes a file: offered as read-only, and the file goes only
 where ``save_to`` may write, new, 0600. Chrome streams the PDF back
-(``gateway.page.printing``); progress is the bytes read, and a cancelled or failed
+(``gateway.page.capture.printing``); progress is the bytes read, and a cancelled or failed
 call leaves no partial file (``save_new``) and no stream open in Chrome.
 """
 
@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from gateway.output.absent import absent
-from gateway.page.printing import PAPER_INCHES, page_ranges, print_pdf
+from gateway.page.capture.printing import PAPER_INCHES, page_ranges, print_pdf
 
 from .args import TabArg, TimeoutArg
 from .definition import TabCall, tab_tool

@@ -3,7 +3,7 @@
 Both read the page and change nothing in it, but write a file (like ``screenshot``
 with ``save_to``): read-only mode keeps them. Without ``save_to`` the file goes to a
 fresh name in the temp directory; either way the result says where. The captures
-come back streamed and bounded (``gateway.page.tracing`` and ``gateway.page.heap``);
+come back streamed and bounded (``gateway.page.profile.tracing`` and ``gateway.page.profile.heap``);
 the results are summaries sized for a model, the files are for DevTools.
 
 Progress: a trace reports its seconds of ``duration_s``, then the bytes read back; a
@@ -21,10 +21,10 @@ from pydantic import BaseModel, Field
 from gateway import progress
 from gateway.errors import CaptureFailed, InvalidArgument, NotAllowed
 from gateway.output.absent import absent
-from gateway.page.heap import summarize_file, take_heap_snapshot
-from gateway.page.heap_summary import HeapSummary
-from gateway.page.trace_summary import TraceSummary
-from gateway.page.tracing import Recorder, Recording
+from gateway.page.profile.heap import summarize_file, take_heap_snapshot
+from gateway.page.profile.heap_summary import HeapSummary
+from gateway.page.profile.trace_summary import TraceSummary
+from gateway.page.profile.tracing import Recorder, Recording
 
 from .args import TabArg, TimeoutArg
 from .definition import TabCall, tab_tool

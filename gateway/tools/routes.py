@@ -1,6 +1,6 @@
 """``network_route``: a tab's (or a context's) requests answered by the gateway, blocked,
 or sent on changed — mock an API, cut off a tracker, add a header — and the routes listed
-and removed (``gateway.browsers.routes``, ``interception``).
+and removed (``gateway.tabs.routes``, ``interception``).
 
 A route is the tab's (or, with ``context``, every tab's of that context, opened now or
 later: a context named for the first time is made for it, and disposed again when its
@@ -28,18 +28,18 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from gateway.browsers.routes import (
+from gateway.browsers.session import BrowserSession, TabSession
+from gateway.config.urls import check_url
+from gateway.errors import GatewayError, InvalidArgument
+from gateway.output.absent import absent
+from gateway.output.files import Readable, read_checked, resolve_read_path
+from gateway.tabs.routes import (
     MAX_BODY_BYTES,
     Route,
     RouteLimit,
     Routes,
     pattern_matcher,
 )
-from gateway.browsers.session import BrowserSession, TabSession
-from gateway.config.urls import check_url
-from gateway.errors import GatewayError, InvalidArgument
-from gateway.output.absent import absent
-from gateway.output.files import Readable, read_checked, resolve_read_path
 
 from .args import ContextArg, OptionalTab, TargetArg, UrlArg
 from .definition import BrowserCall, Gateway, Reach, TabCall, tab_tool
@@ -47,8 +47,8 @@ from .saving import allowed_dirs
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.registry import Registry
-    from gateway.browsers.tab import Tab
+    from gateway.fleet.registry import Registry
+    from gateway.tabs.tab import Tab
 
 __all__ = ["TOOLS"]
 

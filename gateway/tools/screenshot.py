@@ -13,7 +13,7 @@ from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import write_private
 from gateway.output.images import image_size
-from gateway.page.actions import element_box
+from gateway.page.act.actions import element_box
 from gateway.page.emulation import overrides_sent
 from gateway.page.js import script
 

@@ -1,5 +1,5 @@
 """Sign-in state: a browser context's cookies and localStorage saved to, loaded from, or
-cleared — as a Playwright storage-state file (``gateway.page.storage_file``).
+cleared — as a Playwright storage-state file (``gateway.page.storage.file``).
 
 Which context: the ``tab``'s, the named isolated ``context`` (made now if new: load a
 state into a fresh context and its next tab is signed in), else the default context of
@@ -25,8 +25,8 @@ from gateway.browsers.session import TabSession
 from gateway.errors import InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.files import read_checked, resolve_read_path, write_private
-from gateway.page.storage import clear_state, context_id, load_state, read_state
-from gateway.page.storage_file import MAX_STATE_BYTES, StorageState, parse_state
+from gateway.page.storage.file import MAX_STATE_BYTES, StorageState, parse_state
+from gateway.page.storage.state import clear_state, context_id, load_state, read_state
 
 from .args import ContextArg, OptionalTab, TargetArg, TimeoutArg
 from .definition import BrowserCall, Gateway, Reach, TabCall, tab_tool

@@ -19,7 +19,7 @@ from .definition import Gateway, TabCall, tab_tool, tool
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.tab import Tab
+    from gateway.tabs.tab import Tab
 
 __all__ = ["TOOLS"]
 

@@ -15,7 +15,7 @@ from .definition import Gateway, tool
 
 if TYPE_CHECKING:
     from gateway.browsers.browser import Browser
-    from gateway.browsers.group import HostGroup
+    from gateway.fleet.group import HostGroup
 
 __all__ = ["TOOLS"]
 

@@ -6,7 +6,7 @@ write, new, 0600 — reserved when the recording starts, finished when it stops 
 reaches its bound, or its tab goes, or the gateway exits: it plays up to there). A
 tab that goes takes its id with it, so no ``stop`` reports that recording: its file
 is at the ``path`` that ``start`` answered.
-The video is VP8 in WebM, timed by the screencast (``gateway.page.recording``); it
+The video is VP8 in WebM, timed by the screencast (``gateway.page.capture.recording``); it
 needs the extra ``chrome-ssh-gateway[video]`` (PyAV), and says so when it is missing.
 """
 
@@ -26,7 +26,7 @@ from .definition import TabCall, tab_tool
 from .saving import save_path
 
 if TYPE_CHECKING:
-    from gateway.page.recording import Recording
+    from gateway.page.capture.recording import Recording
 
 __all__ = ["TOOLS"]
 

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from gateway.output.files import resolve_read_path
 from gateway.output.sizing import DEFAULT_MAX_CHARS
-from gateway.page.actions import Action, StepResult, run_actions
+from gateway.page.act.actions import Action, StepResult, run_actions
 from gateway.page.navigation import navigate_tab
 from gateway.page.view.take import PageView, take
 

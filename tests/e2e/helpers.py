@@ -32,7 +32,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
 from gateway.daemon.runtime_dir import pid_alive
-from gateway.server import STRUCTURED_META
+from gateway.mcp import STRUCTURED_META
 from tests.topology import RemoteHost
 
 __all__ = [

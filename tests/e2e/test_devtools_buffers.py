@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gateway.browsers.console_flood import FLOOD_RATE
+from gateway.tabs.console_flood import FLOOD_RATE
 from tests.e2e.helpers import call_ok, eventually, present
 from tests.e2e.load_mix import flood_js
 from tests.e2e.pages import DevtoolsEnv, devtools_gateway, dump, open_page, settle
@@ -107,7 +107,7 @@ async def test_a_flooded_console_is_sampled_counts_what_it_saw_drop_and_keeps_th
 ) -> None:
     """10,000 messages a second for two seconds, far beyond the ring and beyond what the
     gateway reads one by one (``FLOOD_RATE``): the tab's console is sampled at the source
-    (``gateway.browsers.console_flood``). The newest messages are there whole and in
+    (``gateway.tabs.console_flood``). The newest messages are there whole and in
     order, none counted twice; every message seen and pushed out is counted, and the note
     says that count is a lower bound; the tab still answers."""
     tab = await open_page(env.client, env.site("h1"), "/many.html?n=0", "h1")

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from gateway.browsers.discovery import Scanned, Strategy
-from gateway.browsers.host_scan import SCAN_TIMEOUT_S, HostScan
-from gateway.browsers.scan import Candidate
 from gateway.config import TargetConfig, load_config
+from gateway.discovery.scan import SCAN_TIMEOUT_S, Candidate
+from gateway.discovery.strategy import Scanned, Strategy
+from gateway.fleet.host_scan import HostScan
 from gateway.hosts.ssh import SshHost
 from tests.e2e.browsers_on_host import BrowserFarm
 from tests.e2e.helpers import (

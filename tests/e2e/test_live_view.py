@@ -29,7 +29,7 @@ from websockets.exceptions import InvalidStatus
 from gateway.config import load_config
 from gateway.live.hold import held
 from gateway.live.hub import Live
-from gateway.server.start import running_server
+from gateway.mcp.start import running_server
 from tests.e2e.helpers import (
     STRUCTURED,
     call_err,

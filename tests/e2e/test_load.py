@@ -18,7 +18,7 @@
   same SSH connection) and on another host's browser keep being answered meanwhile, and
   afterwards the flooded tab's console holds its ring's capacity, newest last, none
   counted twice, with the rest it saw counted as dropped (a lower bound: a flood is
-  sampled, ``gateway.browsers.console_flood``).
+  sampled, ``gateway.tabs.console_flood``).
 * **The SSH link's cipher** is AES-GCM (the cheap one per packet), unless ssh_config
   chooses.
 

@@ -78,7 +78,7 @@ async def test_tab_ids_survive_an_ssh_reconnect(fault_topology: Topology) -> Non
 
 async def test_a_flooding_tab_survives_an_ssh_reconnect(fault_topology: Topology) -> None:
     """The link drops while a tab's console flood is being sampled
-    (``gateway.browsers.console_flood``): the tab answers again under its id, its
+    (``gateway.tabs.console_flood``): the tab answers again under its id, its
     console goes on, and once the flood is over a message it logs comes through."""
     topology = fault_topology
     h1 = topology.host("h1")

@@ -18,9 +18,9 @@ import os
 import pytest
 from mcp import Client
 
-from gateway.browsers.tab import Tab
 from gateway.config import load_config
-from gateway.server.start import running_server
+from gateway.mcp.start import running_server
+from gateway.tabs.tab import Tab
 from tests.e2e.helpers import call_ok, eventually, proc_status_kb, wait_for_targets
 from tests.topology import Topology
 

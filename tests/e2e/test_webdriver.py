@@ -20,10 +20,10 @@ from typing import Any
 import anyio
 import pytest
 
-from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.discovery import Attached, Search
-from gateway.browsers.webdriver import WebDriverSession
+from gateway.cdp.connection import CdpConnection
 from gateway.config import TargetConfig
+from gateway.discovery.strategy import Attached, Search
+from gateway.discovery.webdriver import WebDriverSession
 from gateway.errors import DiscoveryError
 from gateway.hosts.ssh import SshHost
 from tests.e2e.helpers import (

@@ -1,6 +1,6 @@
 """One fake CDP connection and one fake host for the unit tests, instead of a twin per file.
 
-``FakeCdp`` offers what ``gateway.browsers.cdp.CdpConnection`` offers its users: ``send``
+``FakeCdp`` offers what ``gateway.cdp.connection.CdpConnection`` offers its users: ``send``
 (each command recorded as Chrome would get it, answered from a table or a callable per
 method, a ``CdpError`` when the table says so), ``notify``, ``listen`` returning a remover
 and ``fail_session``; ``emit`` hands an event to the listeners as Chrome's would arrive.

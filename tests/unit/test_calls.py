@@ -1,4 +1,4 @@
-"""One call's lifecycle (``gateway.server.calls``): what a client hears for a call
+"""One call's lifecycle (``gateway.mcp.calls``): what a client hears for a call
 refused before its tool runs (unknown, withheld, unknown or invalid arguments), for a
 tool that fails (a ``GatewayError`` under task groups, a bug) or does part of its work,
 and the call-log line each one leaves; and ``gather`` raises a failure bare.
@@ -20,13 +20,13 @@ from mcp import Client
 from mcp.types import TextContent
 from pydantic import BaseModel, Field
 
-from gateway.browsers.registry import Registry
 from gateway.concurrency import gather
 from gateway.config import load_config
 from gateway.errors import DialogOpen, GatewayError, TabNotFound
-from gateway.server.app import build_server
-from gateway.server.call_log import CallLog
-from gateway.server.calls import failure_of
+from gateway.fleet.registry import Registry
+from gateway.mcp.app import build_server
+from gateway.mcp.call_log import CallLog
+from gateway.mcp.calls import failure_of
 from gateway.tools.definition import Gateway, tool
 from gateway.tools.sets import Selection
 

@@ -20,7 +20,7 @@ import pytest
 from structlog.testing import capture_logs
 from websockets.asyncio.server import ServerConnection, serve
 
-from gateway.browsers.cdp import SAMPLE_CHARS, CdpConnection, open_websocket
+from gateway.cdp.connection import SAMPLE_CHARS, CdpConnection, open_websocket
 from gateway.errors import CdpError, MalformedReply
 
 pytestmark = pytest.mark.anyio

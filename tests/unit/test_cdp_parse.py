@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gateway.browsers.frames import parse_message
+from gateway.cdp.frames import parse_message
 
 
 @pytest.mark.parametrize("text", [

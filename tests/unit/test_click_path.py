@@ -1,4 +1,4 @@
-"""The click path (``gateway.page.element.TabInput``, ``gateway.page.actions``) on the
+"""The click path (``gateway.page.act.element.TabInput``, ``gateway.page.act.actions``) on the
 shared fake connection: a ref of the tab's current view is checked, resolved in its
 session, located by ``prepare.js`` (scroll, visibility, enabled, hit test) and clicked with
 real ``Input.dispatchMouseEvent`` at its centre; a batch stops at its first failing step.
@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from gateway.browsers.session import TabSession
-from gateway.browsers.tab import Tab
 from gateway.errors import ActionFailed, CdpError, StaleRef
-from gateway.page.action_models import Click
-from gateway.page.actions import element_box, run_actions
-from gateway.page.element import TabInput
+from gateway.page.act.actions import element_box, run_actions
+from gateway.page.act.element import TabInput
+from gateway.page.act.models import Click
 from gateway.page.view import RefTarget, ViewState
 from gateway.page.view.state import remember_view
+from gateway.tabs.tab import Tab
 from tests.unit.fakes import FakeCdp, Sent
 
 pytestmark = pytest.mark.anyio

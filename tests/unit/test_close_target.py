@@ -15,9 +15,9 @@ import anyio
 import pytest
 
 from gateway.browsers.pages import PageTracker
-from gateway.browsers.tab import TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
+from gateway.tabs.tab import TabIds
 from tests.unit.cdp_events import EVENTS
 from tests.unit.fakes import FakeCdp
 

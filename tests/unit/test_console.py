@@ -1,4 +1,4 @@
-"""gateway.browsers.console_log: real Chromium console events in, the entries an agent reads out.
+"""gateway.tabs.console_log: real Chromium console events in, the entries an agent reads out.
 
 The replays use fixtures/events/*.jsonl (captured by fixtures/capture_events.py
 from headless Chromium); the page sources are in that script. Line and column
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gateway.browsers.console_log import (
+from gateway.tabs.console_log import (
     KEEP_NAVIGATIONS,
     LEVELS,
     MAX_TEXT,

@@ -1,4 +1,4 @@
-"""gateway.browsers.console_flood: a console flood metered, shed and sampled.
+"""gateway.tabs.console_flood: a console flood metered, shed and sampled.
 
 The frames are real: ``fixtures/frames/console.jsonl`` (see ``test_frames``), a burst of
 200 ``console.log`` calls among them, fed through the real ``CdpConnection`` to a real
@@ -17,11 +17,11 @@ from typing import Any
 import anyio
 import pytest
 
-from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.console_flood import QUIET_RATE, FloodGuard, FloodMeter, timestamp
-from gateway.browsers.console_log import ConsoleLog
-from gateway.browsers.tab import Tab
+from gateway.cdp.connection import CdpConnection
 from gateway.errors import DialogOpen
+from gateway.tabs.console_flood import QUIET_RATE, FloodGuard, FloodMeter, timestamp
+from gateway.tabs.console_log import ConsoleLog
+from gateway.tabs.tab import Tab
 from tests.unit.test_frames import BURST, captured, session_of_capture
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.browsers.endpoint import DEFAULT_PROFILE_DIRS, parse_active_port, parse_version_payload
+from gateway.cdp.endpoint import DEFAULT_PROFILE_DIRS, parse_active_port, parse_version_payload
 from gateway.errors import HostError
 from gateway.hosts.http import ChannelStream, HttpResponse, request_over
 from gateway.hosts.shell import parse_read_files, read_files_command

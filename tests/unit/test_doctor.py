@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.browsers.endpoint import Endpoint
+from gateway.cdp.endpoint import Endpoint
 from gateway.config import CdpAddress, GatewayConfig, TargetConfig
 from gateway.doctor import Report, TargetReport, render_text, select_targets
 from gateway.doctor.fixes import (

@@ -33,10 +33,10 @@ from gateway.browsers.downloads import (
     shown_name,
     unreachable,
 )
-from gateway.browsers.endpoint import Endpoint
-from gateway.browsers.tab import Tab
+from gateway.cdp.endpoint import Endpoint
 from gateway.config import TargetConfig
 from gateway.errors import HostError, InvalidArgument
+from gateway.tabs.tab import Tab
 from tests.unit.fakes import FakeCdp, FakeHost
 
 pytestmark = pytest.mark.anyio

@@ -14,8 +14,8 @@ import pytest
 
 from gateway.concurrency import OneShot
 from gateway.errors import CdpTimeout
-from gateway.page.action_models import Drag
-from gateway.page.drag import drag
+from gateway.page.act.drag import drag
+from gateway.page.act.models import Drag
 
 pytestmark = pytest.mark.anyio
 

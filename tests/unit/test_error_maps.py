@@ -2,7 +2,7 @@
 
 The libraries' exceptions are mapped once per library (``map_exceptions`` and a table:
 asyncssh's in ``hosts/ssh.py``, this machine's sockets in ``hosts/local.py``,
-websockets' in ``browsers/cdp.py``). These tests raise each exception type of those
+websockets' in ``cdp/connection.py``). These tests raise each exception type of those
 libraries — every ``asyncssh.Error`` subclass, every ``OSError`` subclass (``TimeoutError``
 among them), every websockets exception, anyio's broken stream — through the tables, and
 through the operations themselves with the library call failing, and check a gateway
@@ -28,8 +28,7 @@ import websockets.exceptions
 from websockets.datastructures import Headers
 from websockets.http11 import Response
 
-from gateway.browsers.cdp import open_websocket, websocket_errors
-from gateway.browsers.registry import open_registry
+from gateway.cdp.connection import open_websocket, websocket_errors
 from gateway.config import ReconnectPolicy, load_config, parse_ssh_destination
 from gateway.errors import (
     DiscoveryError,
@@ -41,6 +40,7 @@ from gateway.errors import (
     TargetUnavailable,
     map_exceptions,
 )
+from gateway.fleet.registry import open_registry
 from gateway.hosts.http import CLOSED_UNANSWERED, ChannelStream, request_over
 from gateway.hosts.local import LocalHost, socket_errors
 from gateway.hosts.ssh import SshHost

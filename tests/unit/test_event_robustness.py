@@ -21,8 +21,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.browsers.console_log import KEEP_NAVIGATIONS, ConsoleLog
-from gateway.browsers.network_log import NetworkLog
+from gateway.tabs.console_log import KEEP_NAVIGATIONS, ConsoleLog
+from gateway.tabs.network_log import NetworkLog
 from tests.unit.cdp_events import Event, all_events
 
 REAL = all_events()

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from gateway.browsers.cdp import CdpConnection
-from gateway.browsers.console_log import MAX_FRAME, ConsoleLog
-from gateway.browsers.frames import peek_event
-from gateway.browsers.tab import Tab
+from gateway.cdp.connection import CdpConnection
+from gateway.cdp.frames import peek_event
+from gateway.tabs.console_log import MAX_FRAME, ConsoleLog
+from gateway.tabs.tab import Tab
 
 FRAMES = Path(__file__).parents[2] / "fixtures" / "frames" / "console.jsonl"
 BURST = 200

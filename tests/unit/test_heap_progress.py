@@ -1,4 +1,4 @@
-"""A heap snapshot's progress (``gateway.page.heap``): Chrome's own count of objects
+"""A heap snapshot's progress (``gateway.page.profile.heap``): Chrome's own count of objects
 while it builds the snapshot, then the bytes received — always below what the final
 report will say, as progress must grow — at most a few reports a second; and the
 helper that runs the command beside the reporter raises the command's failure as
@@ -14,7 +14,7 @@ import pytest
 from gateway import progress
 from gateway.concurrency import alongside
 from gateway.errors import CdpTimeout
-from gateway.page.heap import _Sink
+from gateway.page.profile.heap import _Sink
 
 pytestmark = pytest.mark.anyio
 

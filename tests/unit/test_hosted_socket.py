@@ -12,8 +12,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from gateway.browsers.cdp import open_websocket
-from gateway.browsers.endpoint import Endpoint
+from gateway.cdp.connection import open_websocket
+from gateway.cdp.endpoint import Endpoint
 from gateway.config.remote import SecretHeaders
 from gateway.errors import DiscoveryError
 

@@ -10,8 +10,8 @@ import pytest
 
 from gateway.client.output import print_result
 from gateway.errors import ConfigError
-from gateway.server.auth import read_token_file
-from gateway.server.http import HttpAddress, parse_http_address, resolve_token
+from gateway.mcp.auth import read_token_file
+from gateway.mcp.http import HttpAddress, parse_http_address, resolve_token
 
 
 @pytest.mark.parametrize(("text", "address", "loopback"), [
@@ -118,7 +118,7 @@ def test_the_shell_side_of_call_stays_light() -> None:
              "print(sorted({m.split('.')[0] for m in sys.modules} & "
              "{'mcp', 'pydantic', 'anyio', 'structlog', 'asyncssh', 'websockets', 'uvicorn', "
              "'starlette', 'httpx2'}) + sorted(m for m in sys.modules if m.startswith("
-             "('gateway.config', 'gateway.browsers', 'gateway.tools', 'gateway.server.app'))))")
+             "('gateway.config', 'gateway.browsers', 'gateway.tools', 'gateway.mcp.app'))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout.strip() == "[]", done.stdout

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.errors import InvalidArgument
-from gateway.page.keys import chord_events, parse_chord
+from gateway.page.act.keys import chord_events, parse_chord
 
 
 def test_plain_enter_types_a_carriage_return() -> None:

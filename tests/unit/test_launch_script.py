@@ -1,5 +1,5 @@
 """The launch scripts, run by this machine's /bin/sh on scratch directories (no browser),
-and the texts of what they report (see gateway/browsers/launch_script.py)."""
+and the texts of what they report (see gateway/discovery/launch_script.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gateway.browsers.launch_script import (
+from gateway.discovery.launch_script import (
     BINARY_CANDIDATES,
     HELD,
     QUITTING,
@@ -20,7 +20,7 @@ from gateway.browsers.launch_script import (
     launch_command,
     parse_script,
 )
-from gateway.browsers.launcher import launch_failure
+from gateway.discovery.launcher import launch_failure
 
 
 def _sh(script: str, **env: str) -> str:

@@ -1,6 +1,7 @@
 """The package's layering, read from the source: a folder per layer, dependencies pointing
-one way (tools → page → browsers → hosts → config → errors), and no import cycle between
-modules — imports under ``TYPE_CHECKING`` and inside functions included.
+one way (mcp → tools → page → fleet → browsers → tabs → share → discovery → cdp → hosts →
+config → errors), and no import cycle between modules — imports under ``TYPE_CHECKING``
+and inside functions included.
 
 ``benchmarks/`` is held to the same: the runner over the phases, each phase over what
 every phase is given (``bench``, ``peers``) and the shared helpers beneath; no phase
@@ -22,16 +23,21 @@ BENCHMARKS = PACKAGE.parent / "benchmarks"
 
 # Lower layers never import higher ones; a layer may import its own modules.
 LAYERS = {
-    "errors": 0, "concurrency": 0, "progress": 0,
+    "errors": 0, "concurrency": 0, "progress": 0, "__init__": 0,
     "config": 1, "output": 1,
     "hosts": 2,
-    "browsers": 3,
-    "page": 4,
-    "live": 4.5,  # the live view: over page, under the tools that hand out its URLs
-    "tools": 5, "doctor": 5, "share": 5,
-    "server": 6,
-    "daemon": 7, "client": 7,
-    "cli": 8, "__main__": 9, "__init__": 0,
+    "cdp": 3,         # one browser-level websocket and its frames
+    "discovery": 4,   # finding a browser on a host
+    "share": 5,       # a browser forwarded from a machine nobody can dial: its manifest, the sharer
+    "tabs": 6,        # a tab and what it records
+    "browsers": 7,    # one browser kept connected: its pages, contexts, downloads, uploads
+    "fleet": 8,       # many browsers: the registry, groups, host scans, shares received
+    "page": 9,
+    "live": 10,       # the live view: over page, under the tools that hand out its URLs
+    "tools": 11, "doctor": 11,
+    "mcp": 12,
+    "daemon": 13, "client": 13,
+    "cli": 14, "__main__": 15,
 }
 LONG_LINES = 600
 MAX_LINES = 900

@@ -12,13 +12,13 @@ import anyio
 import pytest
 from starlette.websockets import WebSocketDisconnect
 
-from gateway.browsers.tab import TabIds
 from gateway.errors import InvalidArgument
 from gateway.live.hold import HOLD, Hold, held
 from gateway.live.hub import open_live
 from gateway.live.links import LINK_IDLE_S, Links, host_allowed, origin_allowed
-from gateway.page.live_input import input_command, parse_input
-from gateway.page.screencast import Frame, Mailbox
+from gateway.page.act.live_input import input_command, parse_input
+from gateway.page.capture.screencast import Frame, Mailbox
+from gateway.tabs.tab import TabIds
 
 pytestmark = pytest.mark.anyio
 
@@ -201,7 +201,7 @@ async def test_a_mailbox_keeps_only_the_newest_frame() -> None:
 
 
 def test_the_live_views_call_outlines_keep_no_arguments_and_are_bounded() -> None:
-    from gateway.server.call_log import RECENT, CallLog
+    from gateway.mcp.call_log import RECENT, CallLog
 
     log = CallLog(None, None)  # no file: the outlines are kept all the same
     for n in range(RECENT + 10):
@@ -215,8 +215,8 @@ def test_the_live_views_call_outlines_keep_no_arguments_and_are_bounded() -> Non
 
 
 def test_the_live_views_call_outlines_are_redacted_like_the_log() -> None:
+    from gateway.mcp.call_log import RECENT_FIELDS, CallLog, bounded
     from gateway.output.redact import redact
-    from gateway.server.call_log import RECENT_FIELDS, CallLog, bounded
 
     log = CallLog(None, None)
     record = {"ts": 2.5, "tool": "cdp_command", "target": "h1", "tab": None,
@@ -232,7 +232,7 @@ def test_the_live_views_call_outlines_are_redacted_like_the_log() -> None:
 
 
 def test_a_watched_live_view_keeps_an_idle_server_up() -> None:
-    from gateway.server.idle import Idle
+    from gateway.mcp.idle import Idle
 
     idle = Idle(60)
     watching = [True]

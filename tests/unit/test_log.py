@@ -1,12 +1,12 @@
-"""gateway.server.call_log's call log: what a record becomes on disk, whatever a client sent."""
+"""gateway.mcp.call_log's call log: what a record becomes on disk, whatever a client sent."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from gateway.server.call_log import MAX_LOGGED_CHARS, CallLog, bounded
-from gateway.server.calls import MAX_ERROR_CHARS, error_text
+from gateway.mcp.call_log import MAX_LOGGED_CHARS, CallLog, bounded
+from gateway.mcp.calls import MAX_ERROR_CHARS, error_text
 
 
 def _written(tmp_path: Path, record: dict[str, object]) -> tuple[str, dict[str, object]]:

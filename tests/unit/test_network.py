@@ -1,4 +1,4 @@
-"""gateway.browsers.network_log: real Chromium Network.* events in, request records out.
+"""gateway.tabs.network_log: real Chromium Network.* events in, request records out.
 
 Replays fixtures/events/*.jsonl (fixtures/capture_events.py, headless Chromium on
 loopback: origin ``a`` serves the pages, origin ``b`` is the CORS target, and a
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gateway.browsers.network_log import (
+from gateway.tabs.network_log import (
     KEEP_NAVIGATIONS,
     MAX_PENDING_EXTRA,
     NetworkEntry,

@@ -1,4 +1,4 @@
-"""``pdf``'s pure parts (gateway.page.printing, gateway.tools.pdf): the page ranges
+"""``pdf``'s pure parts (gateway.page.capture.printing, gateway.tools.pdf): the page ranges
 Chrome is sent, the print parameters, and the page count read off a streamed PDF."""
 
 from __future__ import annotations
@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from gateway.errors import CaptureFailed, CdpError, InvalidArgument
-from gateway.page.printing import MAX_RANGES, PAPER_INCHES, PageCounter, _refusal, page_ranges
+from gateway.page.capture.printing import (
+    MAX_RANGES,
+    PAPER_INCHES,
+    PageCounter,
+    _refusal,
+    page_ranges,
+)
 from gateway.tools.pdf import _print_params
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway.page import heap_summary
-from gateway.page.heap_summary import HeapFormatError, summarize_snapshot
-from gateway.page.trace_stream import TraceEventStream, TraceFormatError
-from gateway.page.trace_summary import TraceDigest, TraceSummary
+from gateway.page.profile import heap_summary
+from gateway.page.profile.heap_summary import HeapFormatError, summarize_snapshot
+from gateway.page.profile.trace_stream import TraceEventStream, TraceFormatError
+from gateway.page.profile.trace_summary import TraceDigest, TraceSummary
 
 PROFILES = Path(__file__).parents[2] / "fixtures" / "profiles"
 MANIFEST = json.loads((PROFILES / "manifest.json").read_text())
@@ -197,7 +197,7 @@ def test_not_a_snapshot_is_refused(text: str, error: str) -> None:
 
 
 def test_slices_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gateway.page import trace_summary
+    from gateway.page.profile import trace_summary
 
     monkeypatch.setattr(trace_summary, "MAX_SLICES", 50)
     summary = summary_of()

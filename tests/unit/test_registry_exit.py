@@ -12,8 +12,8 @@ from typing import Any, cast
 
 import anyio
 
-from gateway.browsers.registry import Registry
 from gateway.config import GatewayConfig
+from gateway.fleet.registry import Registry
 
 
 class _SlowToLetGo:

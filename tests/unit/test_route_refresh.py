@@ -14,11 +14,11 @@ import pytest
 
 from gateway.browsers.interception import send_answer
 from gateway.browsers.pages import PageTracker
-from gateway.browsers.routes import Route, pattern_matcher
-from gateway.browsers.tab import Tab, TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import CdpError, CdpTimeout, GatewayError
+from gateway.tabs.routes import Route, pattern_matcher
+from gateway.tabs.tab import Tab, TabIds
 from tests.unit.fakes import FakeCdp
 
 pytestmark = pytest.mark.anyio

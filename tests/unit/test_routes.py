@@ -1,4 +1,4 @@
-"""gateway.browsers.routes: patterns, the bounded table, and the command that answers a
+"""gateway.tabs.routes: patterns, the bounded table, and the command that answers a
 paused request; which route takes a request (``interception.take``); how the network log
 marks a request a route took (either order of ``Fetch.requestPaused`` and
 ``Network.requestWillBeSent``); and a context's route table (``contexts``)."""
@@ -12,8 +12,8 @@ import pytest
 
 from gateway.browsers.contexts import BrowserContexts
 from gateway.browsers.interception import intercepting, take
-from gateway.browsers.network_log import NetworkLog
-from gateway.browsers.routes import (
+from gateway.tabs.network_log import NetworkLog
+from gateway.tabs.routes import (
     MAX_GATEWAY_BODY_BYTES,
     MAX_ROUTES,
     MAX_TABLE_BODY_BYTES,
@@ -23,7 +23,7 @@ from gateway.browsers.routes import (
     answer,
     pattern_matcher,
 )
-from gateway.browsers.tab import Tab
+from gateway.tabs.tab import Tab
 
 
 @pytest.mark.parametrize(("pattern", "url", "hit"), [

@@ -2,7 +2,7 @@
 
 ``fixtures/scan/linux.txt`` (the /proc branch) and ``ps.txt`` (the ``ps`` branch,
 the one macOS takes, run on Linux with ``CSGW_SCAN=ps``) were printed by
-``gateway/browsers/scripts/scan.sh`` as h1's login user while browsers started the
+``gateway/discovery/scripts/scan.sh`` as h1's login user while browsers started the
 way Puppeteer, chromedriver, Karma and Playwright start them were running, next to
 the machine's other browsers (another test host's, other users'); ``linux.json``
 says which pid is which (``python -m fixtures.capture_scan`` rewrites all three).
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gateway.browsers.scan import (
+from gateway.discovery.scan import (
     MAX_COMMAND_CHARS,
     Candidate,
     classify,

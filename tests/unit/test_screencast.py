@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from gateway.browsers.tab import Tab
 from gateway.errors import TargetUnavailable
-from gateway.page import screencast
-from gateway.page.screencast import Screencasts
+from gateway.page.capture import screencast
+from gateway.page.capture.screencast import Screencasts
+from gateway.tabs.tab import Tab
 
 pytestmark = pytest.mark.anyio
 

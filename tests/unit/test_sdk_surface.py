@@ -73,7 +73,7 @@ def _parameters(fn: Callable[..., Any]) -> set[str]:
 
 
 def test_the_public_sdk_names_the_gateway_uses_are_there() -> None:
-    # A call's client (gateway/server/calls.py): its progress, its roots.
+    # A call's client (gateway/mcp/calls.py): its progress, its roots.
     assert inspect.iscoroutinefunction(ServerSession.report_progress)
     assert {"progress", "total", "message"} <= _parameters(ServerSession.report_progress)
     assert callable(ServerSession.list_roots)  # deprecated in the newest protocol: wrapped

@@ -11,9 +11,9 @@ import pytest
 from mcp.types import CallToolResult, ResourceLink
 from pydantic import BaseModel
 
-from gateway.server import served_files
-from gateway.server.calls import as_call_result
-from gateway.server.served_files import ServedFiles, Unservable
+from gateway.mcp import served_files
+from gateway.mcp.calls import as_call_result
+from gateway.mcp.served_files import ServedFiles, Unservable
 from gateway.tools.links import file_link
 
 pytestmark = pytest.mark.anyio

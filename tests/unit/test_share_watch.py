@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from gateway.browsers.discovery import Strategy
-from gateway.browsers.share_watch import ShareWatch
-from gateway.browsers.shared_socket import SharedSocket
-from gateway.browsers.shares import SHARED_DIR, BadShare, SeenShare, ShareManifest
 from gateway.config import TargetConfig
+from gateway.discovery.strategy import Strategy
+from gateway.fleet.share_watch import ShareWatch
+from gateway.fleet.shared_socket import SharedSocket
 from gateway.hosts.local import LocalHost
+from gateway.share.manifest import SHARED_DIR, BadShare, SeenShare, ShareManifest
 
 pytestmark = pytest.mark.anyio
 

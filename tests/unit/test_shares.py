@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.browsers.shares import (
+from gateway.share.manifest import (
     MAX_MANIFEST_BYTES,
     SHARED_DIR,
     BadShare,

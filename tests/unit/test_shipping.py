@@ -30,12 +30,12 @@ import pytest
 import yaml
 from mcp import Client
 
-from gateway.browsers.registry import Registry
 from gateway.cli import _LOG_LEVELS, _parser, parse_args
 from gateway.config import load_config
 from gateway.errors import ConfigError
-from gateway.server.app import build_server
-from gateway.server.call_log import CallLog
+from gateway.fleet.registry import Registry
+from gateway.mcp.app import build_server
+from gateway.mcp.call_log import CallLog
 from tests.doc_commands import PROGRAM, Documented, documented, install_links, subcommand
 
 ROOT = Path(__file__).parents[2]
@@ -550,7 +550,7 @@ def test_no_history_in_the_docs(name: str) -> None:
 def test_the_readme_lists_every_tool_by_its_category() -> None:
     """The README's tool list is the tool list's, category by category (``(off)``: the
     categories off by default); ``CSGW_UPDATE_GOLDEN=1`` rewrites it."""
-    from gateway.server.reference import readme_table
+    from gateway.mcp.reference import readme_table
     from tests.golden import SWITCH
 
     header = "| category | tools |\n|---|---|\n"

@@ -30,22 +30,22 @@ __all__: list[str] = []
 
 ROOT = Path(__file__).parents[2]
 
-LAZY = ("gateway.doctor", "gateway.browsers.launcher", "gateway.browsers.launch_script",
-        "gateway.browsers.host_scan", "gateway.hosts.ssh", "asyncssh", "re2", "tomllib")
+LAZY = ("gateway.doctor", "gateway.discovery.launcher", "gateway.discovery.launch_script",
+        "gateway.fleet.host_scan", "gateway.hosts.ssh", "asyncssh", "re2", "tomllib")
 
 CHILD = textwrap.dedent("""
     import importlib, json, sys, tempfile
-    import gateway.cli, gateway.server.app, gateway.tools
-    from gateway.browsers.registry import Registry
+    import gateway.cli, gateway.mcp.app, gateway.tools
+    from gateway.fleet.registry import Registry
     from gateway.config import load_config
-    from gateway.server.app import build_server
-    from gateway.server.call_log import CallLog
+    from gateway.mcp.app import build_server
+    from gateway.mcp.call_log import CallLog
 
     lazy = json.loads(sys.argv[1])
     build_server(Registry(load_config({"CDP_URL": "127.0.0.1:9"})), CallLog.open(None))
     serving = [m for m in lazy if m in sys.modules]
 
-    from gateway.browsers.network_log import url_matcher
+    from gateway.tabs.network_log import url_matcher
     url_matcher("/a+/")  # a /regex/ filter: RE2
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
         f.write('[targets.r]\\nssh = "u@127.0.0.1"\\n')
@@ -72,7 +72,7 @@ START_CHILD = textwrap.dedent("""
     gc.disable()  # as cli._serve_or_run does
     import anyio
     from gateway.config import load_config
-    from gateway.server.start import running_server
+    from gateway.mcp.start import running_server
 
     alone = "mcp" in sys.modules  # the start module must not bring the SDK
     where = {}
@@ -112,7 +112,7 @@ async def test_a_bad_tools_spec_fails_before_any_browser_is_contacted(
     true`` target would otherwise start a browser there, left running). The worker's
     import is slowed to a cold start's."""
     from gateway.errors import ConfigError
-    from gateway.server import start
+    from gateway.mcp import start
 
     cold = start._offered
 

@@ -1,10 +1,10 @@
-"""gateway.server.stdio: which unreadable request lines get an answer, and for which id."""
+"""gateway.mcp.stdio: which unreadable request lines get an answer, and for which id."""
 
 from __future__ import annotations
 
 import pytest
 
-from gateway.server.stdio import request_id_of
+from gateway.mcp.stdio import request_id_of
 
 DEEP = "[" * 300 + "]" * 300
 

@@ -1,4 +1,4 @@
-"""The storage-state file model (``gateway.page.storage_file``).
+"""The storage-state file model (``gateway.page.storage.file``).
 
 ``fixtures/storage/playwright-storage-state.json`` is a state in Playwright's documented
 shape, laid out as Playwright writes it (``JSON.stringify(state, undefined, 2)``): it
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import InvalidArgument
-from gateway.page.storage_file import MAX_STATE_BYTES, Cookie, parse_state
+from gateway.page.storage.file import MAX_STATE_BYTES, Cookie, parse_state
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "storage"
 PLAYWRIGHT = FIXTURES / "playwright-storage-state.json"

@@ -24,9 +24,9 @@ import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
 from gateway.browsers.browser import Browser
-from gateway.browsers.registry import open_registry
 from gateway.config import load_config
 from gateway.errors import TargetUnavailable
+from gateway.fleet.registry import open_registry
 
 pytestmark = pytest.mark.anyio
 

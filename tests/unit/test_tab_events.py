@@ -6,7 +6,7 @@ the navigation-pruning behaviour a user sees depends on it as much as on the log
 
 from __future__ import annotations
 
-from gateway.browsers.tab import Tab
+from gateway.tabs.tab import Tab
 from tests.unit.cdp_events import load, manifest
 
 
@@ -25,7 +25,7 @@ def test_tab_routes_console_and_network_events() -> None:
 
 
 def test_redirected_navigation_counts_once() -> None:
-    """BUG (gateway/browsers/tab.py): a main-frame redirect sends a second
+    """BUG (gateway/tabs/tab.py): a main-frame redirect sends a second
     ``Network.requestWillBeSent`` (type Document, requestId == loaderId, with
     ``redirectResponse``) and Tab counts it as another navigation. Five page loads,
     one through a 302, give ``navigation == 6``; the 302 hop of the third load is

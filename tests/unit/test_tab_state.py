@@ -14,12 +14,12 @@ import anyio.abc
 import pytest
 
 from gateway.browsers.pages import PageTracker
-from gateway.browsers.tab import Slot, Tab, TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.live.hold import HOLD, Hold, held
 from gateway.page.emulation import EMULATION, emulating, overrides_sent
 from gateway.page.view.state import ViewState, current_view, first_ref, remember_view
+from gateway.tabs.tab import Slot, Tab, TabIds
 from tests.unit.fakes import FakeCdp
 
 pytestmark = pytest.mark.anyio

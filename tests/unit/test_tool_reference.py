@@ -1,4 +1,4 @@
-"""docs/tools.md is the tool list a client receives, rendered (``gateway.server.reference``):
+"""docs/tools.md is the tool list a client receives, rendered (``gateway.mcp.reference``):
 a tool, argument or description changed without regenerating the page fails here."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp.types import Tool, ToolAnnotations
 
-from gateway.server.reference import listed_tools, render
+from gateway.mcp.reference import listed_tools, render
 from gateway.tools.sets import catalogue
 from tests.golden import assert_golden
 

@@ -6,7 +6,7 @@ captured from the server itself. A refactoring of how tools are defined must
 leave it byte for byte the same; a deliberate change to a tool's interface
 regenerates the golden file (``CSGW_UPDATE_GOLDEN=1``) and shows up in review.
 
-The schemas are published compactly (``gateway.server.schemas``). Two checks keep
+The schemas are published compactly (``gateway.mcp.schemas``). Two checks keep
 that honest: the whole list stays within its character budget, and every
 constraint pydantic generated before compaction (``golden/tools_list_pydantic.json``,
 the list as it was) is still there — compact, not looser.
@@ -23,11 +23,11 @@ import pytest
 from mcp import Client
 
 from benchmarks.model_view import definition_json
-from gateway.browsers.registry import Registry
 from gateway.config import load_config
-from gateway.server.app import INSTRUCTIONS, build_server
-from gateway.server.call_log import CallLog
-from gateway.server.schemas import RESULTS_NOTE, SHARED_SHAPES, compact_input, shared_arguments_note
+from gateway.fleet.registry import Registry
+from gateway.mcp.app import INSTRUCTIONS, build_server
+from gateway.mcp.call_log import CallLog
+from gateway.mcp.schemas import RESULTS_NOTE, SHARED_SHAPES, compact_input, shared_arguments_note
 from tests.golden import assert_golden
 
 pytestmark = pytest.mark.anyio

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from gateway.browsers.registry import Registry
 from gateway.config import load_config
 from gateway.errors import ConfigError
-from gateway.server.app import build_server
-from gateway.server.call_log import CallLog
+from gateway.fleet.registry import Registry
+from gateway.mcp.app import build_server
+from gateway.mcp.call_log import CallLog
 from gateway.tools.sets import CORE, OFF_BY_DEFAULT, catalogue, select
 
 TOOLS = catalogue()

@@ -13,11 +13,11 @@ import anyio
 import pytest
 
 from gateway.browsers.pages import PageTracker
-from gateway.browsers.tab import TabIds
 from gateway.browsers.uploads import Uploads
 from gateway.config import TargetConfig
 from gateway.errors import StagingFailed, TabNotFound
 from gateway.output.files import Readable
+from gateway.tabs.tab import TabIds
 from tests.unit.fakes import FakeHost
 
 pytestmark = pytest.mark.anyio

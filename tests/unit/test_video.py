@@ -17,12 +17,12 @@ import av
 import pytest
 
 from gateway.browsers.session import TabSession
-from gateway.browsers.tab import Tab
 from gateway.errors import InvalidArgument
-from gateway.page import video
-from gateway.page.recording import MAX_RECORDINGS, Recording, Recordings, Timeline
-from gateway.page.screencast import Frame, Mailbox
-from gateway.page.video import VideoWriter
+from gateway.page.capture import video
+from gateway.page.capture.recording import MAX_RECORDINGS, Recording, Recordings, Timeline
+from gateway.page.capture.screencast import Frame, Mailbox
+from gateway.page.capture.video import VideoWriter
+from gateway.tabs.tab import Tab
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "screencast"
 METADATA = json.loads((FIXTURES / "frames.json").read_text())
@@ -140,7 +140,7 @@ class _Clock:
 def test_the_timeline_spaces_frames_by_chrome_and_anchors_them_here(
         monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _Clock()
-    monkeypatch.setattr("gateway.page.recording.time.monotonic", clock)
+    monkeypatch.setattr("gateway.page.capture.recording.time.monotonic", clock)
     timeline = Timeline()
     # the screencast's last frame, painted a minute ago on a clock 3 h off, arrives first
     assert timeline.place(FIRST - 60) == 0.0
@@ -220,7 +220,7 @@ async def test_a_recording_watches_until_stopped_and_finishes_its_file(tmp_path:
 @pytest.mark.anyio
 async def test_a_recording_without_a_frame_keeps_no_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 0.2)
+    monkeypatch.setattr("gateway.page.capture.recording.FIRST_FRAME_S", 0.2)
     recording, _ = await _recorded(tmp_path, frames=0)
     assert not recording.path.exists()
     assert recording.why_ended == ("no frame came from the tab (a page that never painted); "
@@ -300,7 +300,7 @@ async def test_stop_stops_the_running_recording_not_the_last_that_ended(
 @pytest.mark.anyio
 async def test_stop_right_after_start_returns_when_the_recording_ends_meanwhile(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 600)
+    monkeypatch.setattr("gateway.page.capture.recording.FIRST_FRAME_S", 600)
     screencast = _Screencast()
     tab = _tab()
     stopped: list[Recording] = []
@@ -338,7 +338,7 @@ class _FullDisk:
 @pytest.mark.parametrize("frames", [1, 0])
 async def test_a_file_that_fails_to_close_or_go_ends_only_its_recording(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, frames: int) -> None:
-    monkeypatch.setattr("gateway.page.recording.FIRST_FRAME_S", 0.01)
+    monkeypatch.setattr("gateway.page.capture.recording.FIRST_FRAME_S", 0.01)
 
     def stuck(_path: Path, missing_ok: bool = False) -> None:
         raise PermissionError(13, "Permission denied")

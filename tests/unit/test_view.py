@@ -518,7 +518,7 @@ def test_huge_names_are_cut_in_control_lines() -> None:
 def test_a_page_view_reads_as_lines_and_a_failed_step_says_why() -> None:
     """What a model reads of browse_act: the header, one line of steps naming the one
     that failed and why, then the view (``ActResult.as_text``)."""
-    from gateway.page.action_models import StepResult
+    from gateway.page.act.models import StepResult
     from gateway.tools.view import ActResult
 
     result = ActResult(tab=3, target="devvm", url="https://example.com/", refs=2,

@@ -17,9 +17,9 @@ import anyio
 import pytest
 
 from gateway import progress
-from gateway.browsers.tab import Tab
 from gateway.page import waits
 from gateway.page.waits import finished, settle
+from gateway.tabs.tab import Tab
 
 
 def _tab() -> Tab:

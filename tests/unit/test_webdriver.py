@@ -15,17 +15,17 @@ from typing import cast
 import anyio
 import pytest
 
-from gateway.browsers.discovery import Search
-from gateway.browsers.endpoint import parse_version_payload
-from gateway.browsers.webdriver import (
+from gateway.cdp.endpoint import parse_version_payload
+from gateway.config import TargetConfig
+from gateway.config.remote import WebDriverUrl, parse_webdriver_url
+from gateway.config.text import BadValue
+from gateway.discovery.strategy import Search
+from gateway.discovery.webdriver import (
     NewSession,
     WebDriverSession,
     parse_new_session,
     webdriver_error,
 )
-from gateway.config import TargetConfig
-from gateway.config.remote import WebDriverUrl, parse_webdriver_url
-from gateway.config.text import BadValue
 from gateway.doctor.report import Recorder, StopCheck, TargetReport
 from gateway.doctor.webdriver_steps import WebDriverSteps
 from gateway.errors import DiscoveryError, HostError

@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gateway.browsers.network_log import url_matcher
 from gateway.errors import InvalidArgument, StaleRef
 from gateway.page.view.nodes import backend_id_of, is_control, role_of
 from gateway.page.view.roles import CONTAINERS, NAMED_CONTAINERS, TABLES
+from gateway.tabs.network_log import url_matcher
 
 if TYPE_CHECKING:
     from collections.abc import Callable

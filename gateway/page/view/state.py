@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gateway.browsers.tab import Slot
 from gateway.page.view.model import FrameSnapshot, RefTarget
+from gateway.tabs.tab import Slot
 
 if TYPE_CHECKING:
-    from gateway.browsers.tab import Tab
+    from gateway.tabs.tab import Tab
 
 __all__ = ["VIEW", "ViewState", "current_view", "first_ref", "remember_view"]
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from gateway.browsers.session import TabSession
 from gateway.output.absent import absent
 from gateway.output.sizing import fit
-from gateway.page.element import TabInput
+from gateway.page.act.element import TabInput
 from gateway.page.snapshot import fetch_snapshot
 from gateway.page.view.focus import line_matcher, narrow_view, scopes_of
 from gateway.page.view.render import render_view

@@ -1,0 +1,1 @@
+"""The CDP connection: one browser-level websocket, its frames, where a browser's DevTools live."""

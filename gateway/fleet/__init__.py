@@ -1,0 +1,1 @@
+"""Many browsers: the registry of targets, groups, host scans, shares received."""

@@ -1,0 +1,1 @@
+"""Acting on a page: elements found by ref, clicks, keys, drags, uploads."""

@@ -1,0 +1,1 @@
+"""What a page looks like over time: screencasts, recordings and their video, PDFs."""

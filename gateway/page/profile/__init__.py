@@ -1,0 +1,1 @@
+"""Profiling a page: traces and heap snapshots, streamed and summarised."""

@@ -1,0 +1,1 @@
+"""A browser context's storage state: cookies and origins' storage, saved and loaded."""

@@ -1,0 +1,1 @@
+"""A tab and what it records: its console, its network, its routes."""

@@ -20,14 +20,14 @@ from gateway.errors import ActionFailed, CdpError, StaleRef
 from gateway.page.act.actions import element_box, run_actions
 from gateway.page.act.element import TabInput
 from gateway.page.act.models import Click
-from gateway.page.view import RefTarget, ViewState
+from gateway.page.view import RefElement, ViewState
 from gateway.page.view.state import remember_view
 from gateway.tabs.tab import Tab
 from tests.unit.fakes import FakeCdp, Sent
 
 pytestmark = pytest.mark.anyio
 
-BUTTON = RefTarget("T1", "S1", 42, "button", "Send")
+BUTTON = RefElement("T1", "S1", 42, "button", "Send")
 RESOLVED = {"object": {"type": "object", "subtype": "node", "className": "HTMLButtonElement",
                        "description": "button#send", "objectId": "obj-42"}}
 AT_CENTRE = {"x": 150, "y": 70, "width": 100, "height": 40}

@@ -29,7 +29,7 @@ from gateway.page.view import (
     URL_MAX,
     FrameSnapshot,
     PageSnapshot,
-    RefTarget,
+    RefElement,
     View,
     attribute_requests,
     render_view,
@@ -230,7 +230,7 @@ def test_form_hidden_input_is_absent() -> None:
 
 def test_option_refs_point_at_options() -> None:
     banana = next(n for _, n in ax_nodes("form", "option") if n["name"]["value"] == "Banana")
-    assert view_of("form").refs[39] == RefTarget("F0", "main", banana["backendDOMNodeId"],
+    assert view_of("form").refs[39] == RefElement("F0", "main", banana["backendDOMNodeId"],
                                                  "option", "Banana")
 
 

@@ -14,7 +14,7 @@ import pytest
 from gateway.errors import InvalidArgument, StaleRef
 from gateway.page.view import (
     PageSnapshot,
-    RefTarget,
+    RefElement,
     View,
     find_lines,
     narrow_view,
@@ -86,7 +86,7 @@ def test_narrowed_view_keeps_url_and_title_and_says_what_was_left() -> None:
     assert narrow_view(view, None, None) == (view.text, None)
 
 
-def ref_of(view: View, name: str) -> tuple[int, RefTarget]:
+def ref_of(view: View, name: str) -> tuple[int, RefElement]:
     return next((n, t) for n, t in view.refs.items() if t.name == name)
 
 
@@ -131,7 +131,7 @@ def test_within_a_control_in_a_table_is_its_table() -> None:
 def test_within_an_element_gone_from_the_page_is_a_stale_ref() -> None:
     snap = snapshot("form")
     _, target = ref_of(render_view(snap), "Free")
-    gone = RefTarget(target.frame_id, target.session, 999_999_999, target.role, target.name)
+    gone = RefElement(target.frame_id, target.session, 999_999_999, target.role, target.name)
     with pytest.raises(StaleRef, match="no longer in the page"):
         scopes_of(snap, gone)
 

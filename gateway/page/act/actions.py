@@ -53,12 +53,12 @@ async def _run_one(tab_input: TabInput, action: BaseModel, readable: Readables,
     if isinstance(action, Click):
         await tab_input.click(action.ref, action.button, action.count)
     elif isinstance(action, Type):
-        _, target = tab_input.ref(action.ref)
+        _, element = tab_input.ref(action.ref)
         await tab_input.point(action.ref, hit_test=False)
-        state = await tab_input.on(target, _STATE_JS)
+        state = await tab_input.on(element, _STATE_JS)
         if state.get("readOnly"):
-            raise ActionFailed(f'{target.role} #{action.ref} "{target.name}" is read-only')
-        if not await tab_input.on(target, _FOCUS_JS, action.clear):
+            raise ActionFailed(f'{element.role} #{action.ref} "{element.name}" is read-only')
+        if not await tab_input.on(element, _FOCUS_JS, action.clear):
             await tab_input.click(action.ref)
         if action.text:
             await tab_input.call("Input.insertText", {"text": action.text})
@@ -69,22 +69,22 @@ async def _run_one(tab_input: TabInput, action: BaseModel, readable: Readables,
     elif isinstance(action, Press):
         await tab_input.press(action.key)
     elif isinstance(action, Select):
-        _, target = tab_input.ref(action.ref)
+        _, element = tab_input.ref(action.ref)
         await tab_input.point(action.ref, hit_test=False)
-        done = await tab_input.on(target, _SELECT_JS, action.value, action.label)
+        done = await tab_input.on(element, _SELECT_JS, action.value, action.label)
         if "error" in done:
-            raise ActionFailed(f'{target.role} #{action.ref} "{target.name}" {done["error"]}')
+            raise ActionFailed(f'{element.role} #{action.ref} "{element.name}" {done["error"]}')
     elif isinstance(action, Check):
-        _, target = tab_input.ref(action.ref)
+        _, element = tab_input.ref(action.ref)
         want = action.do == "check"
-        if (await tab_input.on(target, _STATE_JS))["checked"] != want:
+        if (await tab_input.on(element, _STATE_JS))["checked"] != want:
             await tab_input.click(action.ref)
             # A click routed into a cross-site frame lands asynchronously: on a busy
             # machine the state may change a moment after the input call returned.
             deadline = anyio.current_time() + CHECK_SETTLE_S
-            while (await tab_input.on(target, _STATE_JS))["checked"] != want:
+            while (await tab_input.on(element, _STATE_JS))["checked"] != want:
                 if anyio.current_time() > deadline:
-                    raise ActionFailed(f'{target.role} #{action.ref} "{target.name}": '
+                    raise ActionFailed(f'{element.role} #{action.ref} "{element.name}": '
                                        f"clicking did not {action.do} it")
                 await anyio.sleep(0.05)
     elif isinstance(action, Hover):
@@ -123,7 +123,7 @@ async def _page_has_text(tab_input: TabInput, wanted: str) -> bool:
 
 
 async def _wait_for(tab_input: TabInput, action: WaitFor) -> None:
-    target = tab_input.ref(action.ref_gone)[1] if action.ref_gone is not None else None
+    element = tab_input.ref(action.ref_gone)[1] if action.ref_gone is not None else None
     deadline = anyio.current_time() + action.timeout
     what = (f"text {action.text!r} to appear" if action.text is not None else
             f"text {action.text_gone!r} to go away" if action.text_gone is not None else
@@ -133,9 +133,9 @@ async def _wait_for(tab_input: TabInput, action: WaitFor) -> None:
     while True:
         if action.url is not None:
             done = action.url in tab_input.tab.url
-        elif target is not None:
+        elif element is not None:
             try:
-                done = bool(await tab_input.on(target, _GONE_JS))
+                done = bool(await tab_input.on(element, _GONE_JS))
             except StaleRef:
                 done = True
         else:

@@ -22,7 +22,7 @@ from gateway.browsers.session import TabSession
 from gateway.errors import ActionFailed, CdpError, GatewayError, StaleRef
 from gateway.page.act.keys import chord_events, parse_chord
 from gateway.page.js import script
-from gateway.page.view import RefTarget, ViewState, current_view
+from gateway.page.view import RefElement, ViewState, current_view
 
 __all__ = ["TabInput"]
 
@@ -55,7 +55,7 @@ class TabInput:
         with anyio.move_on_after(UNDO_S, shield=True), contextlib.suppress(GatewayError):
             await self.call(method, params, session)
 
-    def ref(self, ref: int) -> tuple[ViewState, RefTarget]:
+    def ref(self, ref: int) -> tuple[ViewState, RefElement]:
         view = current_view(self.tab)
         if view is None:
             raise StaleRef(f"ref #{ref}: this tab has no view yet; call browse_view first")
@@ -68,7 +68,7 @@ class TabInput:
                            "not valid); call browse_view for fresh refs")
         return view, found
 
-    async def resolve(self, element: RefTarget) -> str:
+    async def resolve(self, element: RefElement) -> str:
         try:
             result = await self.call("DOM.resolveNode", {"backendNodeId": element.backend_node_id},
                                      element.session)
@@ -77,7 +77,7 @@ class TabInput:
                            "browse_view for fresh refs") from None
         return str(result["object"]["objectId"])
 
-    async def on(self, element: RefTarget, function: str, *args: Any) -> Any:
+    async def on(self, element: RefElement, function: str, *args: Any) -> Any:
         """Call ``function`` with ``this`` = the element, in the element's own session."""
         object_id = await self.resolve(element)
         try:
@@ -108,7 +108,7 @@ class TabInput:
             if parent is None or parent.session == frame.session:
                 frame = parent
                 continue
-            owner = RefTarget(parent.frame_id, parent.session, frame.owner_backend_node_id or 0,
+            owner = RefElement(parent.frame_id, parent.session, frame.owner_backend_node_id or 0,
                               "iframe", frame.url)
             up = await self.on(owner, _FRAME_POINT_JS, x, y, hit_test)
             if "error" in up:
@@ -138,7 +138,7 @@ class TabInput:
             if await self._over(element, x, y) or anyio.current_time() > deadline:
                 return x, y  # past the wait the caller acts, and its own check tells
 
-    async def _over(self, element: RefTarget, x: float, y: float) -> bool:
+    async def _over(self, element: RefElement, x: float, y: float) -> bool:
         """Whether a mouse move to (x, y) lands on the element, within ``PROBE_S``.
 
         Two things move an out-of-process frame's element under a fixed point a moment

@@ -19,7 +19,7 @@ from gateway.output.files import MAX_UPLOAD_BYTES, Readable
 from gateway.page.act.element import TabInput
 from gateway.page.act.models import Upload
 from gateway.page.js import script
-from gateway.page.view import RefTarget
+from gateway.page.view import RefElement
 
 __all__ = ["CHOOSER_WAIT_S", "Readables", "upload"]
 
@@ -36,27 +36,27 @@ async def upload(tab_input: TabInput, action: Upload, readable: Readables, budge
     if total > MAX_UPLOAD_BYTES:
         raise InvalidArgument(f"these files are {total:,} bytes together, over the limit of "
                               f"{MAX_UPLOAD_BYTES:,} bytes per upload step")
-    _, target = tab_input.ref(action.ref)
-    what = f'{target.role} #{action.ref} "{target.name}"'
-    kind = await tab_input.on(target, _FILE_INPUT_JS)
+    _, element = tab_input.ref(action.ref)
+    what = f'{element.role} #{action.ref} "{element.name}"'
+    kind = await tab_input.on(element, _FILE_INPUT_JS)
     if kind["file"]:
         if kind["disabled"]:
             raise ActionFailed(f"{what} is disabled")
-        node, multiple = target.backend_node_id, bool(kind["multiple"])
+        node, multiple = element.backend_node_id, bool(kind["multiple"])
     else:
-        node, multiple = await _chooser(tab_input, action.ref, target, what, budget_s)
+        node, multiple = await _chooser(tab_input, action.ref, element, what, budget_s)
     if len(files) > 1 and not multiple:
         raise ActionFailed(f"{what} takes one file, not {len(files)}")
     paths = await tab_input.session.browser.pages.uploads.stage(tab_input.tab, files, budget_s)
     await tab_input.call("DOM.setFileInputFiles", {"files": list(paths), "backendNodeId": node},
-                         target.session)
+                         element.session)
 
 
-async def _chooser(tab_input: TabInput, ref: int, target: RefTarget, what: str,
+async def _chooser(tab_input: TabInput, ref: int, element: RefElement, what: str,
                    budget_s: float) -> tuple[int, bool]:
     """Click ``ref`` with file choosers intercepted: the chooser's input, and whether it
     takes several files."""
-    await tab_input.call("Page.setInterceptFileChooserDialog", {"enabled": True}, target.session)
+    await tab_input.call("Page.setInterceptFileChooserDialog", {"enabled": True}, element.session)
     opened = tab_input.tab.expect("Page.fileChooserOpened")
     try:
         await tab_input.click(ref)
@@ -66,6 +66,6 @@ async def _chooser(tab_input: TabInput, ref: int, target: RefTarget, what: str,
     finally:
         opened.drop()
         await tab_input.undo("Page.setInterceptFileChooserDialog", {"enabled": False},
-                        target.session)
+                        element.session)
     _, params = opened.result()
     return int(params["backendNodeId"]), params.get("mode") == "selectMultiple"

@@ -48,7 +48,13 @@ from __future__ import annotations
 
 from gateway.page.view.focus import Found, find_lines, line_matcher, narrow_view, scopes_of
 from gateway.page.view.labels import attribute_requests
-from gateway.page.view.model import FrameSnapshot, PageSnapshot, RefTarget, View, snapshot_from_json
+from gateway.page.view.model import (
+    FrameSnapshot,
+    PageSnapshot,
+    RefElement,
+    View,
+    snapshot_from_json,
+)
 from gateway.page.view.render import render_view
 from gateway.page.view.roles import URL_MAX
 from gateway.page.view.state import ViewState, current_view, first_ref, remember_view
@@ -58,7 +64,7 @@ __all__ = [
     "Found",
     "FrameSnapshot",
     "PageSnapshot",
-    "RefTarget",
+    "RefElement",
     "View",
     "ViewState",
     "attribute_requests",

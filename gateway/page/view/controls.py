@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.page.view.labels import as_number, attribute_label, ax_label, flags_of, value_text
-from gateway.page.view.model import AXNode, RefTarget
+from gateway.page.view.model import AXNode, RefElement
 from gateway.page.view.nodes import (
     Frame,
     backend_id_of,
@@ -31,12 +31,12 @@ class Controls:
     def __init__(self, page_url: str, first_ref: int) -> None:
         self.page_origin = origin_of(page_url)
         self.first_ref = first_ref
-        self.refs: dict[int, RefTarget] = {}
+        self.refs: dict[int, RefElement] = {}
 
     def new_ref(self, frame: Frame, backend: int, role: str, name: str) -> int:
         """The next ref number, now pointing at ``backend`` in ``frame``."""
         number = self.first_ref + len(self.refs)
-        self.refs[number] = RefTarget(frame.snap.frame_id, frame.snap.session, backend, role,
+        self.refs[number] = RefElement(frame.snap.frame_id, frame.snap.session, backend, role,
                                       name)
         return number
 

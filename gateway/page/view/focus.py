@@ -31,7 +31,7 @@ from gateway.tabs.network_log import url_matcher
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from gateway.page.view.model import AXNode, PageSnapshot, RefTarget, View
+    from gateway.page.view.model import AXNode, PageSnapshot, RefElement, View
 
 __all__ = ["Found", "find_lines", "line_matcher", "narrow_view", "scopes_of"]
 
@@ -129,19 +129,19 @@ def narrow_view(view: View, find: str | None, within: int | None
     return header + ("\n\n" + body if body else ""), ", ".join(said)
 
 
-def scopes_of(snapshot: PageSnapshot, target: RefTarget) -> list[AXNode]:
+def scopes_of(snapshot: PageSnapshot, element: RefElement) -> list[AXNode]:
     """The nodes ``within`` a ref may print, innermost first: the ref's element if it
     holds other nodes than its text, then each part of the page around it
     (``SCOPE_ROLES``); the renderer prints the first it can. ``StaleRef`` when the
     element is no longer in the page."""
-    frame = next((f for f in snapshot.frames if f.frame_id == target.frame_id), None)
+    frame = next((f for f in snapshot.frames if f.frame_id == element.frame_id), None)
     nodes = {n.get("nodeId"): n for n in (frame.nodes if frame is not None else ())
              if type(n) is dict}
     node = next((n for n in nodes.values()
-                 if backend_id_of(n) == target.backend_node_id and n.get("ignored") is not True),
+                 if backend_id_of(n) == element.backend_node_id and n.get("ignored") is not True),
                 None)
     if node is None:
-        raise StaleRef(f'{target.role} "{target.name}" is no longer in the page; call '
+        raise StaleRef(f'{element.role} "{element.name}" is no longer in the page; call '
                        "browse_view for fresh refs")
     scopes = [node] if _holds_controls(nodes, node) else []
     seen = {node.get("nodeId")}

@@ -3,7 +3,7 @@
 A ``PageSnapshot`` is every frame's accessibility tree as Chrome sent it, plus
 where each frame hangs; ``snapshot_from_json`` reads the JSON form the fixtures
 (``fixtures/ax/*.json``) and the benchmark use. A ``View`` is the rendered text
-with ``RefTarget``s, enough to act on each ``#N`` in the right CDP session.
+with ``RefElement``s, enough to act on each ``#N`` in the right CDP session.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AXNode", "FrameSnapshot", "PageSnapshot", "RefTarget", "View", "snapshot_from_json"]
+__all__ = ["AXNode", "FrameSnapshot", "PageSnapshot", "RefElement", "View", "snapshot_from_json"]
 
 
 AXNode = dict[str, Any]
@@ -25,7 +25,7 @@ class FrameSnapshot:
 
     ``session`` is whatever names the CDP session that owns the frame (the
     gateway's sessionId; ``main`` / ``oopif-N`` in fixtures) and is handed back
-    in ``RefTarget`` untouched. ``owner_backend_node_id`` is the ``<iframe>``
+    in ``RefElement`` untouched. ``owner_backend_node_id`` is the ``<iframe>``
     element in the parent frame (``DOM.getFrameOwner``), None for the main
     frame. ``attributes`` holds DOM attributes (``DOM.describeNode``) of the
     controls ``attribute_requests`` asked about, by backend node id.
@@ -61,7 +61,7 @@ class PageSnapshot:
 
 
 @dataclass(frozen=True)
-class RefTarget:
+class RefElement:
     """What ``#N`` in a view points at: enough to act on it in the right session."""
 
     frame_id: str
@@ -77,7 +77,7 @@ class View:
     up by one in document order (from 1 unless ``render_view`` was given ``first_ref``)."""
 
     text: str
-    refs: dict[int, RefTarget]
+    refs: dict[int, RefElement]
     part: str | None = None   # ``render_view(within=…)``: that part's lines, if printed
     part_role: str = ""
 

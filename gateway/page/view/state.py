@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gateway.page.view.model import FrameSnapshot, RefTarget
+from gateway.page.view.model import FrameSnapshot, RefElement
 from gateway.tabs.tab import Slot
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ __all__ = ["VIEW", "ViewState", "current_view", "first_ref", "remember_view"]
 class ViewState:
     """The refs of the view an agent last saw, and the document they belong to."""
 
-    refs: dict[int, RefTarget]
+    refs: dict[int, RefElement]
     loader_id: str
     frames: dict[str, FrameSnapshot]   # frame id → where it hangs (session, iframe owner);
                                        # its nodes are not kept

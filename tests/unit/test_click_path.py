@@ -131,6 +131,19 @@ async def test_an_element_that_cannot_take_the_click_fails_the_action(why: str) 
     assert cdp.notified == [Sent("Runtime.releaseObject", {"objectId": "obj-42"}, "S1")]
 
 
+@pytest.mark.parametrize("answer", [None, {}, {"x": "150", "y": 70}, [150, 70]])
+async def test_a_page_whose_script_does_not_place_the_element_fails_the_action(
+        answer: Any) -> None:
+    """An answer that is no place (undefined, an empty object, a string coordinate) is
+    the action's failure, said with what came back — not a gateway crash."""
+    session, cdp = _page()
+    cdp.answers["Runtime.callFunctionOn"] = {"result": {"type": "object", "value": answer}}
+    with pytest.raises(ActionFailed, match=r'button #3 "Send": the page did not say where '
+                       r"the element is .*; call browse_view"):
+        await TabInput(session).click(3)
+    assert _mouse(cdp) == []
+
+
 async def test_element_box_is_the_box_around_the_centre_without_a_hit_test() -> None:
     session, cdp = _page()
     assert await element_box(session, 3) == (100.0, 50.0, 100.0, 40.0)

@@ -97,9 +97,7 @@ class TabInput:
         """The element's centre in top-level coordinates and its size, after the checks
         (scrolled to the middle first unless ``scroll`` is False)."""
         view, element = self.ref(ref)
-        where = await self.on(element, _PREPARE_JS, hit_test, scroll)
-        if "error" in where:
-            raise ActionFailed(f'{element.role} #{ref} "{element.name}" {where["error"]}')
+        where = _placed(element, ref, await self.on(element, _PREPARE_JS, hit_test, scroll))
         x, y = float(where["x"]), float(where["y"])
         frame = view.frames.get(element.frame_id)
         # Climb out of cross-site frames through each one's <iframe> in its parent.
@@ -110,9 +108,7 @@ class TabInput:
                 continue
             owner = RefElement(parent.frame_id, parent.session, frame.owner_backend_node_id or 0,
                               "iframe", frame.url)
-            up = await self.on(owner, _FRAME_POINT_JS, x, y, hit_test)
-            if "error" in up:
-                raise ActionFailed(f'{element.role} #{ref} "{element.name}" {up["error"]}')
+            up = _placed(element, ref, await self.on(owner, _FRAME_POINT_JS, x, y, hit_test))
             x, y = float(up["x"]), float(up["y"])
             frame = parent
         return x, y, float(where["width"]), float(where["height"])
@@ -178,3 +174,19 @@ class TabInput:
         bits, key = parse_chord(chord)
         for event in chord_events(bits, key):
             await self.call("Input.dispatchKeyEvent", event)
+
+
+def _placed(element: RefElement, ref: int, answer: Any) -> dict[str, Any]:
+    """What an in-page script said of where the element is: ``{x, y, …}``, else
+    ``ActionFailed`` — with the script's reason (hidden, disabled, covered), or, for an
+    answer that is not a place at all (a page that redefined what the script relies on,
+    a document torn down under it), what came back and what to do."""
+    if isinstance(answer, dict) and "error" in answer:
+        raise ActionFailed(f'{element.role} #{ref} "{element.name}" {answer["error"]}')
+    if not (isinstance(answer, dict) and isinstance(answer.get("x"), int | float)
+            and isinstance(answer.get("y"), int | float)):
+        shown = repr(answer)[:80]
+        raise ActionFailed(f'{element.role} #{ref} "{element.name}": the page did not say '
+                           f"where the element is (its script answered {shown}); call "
+                           "browse_view and try again")
+    return answer

@@ -131,6 +131,14 @@ def _add_share(sub: Any) -> None:
     share.add_argument("--browsers", choices=("one", "all"), default="one",
                        help="all: every debuggable browser here, each shared as NAME-N, "
                             "followed as they start and exit")
+    share.add_argument("--tabs", choices=("agent", "all"), default=None,
+                       help="agent: the agent sees only the tabs it opens (and --tab ones), "
+                            "not your others (default for your own signed-in browser); "
+                            "all: every tab (default otherwise)")
+    share.add_argument("--tab", dest="handed", action="append", default=[],
+                       metavar="URL-OR-TITLE",
+                       help="hand the agent your tab whose URL starts with this, or whose "
+                            "title has these words (repeatable; implies --tabs agent)")
     share.add_argument("--for", dest="for_", metavar="DURATION",
                        help="stop sharing after this long: 45m, 2h, 1h30m, 90s")
     share.add_argument("--accept-new", action="store_true",
@@ -329,7 +337,7 @@ def _share(args: argparse.Namespace) -> int:
     try:
         options = share_options(args.dest, args.name, args.cdp, args.launch,
                                 args.temporary_profile, args.browsers, args.for_,
-                                args.accept_new)
+                                args.accept_new, args.tabs, tuple(args.handed))
     except ValueError as exc:
         print(f"chrome-ssh-gateway share: {exc}", file=sys.stderr)
         return 2

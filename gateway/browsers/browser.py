@@ -269,9 +269,10 @@ class Browser:
     async def _setup(self, cdp: CdpConnection, endpoint: Endpoint, tg: anyio.abc.TaskGroup) -> None:
         version = await cdp.send("Browser.getVersion", timeout_s=SETUP_TIMEOUT_S)
         await cdp.send("Target.setDiscoverTargets", {"discover": True}, timeout_s=SETUP_TIMEOUT_S)
-        await cdp.send("Target.setAutoAttach", {
-            "autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
-            "filter": [{"type": "page"}, {"exclude": True}]}, timeout_s=SETUP_TIMEOUT_S)
+        if not self.pages.scope.agent_only:  # (agent: only its own pages, one by one)
+            await cdp.send("Target.setAutoAttach", {
+                "autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True,
+                "filter": [{"type": "page"}, {"exclude": True}]}, timeout_s=SETUP_TIMEOUT_S)
         infos = (await cdp.send("Target.getTargets", timeout_s=SETUP_TIMEOUT_S))["targetInfos"]
         self.product = version.get("product")
         self.protocol = version.get("protocolVersion")
@@ -356,8 +357,14 @@ class Browser:
         params: dict[str, Any] = {"url": "about:blank"}
         if context_id is not None:
             params["browserContextId"] = context_id
+        scope = self.pages.scope
+        if scope.agent_only:  # the person's window keeps its focus
+            params["background"] = True
         created = await self.browser_call("Target.createTarget", params)
-        tab = self.pages.track({"targetId": created["targetId"], **params})
+        scope.claim(created["targetId"])
+        tab = self.pages.track({"targetId": created["targetId"], "url": "about:blank",
+                                **({"browserContextId": context_id} if context_id else {})})
+        self.pages.attach_soon(tab)
         await self.pages.adopt(tab)
         with anyio.move_on_after(SETUP_TIMEOUT_S):
             await tab.ready.wait()

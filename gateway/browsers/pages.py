@@ -35,6 +35,7 @@ from gateway.browsers.interception import (
     take,
     went,
 )
+from gateway.browsers.scope import PageScope
 from gateway.browsers.uploads import Uploads
 from gateway.cdp.connection import CdpConnection
 from gateway.cdp.frames import FrameTaker
@@ -97,7 +98,10 @@ class PageTracker:
         self.uploads = uploads  # a retired tab's staged files go with it
         self._config = config
         self._tab_ids = tab_ids
+        self.scope = PageScope(config.tabs or ("agent" if config.handed_tabs else "all"),
+                               config.handed_tabs)
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
+        self._attaching: set[str] = set()         # agent scope: attaches asked for
         self._sessions: dict[str, Tab] = {}       # sessionId → Tab
         self._closing: dict[str, anyio.Event] = {}  # targetId → set once Chrome destroyed it
         self.contexts = BrowserContexts()
@@ -119,6 +123,7 @@ class PageTracker:
         for tab in self.tabs.values():
             tab.detach()
         self._sessions.clear()
+        self._attaching.clear()
         for destroyed in self._closing.values():  # reconcile says what is left
             destroyed.set()
         self._closing.clear()
@@ -126,14 +131,15 @@ class PageTracker:
 
     def reconcile(self, infos: list[dict[str, Any]], restarted: bool) -> None:
         """Match known tabs with Chrome's pages after a (re)connect."""
-        pages = {i["targetId"]: i for i in infos if i.get("type") == "page"}
+        pages = {i["targetId"]: i for i in infos
+                 if i.get("type") == "page" and self.scope.admits(i)}
         for target_id, tab in list(self.tabs.items()):
             if target_id not in pages:
                 why = (f"was in the browser on {self._name!r}, which restarted; it is gone"
                        if restarted else "was closed while the gateway was disconnected")
                 self.retire(tab, why)
         for info in pages.values():
-            self.track(info)
+            self.attach_soon(self.track(info))
 
     def retire_all(self, reason: str) -> None:
         for tab in list(self.tabs.values()):
@@ -144,8 +150,9 @@ class PageTracker:
     def _on_browser_event(self, cdp: CdpConnection, method: str, params: dict[str, Any]) -> None:
         if method in ("Target.targetCreated", "Target.targetInfoChanged"):
             info = params.get("targetInfo", {})
-            if info.get("type") == "page" and info.get("targetId") not in self._closing:
-                self.track(info)
+            if (info.get("type") == "page" and info.get("targetId") not in self._closing
+                    and self.scope.admits(info)):
+                self.attach_soon(self.track(info))
         elif method == "Target.targetDestroyed":
             target_id = params.get("targetId", "")
             tab = self.tabs.get(target_id)
@@ -158,6 +165,11 @@ class PageTracker:
             info = params.get("targetInfo", {})
             if (info.get("type") == "page" and self._tasks is not None
                     and info.get("targetId") not in self._closing):
+                self._attaching.discard(info.get("targetId", ""))
+                if not self.scope.admits(info):  # never ours: let it go at once
+                    self._tasks.start_soon(self._send_quietly, cdp, "Target.detachFromTarget",
+                                           {"sessionId": params["sessionId"]}, None)
+                    return
                 tab = self.track(info)
                 self.bind(cdp, tab, params["sessionId"])
                 self._tasks.start_soon(self.prepare, cdp, tab, params["sessionId"],
@@ -176,6 +188,17 @@ class PageTracker:
             tab = self.tabs.get(params.get("targetId", ""))
             if tab is not None:
                 self.retire(tab, f"crashed ({params.get('status', 'unknown status')})")
+
+    def attach_soon(self, tab: Tab) -> None:
+        """With ``agent`` scope nothing is auto-attached (a person's new page would start
+        paused): each page of the agent's is attached when it becomes known, once;
+        ``Target.attachedToTarget`` sets it up as an auto-attached one is."""
+        if (not self.scope.agent_only or tab.session_id is not None or self._cdp is None
+                or self._tasks is None or tab.target_id in self._attaching):
+            return
+        self._attaching.add(tab.target_id)
+        self._tasks.start_soon(self._send_quietly, self._cdp, "Target.attachToTarget",
+                               {"targetId": tab.target_id, "flatten": True}, None)
 
     def track(self, info: dict[str, Any]) -> Tab:
         tab = self.tabs.get(info["targetId"])
@@ -212,6 +235,7 @@ class PageTracker:
         once its timeout ran out: Chrome's detach arrives after the tab is retired)."""
         tab.retired, tab.why_retired = True, reason
         self.tabs.pop(tab.target_id, None)
+        self.scope.forget(tab.target_id)
         if tab.session_id is not None:
             self._sessions.pop(tab.session_id, None)
             if self._cdp is not None:

@@ -53,6 +53,8 @@ __all__ = [
     "HOST_KEY_POLICIES",
     "LAUNCH_KEYS",
     "MAX_BUFFER",
+    "MAX_HANDED",
+    "MAX_HANDED_CHARS",
     "MAX_SECONDS",
     "MIN_BUFFER",
     "OPT_IN_SCHEMES",
@@ -65,6 +67,7 @@ __all__ = [
     "HostKeyPolicy",
     "ReconnectPolicy",
     "StrictModel",
+    "TabScope",
     "TargetConfig",
     "TargetName",
     "TargetSettings",
@@ -187,8 +190,21 @@ def _opt_in_scheme(scheme: str) -> str:
     return scheme
 
 
+MAX_HANDED, MAX_HANDED_CHARS = 8, 200  # (they travel in a share's manifest too)
+
+
+def _handed(text: str) -> str:
+    if not text.strip() or breaks_a_line(text):
+        raise ValueError(f"{show(text)} names no tab; expected a URL (or its start) or "
+                         "words of a tab's title")
+    return text
+
+
 Seconds = Annotated[float, _duration(zero_ok=False)]
 Browsers = Literal["one", "all"]
+TabScope = Literal["all", "agent"]
+"""Which of a browser's tabs the agent sees: ``all``, or only the ``agent``'s own (those
+it opened and those the person handed it) — ``gateway/browsers/scope.py``."""
 Port = Annotated[int, _in_range(1, 65535, what="port ")]
 BufferSize = Annotated[int, _in_range(MIN_BUFFER, MAX_BUFFER, unit=" entries")]
 CaptureSize = Annotated[int, _in_range(1, 100_000, unit=" MB")]
@@ -200,6 +216,11 @@ WebDriver = Annotated[WebDriverUrl, _parsed(WebDriverUrl, parse_webdriver_url)]
 CdpPatterns = Annotated[
     tuple[Annotated[str, Field(strict=True), AfterValidator(_cdp_pattern)], ...],
     Field(strict=False), AfterValidator(_some_patterns),
+]
+HandedTabs = Annotated[
+    tuple[Annotated[str, Field(strict=True, max_length=MAX_HANDED_CHARS),
+                    AfterValidator(_handed)], ...],
+    Field(strict=False, max_length=MAX_HANDED),
 ]
 ChromeArgs = Annotated[
     tuple[Annotated[str, Field(strict=True), AfterValidator(chrome_flag)], ...],
@@ -280,6 +301,10 @@ class TargetSettings(StrictModel):
     allow_evaluate: bool = True                # evaluate, and CDP methods that run page JS
     allow_schemes: Schemes = frozenset()       # of OPT_IN_SCHEMES, e.g. {"file"}
     browsers: Browsers = "one"                 # "all": every debuggable browser on the host
+    # None: "agent" for a person's own browser (found through its remote-debugging
+    # setting), else "all"; handed_tabs: the person's tabs the agent may use too.
+    tabs: TabScope | None = None
+    handed_tabs: HandedTabs = ()
     scan_interval_s: Seconds | None = None     # how often "all" / shared look again
     shared: bool = False                       # the shares on the host (``share``)
     # A WebDriver endpoint's sessions; a hosted cdp URL's handshake (config/remote.py).
@@ -305,6 +330,10 @@ class TargetSettings(StrictModel):
                     raise FieldProblem(f"{key} only applies with launch = true", key)
         if self.display is not None and self.headless:
             raise FieldProblem("display only applies with headless = false", "display")
+        if self.handed_tabs and self.tabs == "all":
+            raise FieldProblem('handed_tabs names the person\'s tabs the agent may use with '
+                               'tabs = "agent"; with "all" it sees every tab already',
+                               "handed_tabs")
         return self
 
     @model_validator(mode="after")

@@ -16,7 +16,8 @@ from gateway.config.model import TargetConfig
 from gateway.config.urls import check_url
 from gateway.errors import NotAllowed
 
-__all__ = ["JS_METHODS", "NAVIGATION_METHODS", "check_cdp_command", "check_evaluate"]
+__all__ = ["JS_METHODS", "NAVIGATION_METHODS", "check_cdp_command", "check_evaluate",
+           "check_own_tabs"]
 
 # CDP methods that run JavaScript of the caller's choosing in a page: turned off
 # together with ``evaluate`` by ``allow_evaluate = false``.
@@ -27,6 +28,17 @@ JS_METHODS = frozenset({
 })
 # CDP methods that load a URL of the caller's choosing: the same scheme rules as navigate.
 NAVIGATION_METHODS = frozenset({"Page.navigate", "Target.createTarget"})
+# What reaches past one tab into the rest of a person's browser, refused on a browser
+# whose tabs are the person's (``tabs = "agent"``) even on the agent's own tab: other
+# pages (Target), the whole browser (Browser, SystemInfo, Extensions), the profile's
+# storage of every site (Storage, DOMStorage, IndexedDB, CacheStorage, ServiceWorker,
+# BackgroundService), and every site's cookies.
+_BEYOND_A_TAB_DOMAINS = frozenset({
+    "Target", "Browser", "SystemInfo", "Extensions", "Storage", "DOMStorage", "IndexedDB",
+    "CacheStorage", "ServiceWorker", "BackgroundService", "Tethering", "PWA"})
+_BEYOND_A_TAB_METHODS = frozenset({
+    "Network.getAllCookies", "Network.setCookie", "Network.setCookies",
+    "Network.deleteCookies", "Network.clearBrowserCookies", "Network.clearBrowserCache"})
 
 
 def check_evaluate(config: TargetConfig) -> None:
@@ -60,3 +72,24 @@ def check_cdp_command(config: TargetConfig, method: str, params: dict[str, Any] 
         url = params.get("url")
         if isinstance(url, str):
             check_url(url, config.allow_schemes)
+
+
+def check_own_tabs(target: str, method: str, params: dict[str, Any] | None, *,
+                   on_tab: bool) -> None:
+    """Refuse a raw CDP command on a browser whose tabs are the person's
+    (``tabs = "agent"``) when it could reach past the agent's own tab: any browser-level
+    command, and on a tab the domains and methods that reach other pages, the whole
+    browser or every site's storage and cookies (``Network.getCookies`` only for the
+    tab's own pages: not with ``urls``)."""
+    domain = method.partition(".")[0]
+    if not on_tab:
+        why = "a browser-level command reaches every tab, the person's too"
+    elif domain in _BEYOND_A_TAB_DOMAINS or method in _BEYOND_A_TAB_METHODS:
+        why = f"{method} reaches past the agent's own tab"
+    elif method == "Network.getCookies" and params and "urls" in params:
+        why = "Network.getCookies with urls reads other sites' cookies"
+    else:
+        return
+    raise NotAllowed(f"{why}, and on target {target!r} the agent sees only its own tabs "
+                     "(tabs = \"agent\": the person's own browser); send page commands "
+                     "with tab=<id> of a tab the agent opened, or use the dedicated tools")

@@ -98,7 +98,8 @@ class ShareWatch(HostGroup):
             return False
         way = SharedSocket(seen)
         self._members[share] = (named, way)
-        found = self.config.model_copy(update={"name": named, "shared": False})
+        found = self.config.model_copy(update={"name": named, "shared": False,
+                                               **_scope_of(self.config, seen)})
         self._targets.add_found(found, way, self.name)
         log.info("share found", target=named, share=share,
                  sharer=seen.manifest.sharer if isinstance(seen, SeenShare) else None,
@@ -121,3 +122,17 @@ class ShareWatch(HostGroup):
                 return name
         return None
 
+
+
+def _scope_of(config: TargetConfig, seen: SeenShare | BadShare) -> dict[str, object]:
+    """What a share's browser shows the agent: the sharer's ``--tabs`` / ``--tab`` and
+    the gateway's own ``tabs`` together — ``agent`` when either says so (the person
+    decides for their browser; the gateway's config can only narrow it)."""
+    if not isinstance(seen, SeenShare):
+        return {}
+    manifest = seen.manifest
+    tabs = "agent" if "agent" in (config.tabs, manifest.tabs) else (config.tabs
+                                                                     or manifest.tabs)
+    return {"tabs": tabs,
+            "handed_tabs": tuple(dict.fromkeys((*config.handed_tabs,
+                                                *(manifest.handed_tabs or ()))))}

@@ -236,6 +236,8 @@ async def apply(session: TabSession, state: dict[str, Any], timeout_s: float) ->
     before, wanted = emulation.overrides, overrides(state)
     steps = changes(before, wanted)
     if any(key == _GEO and key in wanted for key, _, _ in steps):
+        browser.pages.scope.check_own_context(browser.name, tab.context,
+                                              "emulating a position (a geolocation grant)")
         await _geolocation_permission(session, grant=True)
     try:
         await _send(session, steps, wanted, timeout_s)

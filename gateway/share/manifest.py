@@ -25,7 +25,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from gateway.config import TARGET_NAME_RE
+from gateway.config import MAX_HANDED, MAX_HANDED_CHARS, TARGET_NAME_RE, TabScope
 
 __all__ = [
     "MAX_MANIFEST_BYTES",
@@ -76,6 +76,12 @@ class ShareManifest(BaseModel):
     sharer: _Text                       # the sharing machine's host name
     shared_at: _Text                    # ISO 8601, UTC
     expires: _Text | None = None        # ISO 8601, UTC; None: until stopped
+    # The sharer's say over its tabs (``share --tabs``, ``--tab``): "agent" keeps the
+    # person's other tabs from the agent, whatever the gateway's own config says.
+    tabs: TabScope | None = None
+    handed_tabs: Annotated[tuple[Annotated[str, StringConstraints(
+        min_length=1, max_length=MAX_HANDED_CHARS)], ...],
+        Field(max_length=MAX_HANDED)] | None = None
 
     def to_text(self) -> str:
         """One line of JSON (the listing blanks newlines anyway)."""

@@ -7,7 +7,7 @@ import socket
 from dataclasses import dataclass
 from typing import Literal
 
-from gateway.config import CdpAddress, HostKeyPolicy, SshDestination
+from gateway.config import MAX_HANDED, CdpAddress, HostKeyPolicy, SshDestination, TabScope
 from gateway.config.addresses import parse_cdp_address, parse_ssh_destination
 from gateway.config.text import BadValue
 
@@ -28,6 +28,8 @@ class ShareOptions:
     browsers: Literal["one", "all"]
     for_s: float | None           # --for: the share ends by itself after this long
     interval_s: float = 2.0       # how often the browsers here are looked at again
+    tabs: TabScope | None = None  # --tabs (--tab implies agent); None: as the gateway sees fit
+    handed_tabs: tuple[str, ...] = ()  # --tab: the person's tabs the agent may use
 
 
 def parse_duration(text: str) -> float:
@@ -58,7 +60,8 @@ def name_from_host(hostname: str) -> str:
 
 def share_options(dest: str, name: str | None, cdp: str | None, launch: bool,
                   temporary: bool, browsers: str, for_text: str | None,
-                  accept_new: bool) -> ShareOptions:
+                  accept_new: bool, tabs: str | None = None,
+                  handed: tuple[str, ...] = ()) -> ShareOptions:
     """The command line's values checked together; ``ValueError`` names what to fix."""
     try:
         destination = parse_ssh_destination(dest)
@@ -76,6 +79,15 @@ def share_options(dest: str, name: str | None, cdp: str | None, launch: bool,
                          "--launch")
     if temporary and not launch:
         raise ValueError("--temporary-profile applies with --launch")
+    if handed and tabs == "all":
+        raise ValueError("--tab hands the agent one of your tabs, with --tabs agent; "
+                         "with --tabs all it sees every tab already")
+    if len(handed) > MAX_HANDED:
+        raise ValueError(f"--tab: at most {MAX_HANDED} tabs can be handed")
+    for text in handed:
+        if not text.strip() or len(text) > 200 or any(c in text for c in "\r\n\x00"):
+            raise ValueError(f"--tab {text[:40]!r}: expected a URL (or its start) or words "
+                             "of a tab's title, at most 200 characters on one line")
     limit = _NAME_BASE if browsers == "all" else 32
     if name is not None and not re.fullmatch(rf"[a-z0-9_-]{{1,{limit}}}", name):
         raise ValueError(f"--name {name!r}: expected 1-{limit} characters of a-z, 0-9, '_', "
@@ -86,4 +98,6 @@ def share_options(dest: str, name: str | None, cdp: str | None, launch: bool,
         host_key_policy="accept-new" if accept_new else "strict", cdp=address,
         launch="no" if not launch else "temporary" if temporary else "persistent",
         browsers="all" if browsers == "all" else "one",
-        for_s=parse_duration(for_text) if for_text is not None else None)
+        for_s=parse_duration(for_text) if for_text is not None else None,
+        tabs="agent" if handed else "all" if tabs == "all" else "agent" if tabs else None,
+        handed_tabs=tuple(handed))

@@ -138,7 +138,8 @@ class Sharer:
                 name=name, share_id=self.remote.share_id, pid=browser.pid, **text,
                 sharer=self.sharer,
                 shared_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                expires=self.expires.isoformat(timespec="seconds") if self.expires else None)
+                expires=self.expires.isoformat(timespec="seconds") if self.expires else None,
+                tabs=self.options.tabs, handed_tabs=self.options.handed_tabs or None)
         except ValidationError as exc:
             raise ShareRefused(f"cannot describe the browser shared as {name} "
                                f"({exc.errors()[0]['msg']})") from None

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from gateway.browsers.session import TabSession
-from gateway.config.policy import check_cdp_command
+from gateway.config.policy import check_cdp_command, check_own_tabs
 from gateway.errors import CdpError, InvalidArgument
 from gateway.output.absent import absent
 from gateway.output.redact import redact
@@ -51,6 +51,8 @@ async def cdp_command(
                               "Domain.method, e.g. Page.navigate or Target.getTargets")
     browser = on.browser
     check_cdp_command(browser.config, method, params)
+    if browser.pages.scope.agent_only:
+        check_own_tabs(browser.name, method, params, on_tab=isinstance(on, TabSession))
     if isinstance(on, TabSession):
         result = await on.call(method, params, timeout_s=on.budget)
     else:

@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from gateway.errors import NotAllowed, TabHeld
+from gateway.errors import GatewayError, NotAllowed, TabHeld
 from gateway.output.absent import absent
 from gateway.progress import report
 
@@ -45,6 +45,9 @@ class Handoff(BaseModel):
     state: State
     left_s: float | None = absent()
     busy: str | None = absent()
+    # A headed browser: the tab was brought to the front of its window, where a person
+    # at that machine already is (the live page is there for one elsewhere).
+    in_front: bool = absent(False)
 
 
 @tab_tool("Hand a tab to a person", lock=False, while_held=True)
@@ -63,6 +66,7 @@ async def handoff(
         raise NotAllowed("handoff gives a person control of a tab, which a read-only "
                          "gateway does not; restart it without --read-only")
     hold, url = await on.gateway.live.handoff(on.tab, reason, timeout_s or DEFAULT_HOLD_S)
+    in_front = await _to_front(on)
     busy = None
     with anyio.move_on_after(on.budget) as waited:  # a call running on the tab ends
         async with on.tab.lock:
@@ -85,8 +89,23 @@ async def handoff(
     if hold.ended is None:
         left = max(hold.until - time.monotonic(), 0)
         return Handoff(tab=on.tab.id, url=url, state="held", left_s=round(left, 1),
-                       busy=busy)
-    return Handoff(tab=on.tab.id, state=ENDED.get(hold.ended or "", "done"), busy=busy)
+                       busy=busy, in_front=in_front)
+    return Handoff(tab=on.tab.id, state=ENDED.get(hold.ended or "", "done"), busy=busy,
+                   in_front=in_front)
+
+
+async def _to_front(on: TabCall) -> bool:
+    """Bring the tab to the front of its window when the browser has windows (its product
+    is not ``HeadlessChrome/…``): a person at that machine sees it at once. Best effort —
+    the live page is the way in either way."""
+    if (on.browser.product or "HeadlessChrome").startswith("HeadlessChrome"):
+        return False
+    try:
+        await on.browser_call("Target.activateTarget", {"targetId": on.tab.target_id},
+                              timeout_s=min(on.budget, 5.0))
+    except GatewayError:
+        return False
+    return True
 
 
 TOOLS = (handoff,)

@@ -48,13 +48,17 @@ class TargetInfo(BaseModel):
     # and how often it started it again after it died.
     launched: bool | None = absent()
     restarts: int | None = absent()
+    # "agent": the person's own browser; the agent sees only the tabs it opened or was
+    # handed (``tabs = "agent"``); left out for "all".
+    tab_scope: str | None = absent()
 
 
 def _info(browser: Browser) -> TargetInfo:
     info = TargetInfo(name=browser.name, transport=browser.host.kind,
                       host=browser.host.label, state=browser.state, browser=browser.product,
                       cdp_endpoint=_endpoint(browser), tabs=len(browser.tabs),
-                      error=browser.error)
+                      error=browser.error,
+                      tab_scope="agent" if browser.pages.scope.agent_only else None)
     if browser.launcher is not None:
         info = info.model_copy(update={"launched": browser.launcher.attached,
                                        "restarts": browser.launcher.restarts})

@@ -499,3 +499,49 @@ async def test_bad_options_exit_2_before_anything_is_contacted(share: ShareHost)
         done = share.run(*GATEWAY, "share", *args, timeout=STATUS_S)
         assert done.returncode == 2, (args, done.stderr)
         assert reason in done.stderr
+
+
+def _open_here(share: ShareHost, url: str) -> str:
+    """A tab the person opens in the shared browser (``PUT /json/new`` on its loopback)."""
+    import http.client
+    from urllib.parse import quote
+
+    def put() -> str:
+        conn = http.client.HTTPConnection("127.0.0.1", share.browsers[0].port, timeout=10)
+        try:
+            conn.request("PUT", "/json/new?" + quote(url, safe=":/?=&%#"))
+            return str(json.loads(conn.getresponse().read())["id"])
+        finally:
+            conn.close()
+
+    return share.run_in_netns(put)
+
+
+async def test_with_tabs_agent_the_gateway_sees_only_the_agents_tabs(
+        topology: Topology, share: ShareHost, sharers: list[Sharer], tmp_path: Path) -> None:
+    """``share --tab`` hands one of the person's tabs over (and implies ``--tabs agent``):
+    the receiving gateway lists that one and the ones its agent opens, never the others."""
+    mark = "persons-own-tab-5d1c"
+    _open_here(share, f"data:text/html,<title>{mark}</title>")
+    _open_here(share, "data:text/html,<title>Handed-over-page</title>")
+    start(sharers, share, tmp_path, "h2", "--name", "mine", "--tab", "handed-over",
+          "--cdp", f"127.0.0.1:{share.browsers[0].port}").wait_status()
+    async with over_ssh(topology, tmp_path) as client:
+        mine = await up(client, "mine")
+        assert mine["tab_scope"] == "agent"
+
+        async def titles() -> list[str]:
+            tabs = (await call_ok(client, "list_tabs", {"target": "mine"}))["tabs"]
+            return sorted(t["title"] for t in tabs)
+
+        assert await eventually(titles, until=lambda t: t == ["Handed-over-page"],
+                                timeout=10, what="the handed tab listed")
+        opened = await call_ok(client, "navigate", {
+            "target": "mine", "url": "data:text/html,<title>agents-own</title>"})
+        assert await title_of(client, opened["tab"]) == "agents-own"
+        assert await titles() == ["Handed-over-page", "agents-own"]
+        listed = json.dumps(await call_ok(client, "list_tabs", {"target": "mine"}))
+        assert mark not in listed
+        error = await call_err(client, "cdp_command", {"target": "mine",
+                                                       "method": "Target.getTargets"})
+        assert "only its own tabs" in error

@@ -62,6 +62,9 @@ async def context_id(on: BrowserSession, context: str | None, *, make: bool) -> 
     context the gateway did not make counts as its own), the named one (made now if new
     and ``make``: a load fills a fresh context), or the browser's default context."""
     browser = on.browser
+    browser.pages.scope.check_own_context(
+        browser.name, on.tab.context if isinstance(on, TabSession) else context,
+        "storage_state")
     if isinstance(on, TabSession):
         info = await browser.browser_call("Target.getTargetInfo",
                                           {"targetId": on.tab.target_id})

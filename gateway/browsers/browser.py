@@ -45,7 +45,7 @@ from gateway.tabs.tab import Tab, TabIds
 if TYPE_CHECKING:  # only a launch = true target uses one (``Registry.add``)
     from gateway.discovery.launcher import ChromeLauncher
 
-__all__ = ["Browser", "BrowserState"]
+__all__ = ["Browser", "BrowserState", "is_headless"]
 
 BrowserState = Literal["connecting", "up", "down", "gone"]
 _S = TypeVar("_S")
@@ -55,6 +55,15 @@ log = structlog.get_logger("gateway.target")
 LINK_PROBE_TIMEOUT_S = 2.0
 RELEASE_S = 2.0  # how long releasing a remote object may take (it is only clean-up)
 CLOSED_S = 5.0  # how long close_tab waits for Chrome to destroy the page it accepted to close
+
+
+def is_headless(version: dict[str, Any]) -> bool:
+    """Whether ``Browser.getVersion`` describes a browser without windows. Chromium 156
+    headless names itself ``Chrome/…`` in ``product`` (earlier ``HeadlessChrome/…``) and
+    says HeadlessChrome only in its user agent; a browser that says neither is taken as
+    headless, so nothing is asked of a window that may not be there."""
+    said = [str(version.get(key) or "") for key in ("product", "userAgent")]
+    return not all(said) or any("HeadlessChrome" in text for text in said)
 
 
 class Browser:
@@ -80,6 +89,7 @@ class Browser:
         self.error: str | None = "no session yet; the first call creates one" \
             if self._on_demand else None
         self.product: str | None = None
+        self.headless = True  # no window to bring a tab to the front of
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
         self.pages = PageTracker(self.name, config, tab_ids, Uploads(host))
@@ -275,6 +285,7 @@ class Browser:
                 "filter": [{"type": "page"}, {"exclude": True}]}, timeout_s=SETUP_TIMEOUT_S)
         infos = (await cdp.send("Target.getTargets", timeout_s=SETUP_TIMEOUT_S))["targetInfos"]
         self.product = version.get("product")
+        self.headless = is_headless(version)
         self.protocol = version.get("protocolVersion")
         restarted = self._last_browser_path not in (None, endpoint.browser_path)
         self._last_browser_path = endpoint.browser_path

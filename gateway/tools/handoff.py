@@ -95,10 +95,10 @@ async def handoff(
 
 
 async def _to_front(on: TabCall) -> bool:
-    """Bring the tab to the front of its window when the browser has windows (its product
-    is not ``HeadlessChrome/…``): a person at that machine sees it at once. Best effort —
-    the live page is the way in either way."""
-    if (on.browser.product or "HeadlessChrome").startswith("HeadlessChrome"):
+    """Bring the tab to the front of its window when the browser has windows (it is not
+    headless): a person at that machine sees it at once. Best effort — the live page is
+    the way in either way."""
+    if on.browser.headless:
         return False
     try:
         await on.browser_call("Target.activateTarget", {"targetId": on.tab.target_id},

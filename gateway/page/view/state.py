@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gateway.page.view.controls import RefKey
 from gateway.page.view.model import FrameSnapshot, RefElement
 from gateway.tabs.tab import Slot
 
@@ -26,7 +27,15 @@ class ViewState:
     loader_id: str
     frames: dict[str, FrameSnapshot]   # frame id → where it hangs (session, iframe owner);
                                        # its nodes are not kept
-    next_ref: int                      # the first ref of the tab's next view
+    next_ref: int                      # the first new ref of the tab's next view
+    text: str | None = None            # the whole view, when the agent holds it all (it
+                                       # was handed whole or as changes): what the next
+                                       # change set is taken against
+
+    def keys(self) -> dict[RefKey, int]:
+        """Each element's number, for the next view of the same document to keep."""
+        return {(ref.frame_id, ref.backend_node_id): number
+                for number, ref in self.refs.items()}
 
 
 VIEW: Slot[ViewState] = Slot("view")

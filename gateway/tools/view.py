@@ -42,7 +42,7 @@ class ActResult(PageView):
         """The header, one line for the steps (why the failing one failed), the view."""
         steps = "; ".join(step.do if step.ok else f"{step.do} failed: {step.error}"
                           for step in self.steps)
-        return f"{self.header()}\nsteps: {steps}\n{self.view}"
+        return "\n".join(filter(None, (self.header(), f"steps: {steps}", self.view)))
 
 
 @tab_tool("Open a page as text", open_world=True, tab="for_url")

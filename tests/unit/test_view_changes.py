@@ -49,7 +49,7 @@ def test_hunks_say_where_they_go_and_what_they_follow() -> None:
                                  "browse_view for the whole")
     inserted = changes_between("a\nb", "a\nnew\nb")
     assert inserted.text == "@@ -1,0 +2,1 @@ a\n+new"
-    assert changes_between("a", "a").summary() == "no change since the last view (1 lines)"
+    assert changes_between("a", "a").summary() == "no change since the last view of 1 lines"
 
 
 def test_a_re_render_of_the_same_document_keeps_every_ref() -> None:

@@ -38,7 +38,7 @@ class Changes:
     def summary(self) -> str:
         """The header's words: a change set, how big, and where the whole view is."""
         if not self.text:
-            return f"no change since the last view ({self.lines} lines)"
+            return f"no change since the last view of {self.lines} lines"
         return (f"changes since the last view: +{self.added} -{self.removed} of "
                 f"{self.lines} lines; browse_view for the whole")
 

@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gateway.page.view.labels import as_number, attribute_label, ax_label, flags_of, value_text
+from gateway.page.view.labels import (
+    as_number,
+    attribute_label,
+    ax_label,
+    contents_label,
+    flags_of,
+    value_text,
+)
 from gateway.page.view.model import AXNode, RefElement
 from gateway.page.view.nodes import (
     Frame,
@@ -64,8 +71,9 @@ class Controls:
         elif ref is None:  # not a control: nothing to tell it apart by
             head = role
         else:
+            contents = contents_label(frame, node, NAME_MAX)
             head = ref + " " + ((backend is not None and attribute_label(frame, backend))
-                                or "[unnamed]")
+                                or (quote(contents, NAME_MAX) if contents else "[unnamed]"))
         if role == "link":
             url = props.get("url")
             if type(url) is str and url:

@@ -48,8 +48,8 @@ def current_view(tab: Tab) -> ViewState | None:
 
 
 def first_ref(tab: Tab) -> int:
-    """The first ref of the tab's next view: refs count on across a tab's views, so a
-    ref from an older view never names an element of a newer one."""
+    """The first new ref of the tab's next view: new refs count on across a tab's views,
+    so a number never names a second element."""
     view = tab.peek(VIEW)
     return view.next_ref if view is not None else 1
 

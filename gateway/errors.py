@@ -32,7 +32,7 @@ happened, then what to do next.
     ├── TabNotFound            unknown / closed / pre-restart tab id
     ├── NavigationError        the browser could not load a URL
     ├── DialogOpen             a JavaScript dialog blocks the tab
-    ├── StaleRef               a view ref from an older view or document
+    ├── StaleRef               a view ref whose element or document is gone
     ├── ActionFailed           an element cannot take the action (hidden, disabled, …)
     ├── JavaScriptError        evaluated code threw or rejected
     ├── CaptureFailed          a performance trace or heap snapshot could not be taken

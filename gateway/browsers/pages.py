@@ -247,11 +247,12 @@ class PageTracker:
     async def close(self, tab: Tab, reason: str, call: Call, wait_s: float) -> None:
         """Close the tab's page through the browser (a hung page too) and return once
         Chrome destroyed it (bounded by ``wait_s``): neither list_tabs nor Chrome's own
-        target list shows it any more. The tab is retired with ``reason`` as soon as
-        Chrome accepts. Chrome sends the page's last ``targetInfoChanged`` (detached)
-        after answering ``closeTarget`` (measured on Chromium 156, 5 closes of 5):
-        tracked, it listed the closed page again, under a new tab id, until its
-        ``targetDestroyed`` came — so a target being closed is not tracked again."""
+        target list shows it any more, and the files staged for its uploads are removed.
+        The tab is retired with ``reason`` as soon as Chrome accepts. Chrome sends the
+        page's last ``targetInfoChanged`` (detached) after answering ``closeTarget``
+        (measured on Chromium 156, 5 closes of 5): tracked, it listed the closed page
+        again, under a new tab id, until its ``targetDestroyed`` came — so a target
+        being closed is not tracked again."""
         destroyed = self._closing.setdefault(tab.target_id, anyio.Event())
         tab.closing = True
         try:
@@ -265,6 +266,7 @@ class PageTracker:
             self.retire(tab, reason)
         with anyio.move_on_after(wait_s):
             await destroyed.wait()
+        await self.uploads.sweep()  # the files it was handed are gone when it is
 
     def _withdraw_position_grant(self, gone: Tab) -> None:
         """A tab that emulated a position had the geolocation permission granted to its

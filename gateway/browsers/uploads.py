@@ -39,6 +39,8 @@ class Uploads:
         self._by_tab: dict[int, list[str]] = {}
         self._stale: list[str] = []
         self._more = anyio.Event()
+        self._sweeping = anyio.Lock()  # one removal at a time: a sweep returns once
+                                       # what was released before it is gone
 
     async def stage(self, tab: Tab, files: Sequence[Readable], timeout_s: float
                     ) -> tuple[str, ...]:
@@ -72,19 +74,22 @@ class Uploads:
             self._more.set()
 
     async def sweep(self) -> None:
-        """Remove every released directory; shielded and bounded, never raising."""
-        directories, self._stale = self._stale, []
-        if not directories:
-            return
-        command = "rm -rf -- " + " ".join(shlex.quote(d) for d in directories)
-        with anyio.move_on_after(SWEEP_TIMEOUT_S, shield=True):
-            try:
-                await self._host.run(command, SWEEP_TIMEOUT_S)
+        """Remove every released directory; shielded and bounded, never raising. After
+        one sweep those released before it are gone (or logged as not removable), even
+        when the sweeper had already started on them: ``close_tab`` returns then."""
+        async with self._sweeping:
+            directories, self._stale = self._stale, []
+            if not directories:
                 return
-            except HostError as exc:
-                log.warning("could not remove uploaded files", host=self._host.label,
-                            error=exc.reason, directories=directories)
-        self._stale.extend(directories)
+            command = "rm -rf -- " + " ".join(shlex.quote(d) for d in directories)
+            with anyio.move_on_after(SWEEP_TIMEOUT_S, shield=True):
+                try:
+                    await self._host.run(command, SWEEP_TIMEOUT_S)
+                    return
+                except HostError as exc:
+                    log.warning("could not remove uploaded files", host=self._host.label,
+                                error=exc.reason, directories=directories)
+            self._stale.extend(directories)
 
     async def sweeper(self) -> None:
         """Sweep whenever a tab with staged files went, and at once what an earlier

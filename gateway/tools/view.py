@@ -33,14 +33,16 @@ class ActResult(PageView):
             return None
         ran, left = len(self.steps), self.asked - len(self.steps)
         after = f"; the {left} after it did not run" if left > 0 else ""
+        now = ("What changed on the page since the last view follows" if self.changes
+               else "The page as it is now follows, with fresh refs")
         return (f"step {ran} of {max(self.asked, ran)} ({failed.do}) failed: {failed.error}"
-                f"{after}. The page as it is now follows, with fresh refs")
+                f"{after}. {now}")
 
     def as_text(self) -> str:
         """The header, one line for the steps (why the failing one failed), the view."""
         steps = "; ".join(step.do if step.ok else f"{step.do} failed: {step.error}"
                           for step in self.steps)
-        return f"{self.header()}\nsteps: {steps}\n{self.view}"
+        return "\n".join(filter(None, (self.header(), f"steps: {steps}", self.view)))
 
 
 @tab_tool("Open a page as text", open_world=True, tab="for_url")
@@ -70,7 +72,7 @@ async def browse_view(
     within: Annotated[int | None, Field(
         description="Only the part holding this ref.", ge=1)] = None,
 ) -> PageView:
-    """Read a tab again as text with fresh refs (as browse)."""
+    """Read a tab again as text with refs (as browse)."""
     return await take(on, max_chars, find, within)
 
 
@@ -85,14 +87,14 @@ async def browse_act(
     max_chars: MaxChars = DEFAULT_MAX_CHARS,
 ) -> ActResult:
     """Click, type, press, select, hover, scroll, drag, upload, wait: real input on
-    the latest view's refs, then a fresh view.
+    the latest view's refs, then what changed.
     """
     uploads = any(getattr(a, "do", None) == "upload" for a in actions)
     readable = functools.partial(
         resolve_read_path, allowed=await allowed_dirs(on.gateway) if uploads else [],
         allow_any=on.gateway.registry.config.allow_any_path)
     steps = await run_actions(on, list(actions), on.budget, readable)
-    view = await take(on, max_chars)
+    view = await take(on, max_chars, changes=True)
     return ActResult(**view.model_dump(), steps=steps, asked=len(actions))
 
 

@@ -349,11 +349,31 @@ async def browse(client: Client, url: str, *, target: str | None = None,
     return await call_ok(client, "browse", args)
 
 
+async def open_view(env: DevtoolsEnv, tabs: list[int], path: str) -> tuple[int, str]:
+    """A new tab on h1's page ``path``, appended to ``tabs``: (tab, its view)."""
+    result = await browse(env.client, env.site("h1").url(path), target="h1")
+    tabs.append(result["tab"])
+    return result["tab"], result["view"]
+
+
 async def act(client: Client, tab: int, *actions: Mapping[str, Any]) -> dict[str, Any]:
-    """``browse_act`` with these steps; its structured result (steps and the fresh view)."""
+    """``browse_act`` with these steps; its structured result, steps and the whole view
+    (``whole_view``: a change set's ``view`` is in ``changes_view``)."""
     result = await call_ok(client, "browse_act", {"tab": tab, "actions": list(actions)})
     assert len(result["steps"]) <= len(actions), result["steps"]
-    return result
+    return await whole_view(client, result)
+
+
+async def whole_view(client: Client, result: dict[str, Any]) -> dict[str, Any]:
+    """An act's result with the whole page as its ``view``: when it answered with what
+    changed, its hunks move to ``changes_view`` and ``view`` is a fresh ``browse_view``'s
+    (refs of a document stay, so the refs read from it are the act's). The check that
+    the last view plus the hunks is that fresh view is ``test_browse_changes``'s."""
+    if "changes" not in result:
+        return result
+    whole = await call_ok(client, "browse_view", {"tab": result["tab"]})
+    return {**result, "changes_view": result["view"], "view": whole["view"],
+            "refs": whole["refs"]}
 
 
 async def act_failing(client: Client, tab: int, *actions: Mapping[str, Any]) -> dict[str, Any]:
@@ -372,8 +392,8 @@ async def act_failing(client: Client, tab: int, *actions: Mapping[str, Any]) -> 
     assert text.startswith(f"step {failed} of {len(actions)} ({done['steps'][-1]['do']}) "
                            "failed: "), text
     assert "\nsteps: " in text and " failed: " in text.split("\nsteps: ", 1)[1], text
-    assert text.endswith(done["view"]), "the fresh view is in the text"
-    return done
+    assert text.endswith(done["view"]), "the fresh view (or what changed) is in the text"
+    return await whole_view(client, done)
 
 
 async def js(client: Client, tab: int, expression: str) -> Any:

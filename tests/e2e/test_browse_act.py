@@ -23,8 +23,8 @@ from tests.e2e.pages import (
     DevtoolsEnv,
     act,
     act_failing,
-    browse,
     js,
+    open_view,
     page_fixtures,
     ref_of,
 )
@@ -35,13 +35,6 @@ OK = {"ok": True}  # a step that worked has no "error" at all
 
 
 env, tabs = page_fixtures("browse-act")
-
-
-async def open_view(env: DevtoolsEnv, tabs: list[int], page: str) -> tuple[int, str]:
-    """A new tab on ``/browse/<page>``: (tab, view)."""
-    result = await browse(env.client, env.site("h1").url(f"/browse/{page}"), target="h1")
-    tabs.append(result["tab"])
-    return result["tab"], result["view"]
 
 
 def all_ok(result: dict[str, Any], *kinds: str) -> None:
@@ -65,7 +58,7 @@ def failed(result: dict[str, Any], ran: int) -> str:
 async def test_form_filled_and_submitted_reaches_the_server(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
-    tab, view = await open_view(env, tabs, "form.html")
+    tab, view = await open_view(env, tabs, "/browse/form.html")
     result = await act(
         env.client, tab,
         {"do": "type", "ref": ref_of(view, "Full name", "textbox"), "text": "Ada Lovelace"},
@@ -92,7 +85,7 @@ async def test_form_filled_and_submitted_reaches_the_server(
 async def test_type_with_submit_presses_enter_in_the_field(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
-    tab, view = await open_view(env, tabs, "form.html")
+    tab, view = await open_view(env, tabs, "/browse/form.html")
     result = await act(env.client, tab, {"do": "type", "ref": ref_of(view, "Full name"),
                                          "text": "Grace Hopper", "submit": True})
     all_ok(result, "type")
@@ -108,7 +101,7 @@ async def test_type_with_submit_presses_enter_in_the_field(
 async def test_select_check_and_uncheck_change_the_page_state(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
-    tab, view = await open_view(env, tabs, "controls.html")
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     state = "[fruit.value, fruit.selectedOptions[0].label, agree.checked, letters.checked]"
     assert await js(env.client, tab, state) == ["apple", "Apple", False, True]
 
@@ -146,7 +139,7 @@ async def test_select_check_and_uncheck_change_the_page_state(
 async def test_select_of_a_missing_option_fails_and_names_the_options(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
-    tab, view = await open_view(env, tabs, "controls.html")
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     result = await act_failing(
         env.client, tab, {"do": "select", "ref": ref_of(view, "Fruit"), "label": "Durian"},
         {"do": "check", "ref": ref_of(view, "I agree")})
@@ -161,7 +154,7 @@ async def test_select_of_a_missing_option_fails_and_names_the_options(
 async def test_click_on_a_disabled_button_fails_and_stops_the_batch(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
-    tab, view = await open_view(env, tabs, "controls.html")
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     result = await act_failing(
         env.client, tab, {"do": "click", "ref": ref_of(view, "Disabled action", "button")},
         {"do": "click", "ref": ref_of(view, "After action", "button")})
@@ -176,7 +169,7 @@ async def test_click_on_a_disabled_button_fails_and_stops_the_batch(
 async def test_click_on_a_covered_button_fails_and_names_the_cover(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
-    tab, view = await open_view(env, tabs, "controls.html")
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     result = await act_failing(
         env.client, tab, {"do": "click", "ref": ref_of(view, "Covered action", "button")},
         {"do": "click", "ref": ref_of(view, "After action", "button")})
@@ -194,9 +187,10 @@ async def test_a_failed_step_reaches_a_model_as_an_error_holding_the_steps_and_t
 ) -> None:
     """As a client asks (no ``_meta``): a tool error, one text block — what Claude Code
     hands the model for an error (it ignores structured content then), and what a
-    text-first client shows — saying which step failed, then the steps line and the
-    page as it is now, whose refs work."""
-    tab, view = await open_view(env, tabs, "controls.html")
+    text-first client shows — saying which step failed, then the steps line and what
+    changed on the page since the view the model holds; the refs of that view still
+    name the elements that are there."""
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     with anyio.fail_after(DEFAULT_CALL_TIMEOUT):
         result = await env.client.call_tool("browse_act", {"tab": tab, "actions": [
             {"do": "click", "ref": ref_of(view, "After action", "button")},
@@ -208,13 +202,17 @@ async def test_a_failed_step_reaches_a_model_as_an_error_holding_the_steps_and_t
     assert isinstance(block, TextContent)
     first, header, steps, *page = block.text.split("\n")
     assert first.startswith('step 2 of 3 (click) failed: button #'), first
-    assert first.endswith("; the 1 after it did not run. The page as it is now follows, "
-                          "with fresh refs"), first
-    assert re.fullmatch(rf"tab {tab} on h1 \(\d+ refs\)", header), header
+    assert first.endswith("; the 1 after it did not run. What changed on the page since "
+                          "the last view follows"), first
+    assert re.fullmatch(rf"tab {tab} on h1 \(\d+ refs; changes since the last view: "
+                        r"\+1 -1 of \d+ lines; browse_view for the whole\)", header), header
     assert steps.startswith("steps: click; click failed: button #") and "disabled" in steps
-    assert page[0].startswith("url: ") and any("after: 1" in line for line in page), page
-    fresh = ref_of("\n".join(page), "After action", "button")
-    all_ok(await act(env.client, tab, {"do": "click", "ref": fresh}), "click")
+    assert page[0].startswith("@@ -"), page
+    [removed] = [line for line in page if line.startswith("-")]
+    [added] = [line for line in page if line.startswith("+")]
+    assert "after: 0" in removed and "after: 1" in added, page
+    again = ref_of(view, "After action", "button")  # unchanged: its ref is the same
+    all_ok(await act(env.client, tab, {"do": "click", "ref": again}), "click")
     # The call log says error, with what failed; the next call, ok.
     logged = [json.loads(line) for line in env.call_log.read_text().splitlines()]
     acted = [line for line in logged if line["tool"] == "browse_act" and line["tab"] == tab]
@@ -226,7 +224,7 @@ async def test_a_failed_step_reaches_a_model_as_an_error_holding_the_steps_and_t
 
 
 async def test_click_is_a_trusted_event_on_the_element(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, view = await open_view(env, tabs, "controls.html")
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     result = await act(env.client, tab, {"do": "click", "ref": ref_of(view, "Trusted check")})
     all_ok(result, "click")
     assert await js(env.client, tab, "csgwTrusted") == [
@@ -235,7 +233,7 @@ async def test_click_is_a_trusted_event_on_the_element(env: DevtoolsEnv, tabs: l
 
 
 async def test_double_click_and_right_click(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, view = await open_view(env, tabs, "controls.html")
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     result = await act(
         env.client, tab,
         {"do": "click", "ref": ref_of(view, "Double me"), "count": 2},
@@ -247,7 +245,7 @@ async def test_double_click_and_right_click(env: DevtoolsEnv, tabs: list[int]) -
 
 
 async def test_hover_moves_the_mouse_onto_the_element(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, view = await open_view(env, tabs, "controls.html")
+    tab, view = await open_view(env, tabs, "/browse/controls.html")
     probe = ("[document.getElementById('hover').matches(':hover'), "
              "getComputedStyle(document.getElementById('hover')).backgroundColor]")
     assert await js(env.client, tab, probe) == [False, "rgb(200, 200, 200)"]
@@ -262,7 +260,7 @@ async def test_hover_moves_the_mouse_onto_the_element(env: DevtoolsEnv, tabs: li
 
 
 async def test_control_a_then_type_replaces_the_field(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, view = await open_view(env, tabs, "keys.html")
+    tab, view = await open_view(env, tabs, "/browse/keys.html")
     edit = ref_of(view, "Editable", "textbox")
     result = await act(env.client, tab,
                        {"do": "click", "ref": edit},
@@ -277,7 +275,7 @@ async def test_control_a_then_type_replaces_the_field(env: DevtoolsEnv, tabs: li
 
 
 async def test_shift_tab_moves_focus_backwards(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, view = await open_view(env, tabs, "keys.html")
+    tab, view = await open_view(env, tabs, "/browse/keys.html")
     focused = "document.activeElement.id"
     result = await act(env.client, tab, {"do": "click", "ref": ref_of(view, "Third")},
                        {"do": "press", "key": "Shift+Tab"})
@@ -294,7 +292,7 @@ async def test_shift_tab_moves_focus_backwards(env: DevtoolsEnv, tabs: list[int]
 async def test_type_clear_replaces_and_enter_reaches_the_page(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
-    tab, view = await open_view(env, tabs, "keys.html")
+    tab, view = await open_view(env, tabs, "/browse/keys.html")
     result = await act(
         env.client, tab,
         {"do": "type", "ref": ref_of(view, "Notes"), "text": "replaced", "clear": True},
@@ -323,7 +321,7 @@ async def scroll_y(env: DevtoolsEnv, tab: int, wanted: float) -> float:
 
 
 async def test_scroll_by_to_and_ref(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, _ = await open_view(env, tabs, "scroll.html")
+    tab, _ = await open_view(env, tabs, "/browse/scroll.html")
     assert await js(env.client, tab, "scrollY") == 0
     bottom = await js(env.client, tab,
                       "document.scrollingElement.scrollHeight - innerHeight")
@@ -359,7 +357,7 @@ async def test_scroll_by_to_and_ref(env: DevtoolsEnv, tabs: list[int]) -> None:
 
 
 async def test_wait_for_text_that_appears_after_a_delay(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, view = await open_view(env, tabs, "waits.html")
+    tab, view = await open_view(env, tabs, "/browse/waits.html")
     assert "Delayed hello" not in view
     result = await act(env.client, tab,
                        {"do": "click", "ref": ref_of(view, "Show later")},
@@ -370,7 +368,7 @@ async def test_wait_for_text_that_appears_after_a_delay(env: DevtoolsEnv, tabs: 
 
 
 async def test_wait_for_text_gone_ref_gone_and_url(env: DevtoolsEnv, tabs: list[int]) -> None:
-    tab, view = await open_view(env, tabs, "waits.html")
+    tab, view = await open_view(env, tabs, "/browse/waits.html")
     vanish = ref_of(view, "Vanish later")
     result = await act(env.client, tab,
                        {"do": "click", "ref": ref_of(view, "Hide banner")},
@@ -405,7 +403,7 @@ async def test_wait_for_text_gone_ref_gone_and_url(env: DevtoolsEnv, tabs: list[
 async def test_wait_for_that_never_happens_times_out_naming_it(
     env: DevtoolsEnv, tabs: list[int], condition: dict[str, Any], named: str
 ) -> None:
-    tab, view = await open_view(env, tabs, "waits.html")
+    tab, view = await open_view(env, tabs, "/browse/waits.html")
     if "ref_gone" in condition:  # named by the button's name: its ref is read from the view
         ref = ref_of(view, condition["ref_gone"])
         condition = {"ref_gone": ref}

@@ -103,6 +103,8 @@ async def test_within_a_stale_ref_is_the_stale_ref_error(
 ) -> None:
     tab, whole = await shop(env, tabs)
     old = view_refs(whole)[0].number
-    await call_ok(env.client, "browse_view", {"tab": tab})  # a newer view: old refs expire
+    again = env.site("h1").url("/browse/shop.html")
+    await call_ok(env.client, "navigate", {"tab": tab, "url": again})
+    await call_ok(env.client, "browse_view", {"tab": tab})  # a new document: new refs
     error = await call_err(env.client, "browse_view", {"tab": tab, "within": old})
     assert f"ref #{old} is not in the current view" in error, error

@@ -21,6 +21,7 @@ from tests.e2e.pages import (
     act_failing,
     browse,
     js,
+    open_view,
     page_fixtures,
     ref_of,
 )
@@ -38,12 +39,6 @@ env, tabs = page_fixtures("browse-frames")
 def cross_site(env: DevtoolsEnv, path: str) -> str:
     """A URL on the page server's second port, under another site (an OOPIF when framed)."""
     return f"http://localhost:{env.site('h1').ports['b']}{path}"
-
-
-async def open_view(env: DevtoolsEnv, tabs: list[int], path: str) -> tuple[int, str]:
-    result = await browse(env.client, env.site("h1").url(path), target="h1")
-    tabs.append(result["tab"])
-    return result["tab"], result["view"]
 
 
 async def fits_viewport(env: DevtoolsEnv, tab: int) -> None:

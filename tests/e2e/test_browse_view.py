@@ -1,12 +1,13 @@
-"""``browse`` / ``browse_view``: the page as text, with refs that live for one view.
+"""``browse`` / ``browse_view``: the page as text, with refs that each name one element.
 
 One gateway for the module, with both hosts as targets and a page server inside each
 (``tests/e2e/browse_site/`` and the renderer's captured pages, ``fixtures/pages/``).
 Every test opens its own tabs and closes them: other sessions may use the same
 browsers at the same time, so a test only counts tabs that show its own server's URLs.
 
-Refs are always read from the view text (``ref_of``): they count on across the views
-of a tab, so a view's first ref is not necessarily ``#1``.
+Refs are always read from the view text (``ref_of``): an element keeps its ref across
+views of its document and a new one gets a number no view of the tab gave, so a view's
+first ref is not necessarily ``#1``.
 """
 
 from __future__ import annotations
@@ -203,29 +204,42 @@ async def test_news_page_every_link_has_a_ref_and_its_destination(
 # ---------------------------------------------------------------------------- ref lifetime
 
 
-async def test_browse_view_issues_new_refs_each_time(env: DevtoolsEnv, tabs: list[int]) -> None:
+async def test_browse_view_keeps_the_refs_of_a_documents_elements(
+    env: DevtoolsEnv, tabs: list[int]
+) -> None:
     result = await browse(env.client, site(env).url("/browse/links.html"), target="h1")
     tab = result["tab"]
     tabs.append(tab)
     first = await call_ok(env.client, "browse_view", {"tab": tab})
     second = await call_ok(env.client, "browse_view", {"tab": tab})
     assert first["url"] == second["url"] == result["url"]
-    # Same page, same shape, but never the same numbers: refs count on across views.
-    assert re.sub(r"#\d+", "#N", first["view"]) == re.sub(r"#\d+", "#N", second["view"])
-    assert min(numbers(first["view"])) > max(numbers(result["view"]))
-    assert min(numbers(second["view"])) > max(numbers(first["view"]))
+    assert result["view"] == first["view"] == second["view"]  # the same refs, too
     assert first["refs"] == second["refs"] == result["refs"]
+    # A new document: every element is new, and so is every number.
+    await call_ok(env.client, "navigate", {"tab": tab, "url": result["url"]})
+    reloaded = await call_ok(env.client, "browse_view", {"tab": tab})
+    assert re.sub(r"#\d+", "#N", reloaded["view"]) == re.sub(r"#\d+", "#N", first["view"])
+    assert min(numbers(reloaded["view"])) > max(numbers(first["view"]))
 
 
-async def test_ref_from_an_older_view_of_the_same_page_is_rejected(
+async def test_ref_of_an_element_gone_from_the_page_is_rejected(
     env: DevtoolsEnv, tabs: list[int]
 ) -> None:
     result = await browse(env.client, site(env).url("/browse/links.html"), target="h1")
     tab = result["tab"]
     tabs.append(tab)
     old = ref_of(result["view"], "Count clicks", "button")
+    second = ref_of(result["view"], "Second page")
+    # A script makes the button again (as frameworks re-render): a new element.
+    assert await js(env.client, tab, """(() => {
+        const old = document.getElementById('count'), made = old.cloneNode(true);
+        made.addEventListener('click', () => {
+            document.getElementById('count-out').textContent = 'clicks: ' + ++clicks; });
+        old.replaceWith(made); return true; })()""")
     current = await call_ok(env.client, "browse_view", {"tab": tab})
-    assert ref_of(current["view"], "Count clicks", "button") != old
+    made = ref_of(current["view"], "Count clicks", "button")
+    assert made > max(numbers(result["view"])), "a new element, a number never given"
+    assert ref_of(current["view"], "Second page") == second, "the link is the same element"
 
     refused = await act_failing(env.client, tab, {"do": "click", "ref": old})
     assert len(refused["steps"]) == 1
@@ -234,11 +248,9 @@ async def test_ref_from_an_older_view_of_the_same_page_is_rejected(
     assert f"#{old}" in step["error"]
     assert "not in the current view" in step["error"]
     assert await js(env.client, tab, "document.getElementById('count-out').textContent") == (
-        "clicks: 0"), "a ref from an older view must not click anything"
+        "clicks: 0"), "a ref of an element gone must not click anything"
 
-    # browse_act handed out a fresh view with its answer: that view's ref works.
-    fresh = ref_of(refused["view"], "Count clicks", "button")
-    done = await act(env.client, tab, {"do": "click", "ref": fresh})
+    done = await act(env.client, tab, {"do": "click", "ref": made})
     assert done["steps"] == [{"do": "click", "ok": True}]
     assert "clicks: 1" in done["view"]
 

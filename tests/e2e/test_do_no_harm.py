@@ -17,8 +17,6 @@ same page in the same browser while no gateway is attached.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +46,7 @@ from tests.e2e.pages import (
     serve_directory,
     serve_pages,
 )
+from tests.e2e.real_apps import build_docs_site
 from tests.e2e.webdriver_host import CAPABILITIES, Chromedriver
 from tests.topology import Topology
 
@@ -101,20 +100,7 @@ def _other_client_opens(client: OtherClient, url: str, expression: str) -> Seen:
 @pytest.fixture(scope="module")
 def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A documentation site built by MkDocs Material: its search runs in a web worker."""
-    root = tmp_path_factory.mktemp("docs-site")
-    (root / "docs").mkdir()
-    (root / "mkdocs.yml").write_text(
-        "site_name: csgw docs\ntheme:\n  name: material\n  font: false\nplugins:\n  - search\n")
-    (root / "docs" / "index.md").write_text(
-        "# Home\n\nThe gateway drives browsers.\n\n## Tunnels\n\n"
-        "SSH forwards carry the DevTools socket.\n")
-    (root / "docs" / "workers.md").write_text(
-        "# Workers\n\nA web worker runs scripts off the main thread.\n")
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir",
-                    str(root / "site")], cwd=root, check=True, timeout=120,
-                   env={"PATH": "/usr/bin:/bin", "NO_MKDOCS_2_WARNING": "1"})
-    assert any((root / "site" / "assets" / "javascripts" / "workers").glob("search.*.js"))
-    return root / "site"
+    return build_docs_site(tmp_path_factory.mktemp("docs-site"))
 
 
 async def _seen_by_other_client(client: OtherClient, url: str, expression: str) -> Seen:

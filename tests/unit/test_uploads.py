@@ -96,3 +96,37 @@ async def test_a_copy_that_broke_off_has_its_directory_removed_once_served_again
     with anyio.move_on_after(1):  # a reconnect: the browser's sweeper starts again
         await pages.uploads.sweeper()
     assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]
+
+
+async def test_a_sweep_returns_once_a_removal_already_under_way_is_done() -> None:
+    """``close_tab`` sweeps before it answers; the sweeper may have taken the tab's
+    directories a moment before (its targetDestroyed came first): close_tab's sweep must
+    still wait for that removal, or the files outlive the answer."""
+    host = FakeHost()
+    pages = tracker(host)
+    tab = pages.track({"targetId": "T1"})
+    await pages.uploads.stage(tab, FILES, 5)
+    pages.retire(tab, "was closed")
+    slow, removing = anyio.Event(), anyio.Event()
+    real_run = host.run
+
+    async def run(command: str, timeout_s: float) -> str:
+        removing.set()
+        await slow.wait()
+        return await real_run(command, timeout_s)
+
+    host.run = run  # type: ignore[method-assign]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pages.uploads.sweep)  # the sweeper, first
+        await removing.wait()
+        answered = anyio.Event()
+
+        async def close_tabs_sweep() -> None:
+            await pages.uploads.sweep()
+            answered.set()
+
+        tg.start_soon(close_tabs_sweep)
+        await anyio.wait_all_tasks_blocked()
+        assert not answered.is_set(), "answered while the files were still there"
+        slow.set()
+    assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]

@@ -532,3 +532,33 @@ def test_a_page_view_reads_as_lines_and_a_failed_step_says_why() -> None:
                     truncated=True)
     assert cut.as_text().startswith("tab 3 on devvm (0 refs) (view truncated: raise "
                                     "max_chars)\n")
+
+
+def test_a_link_chrome_left_unnamed_is_labelled_by_the_text_inside_it() -> None:
+    """A search result as MkDocs Material makes it: a link around an article (title and
+    summary), which Chrome names from nothing; the person reads its text to choose it."""
+    def node(node_id: str, role: str, kids: list[str], name: str = "",
+             backend: int | None = None) -> dict[str, Any]:
+        made: dict[str, Any] = {"nodeId": node_id, "ignored": False,
+                                "role": {"type": "role", "value": role},
+                                "name": {"type": "computedString", "value": name},
+                                "childIds": kids}
+        if backend is not None:
+            made["backendDOMNodeId"] = backend
+        return made
+    nodes = [
+        node("1", "RootWebArea", ["2"], "docs", 1),
+        node("2", "link", ["3"], "", 2),
+        node("3", "article", ["4", "6"], "", 3),
+        node("4", "heading", ["5"], "Workers", 4),
+        node("5", "StaticText", [], "Workers", 5),
+        node("6", "paragraph", ["7"], "", 6),
+        node("7", "StaticText", [], "A web worker runs scripts off the main thread.", 7),
+    ]
+    nodes[1]["properties"] = [{"name": "url", "value": {"type": "string",
+                                                        "value": "http://d/workers/"}}]
+    snapshot = snapshot_from_json({"url": "http://d/", "title": "docs", "frames": [{
+        "frame_id": "F", "parent_frame_id": None, "session": "main", "url": "http://d/",
+        "owner_backend_node_id": None, "nodes": nodes}]})
+    text = render_view(snapshot).text
+    assert '#1 "Workers A web worker runs scripts off the main thread."->/workers/' in text, text

@@ -64,8 +64,8 @@ class TabInput:
                            "taken; call browse_view for fresh refs")
         found = view.refs.get(ref)
         if found is None:
-            raise StaleRef(f"ref #{ref} is not in the current view (refs of older views are "
-                           "not valid); call browse_view for fresh refs")
+            raise StaleRef(f"ref #{ref} is not in the current view (its element is gone "
+                           "from the page); call browse_view for fresh refs")
         return view, found
 
     async def resolve(self, element: RefElement) -> str:

@@ -2,14 +2,26 @@
 
 ``Controls`` owns the ref numbering of one render (a select's options take refs
 too, so describing a control may number more than one) and knows the page's
-origin, which links and frame URLs are shortened against.
+origin, which links and frame URLs are shortened against. An element the tab's
+last view of the same document numbered keeps its number (``keep``), so a change
+set after an action shows only what changed, and a ref the model holds stays good
+while its element is there; an element new to the view gets the next number,
+never one an earlier view gave.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from gateway.page.view.labels import as_number, attribute_label, ax_label, flags_of, value_text
+from gateway.page.view.labels import (
+    as_number,
+    attribute_label,
+    ax_label,
+    contents_label,
+    flags_of,
+    value_text,
+)
 from gateway.page.view.model import AXNode, RefElement
 from gateway.page.view.nodes import (
     Frame,
@@ -22,20 +34,29 @@ from gateway.page.view.nodes import (
 from gateway.page.view.roles import NAME_MAX, OPTIONS_MAX, RANGE_ROLES, URL_MAX
 from gateway.page.view.text import cut, number_text, origin_of, quote
 
-__all__ = ["Controls"]
+__all__ = ["Controls", "RefKey"]
+
+RefKey = tuple[str, int]
+"""An element across views of one document: its frame id and backend node id."""
 
 
 class Controls:
     """Ref numbering and control descriptions for one render of one page."""
 
-    def __init__(self, page_url: str, first_ref: int) -> None:
+    def __init__(self, page_url: str, first_ref: int,
+                 keep: Mapping[RefKey, int] | None = None) -> None:
         self.page_origin = origin_of(page_url)
-        self.first_ref = first_ref
+        self.next_ref = first_ref
+        self.keep = keep or {}
         self.refs: dict[int, RefElement] = {}
 
     def new_ref(self, frame: Frame, backend: int, role: str, name: str) -> int:
-        """The next ref number, now pointing at ``backend`` in ``frame``."""
-        number = self.first_ref + len(self.refs)
+        """The element's number from the last view (``keep``), else the next one, now
+        pointing at ``backend`` in ``frame``."""
+        number = self.keep.get((frame.snap.frame_id, backend))
+        if number is None or number in self.refs:
+            number = self.next_ref
+            self.next_ref += 1
         self.refs[number] = RefElement(frame.snap.frame_id, frame.snap.session, backend, role,
                                       name)
         return number
@@ -50,8 +71,9 @@ class Controls:
         elif ref is None:  # not a control: nothing to tell it apart by
             head = role
         else:
+            contents = contents_label(frame, node, NAME_MAX)
             head = ref + " " + ((backend is not None and attribute_label(frame, backend))
-                                or "[unnamed]")
+                                or (quote(contents, NAME_MAX) if contents else "[unnamed]"))
         if role == "link":
             url = props.get("url")
             if type(url) is str and url:

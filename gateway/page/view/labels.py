@@ -38,8 +38,8 @@ from gateway.page.view.roles import (
 from gateway.page.view.text import cut, number_text, quote, squash
 
 __all__ = [
-    "as_number", "attribute_label", "attribute_requests", "ax_label", "duplicate_labels",
-    "flags_of", "label_text", "value_text",
+    "as_number", "attribute_label", "attribute_requests", "ax_label", "contents_label",
+    "duplicate_labels", "flags_of", "label_text", "value_text",
 ]
 
 
@@ -201,6 +201,25 @@ def label_text(frame: Frame, node: AXNode, limit: int) -> str:
             if length > limit:
                 break
     return squash("".join(texts))
+
+
+CONTENTS_SCAN = 200
+"""Nodes looked at inside a control for ``contents_label``: a card is small."""
+
+
+def contents_label(frame: Frame, node: AXNode, limit: int) -> str:
+    """The text inside a control Chrome gave no name, up to ``limit``: a link that wraps
+    an article (a search result's title and summary) gets no name from its contents,
+    yet that text is what a person reads to choose it."""
+    texts: list[str] = []
+    length = 0
+    for seen, child in enumerate(descendants(frame, node)):
+        if seen >= CONTENTS_SCAN or length > limit:
+            break
+        if role_of(child) == "StaticText":
+            texts.append(squash(ax_string(child.get("name"))))
+            length += len(texts[-1]) + 1
+    return " ".join(text for text in texts if text)
 
 
 def value_text(node: AXNode, role: str, label: str) -> str:

@@ -73,11 +73,13 @@ class RefElement:
 
 @dataclass(frozen=True)
 class View:
-    """The rendered text and its refs: the keys are exactly the ``#N`` in ``text``, counting
-    up by one in document order (from 1 unless ``render_view`` was given ``first_ref``)."""
+    """The rendered text and its refs: the keys are exactly the ``#N`` in ``text``; new
+    ones count up by one in document order from ``render_view``'s ``first_ref``, and
+    ``next_ref`` is the first a later view may give."""
 
     text: str
     refs: dict[int, RefElement]
+    next_ref: int = 1
     part: str | None = None   # ``render_view(within=…)``: that part's lines, if printed
     part_role: str = ""
 

@@ -8,10 +8,10 @@ whose children alone show. Controls are numbered and described by ``Controls``.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from gateway.page.view.controls import Controls
+from gateway.page.view.controls import Controls, RefKey
 from gateway.page.view.labels import attribute_label, ax_label, duplicate_labels, flags_of
 from gateway.page.view.model import AXNode, PageSnapshot, View
 from gateway.page.view.nodes import (
@@ -50,12 +50,14 @@ __all__ = ["render_view"]
 
 
 def render_view(snapshot: PageSnapshot, *, first_ref: int = 1,
-                within: Sequence[AXNode] = ()) -> View:
+                within: Sequence[AXNode] = (), keep: Mapping[RefKey, int] | None = None,
+                ) -> View:
     """The view of a page: header lines, then every frame in document order, with refs.
 
-    Refs are numbered from ``first_ref`` on: a caller that keeps counting across
-    views of one tab makes sure a ref from an older view never names an element
-    of a newer one.
+    New refs are numbered from ``first_ref`` on: a caller that keeps counting across
+    views of one tab makes sure a number never names two elements. ``keep``: the
+    numbers the last view of the same document gave (``ViewState.keys``); an element
+    still there keeps its own.
 
     ``within``: nodes of the snapshot (``focus.scopes_of``), innermost first; the
     view's ``part`` is then the lines of the first one printed on lines of its own
@@ -64,7 +66,7 @@ def render_view(snapshot: PageSnapshot, *, first_ref: int = 1,
     """
     if first_ref < 1:
         raise ValueError(f"first_ref must be 1 or more, not {first_ref}")
-    renderer = _Renderer(snapshot, first_ref)
+    renderer = _Renderer(snapshot, first_ref, keep)
     renderer.scopes = {id(node) for node in within}
     out = Out()
     for root in index_frames(snapshot):
@@ -74,6 +76,7 @@ def render_view(snapshot: PageSnapshot, *, first_ref: int = 1,
     part = next((renderer.parts[id(node)] for node in within if id(node) in renderer.parts),
                 None)
     return View(header + ("\n\n" + body if body else ""), renderer.refs,
+                next_ref=renderer.next_ref,
                 part=None if part is None else _lines(out.lines[part[0]:part[1]]),
                 part_role="" if part is None else part[2])
 
@@ -90,8 +93,9 @@ _Handler = Callable[[Frame, AXNode, str, Out, int], None]
 class _Renderer(Controls):
     """One pass over all frames in document order, numbering refs as it prints them."""
 
-    def __init__(self, snapshot: PageSnapshot, first_ref: int) -> None:
-        super().__init__(snapshot.url, first_ref)
+    def __init__(self, snapshot: PageSnapshot, first_ref: int,
+                 keep: Mapping[RefKey, int] | None) -> None:
+        super().__init__(snapshot.url, first_ref, keep)
         self.frames_done: set[int] = set()
         self.scopes: set[int] = set()  # ids of ``within`` nodes, not yet printed
         self.parts: dict[int, tuple[int, int, str]] = {}  # their lines: (start, end, role)

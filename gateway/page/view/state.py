@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gateway.page.view.controls import RefKey
 from gateway.page.view.model import FrameSnapshot, RefElement
 from gateway.tabs.tab import Slot
 
@@ -26,7 +27,15 @@ class ViewState:
     loader_id: str
     frames: dict[str, FrameSnapshot]   # frame id → where it hangs (session, iframe owner);
                                        # its nodes are not kept
-    next_ref: int                      # the first ref of the tab's next view
+    next_ref: int                      # the first new ref of the tab's next view
+    text: str | None = None            # the whole view, when the agent holds it all (it
+                                       # was handed whole or as changes): what the next
+                                       # change set is taken against
+
+    def keys(self) -> dict[RefKey, int]:
+        """Each element's number, for the next view of the same document to keep."""
+        return {(ref.frame_id, ref.backend_node_id): number
+                for number, ref in self.refs.items()}
 
 
 VIEW: Slot[ViewState] = Slot("view")
@@ -39,8 +48,8 @@ def current_view(tab: Tab) -> ViewState | None:
 
 
 def first_ref(tab: Tab) -> int:
-    """The first ref of the tab's next view: refs count on across a tab's views, so a
-    ref from an older view never names an element of a newer one."""
+    """The first new ref of the tab's next view: new refs count on across a tab's views,
+    so a number never names a second element."""
     view = tab.peek(VIEW)
     return view.next_ref if view is not None else 1
 

@@ -20,9 +20,12 @@ from gateway.output.absent import absent
 from gateway.output.sizing import fit
 from gateway.page.act.element import TabInput
 from gateway.page.snapshot import fetch_snapshot
+from gateway.page.view.changes import changes_between
 from gateway.page.view.focus import line_matcher, narrow_view, scopes_of
+from gateway.page.view.model import FrameSnapshot, View
 from gateway.page.view.render import render_view
-from gateway.page.view.state import ViewState, first_ref, remember_view
+from gateway.page.view.state import ViewState, current_view, first_ref, remember_view
+from gateway.tabs.tab import Tab
 
 __all__ = ["PageView", "take"]
 
@@ -35,11 +38,12 @@ class PageView(BaseModel):
     refs: int
     truncated: bool = absent(False)
     narrowed: str | None = absent()  # what find / within left of the view
+    changes: str | None = absent()   # ``view`` is a change set: how big, against what
 
     def header(self) -> str:
         """Which tab, and how many refs; the URL is the view's own first line."""
         cut = " (view truncated: raise max_chars)" if self.truncated else ""
-        narrowed = f"; {self.narrowed}" if self.narrowed else ""
+        narrowed = "".join(f"; {said}" for said in (self.narrowed, self.changes) if said)
         return f"tab {self.tab} on {self.target} ({self.refs} refs{narrowed}){cut}"
 
     def as_text(self) -> str:
@@ -48,22 +52,28 @@ class PageView(BaseModel):
 
 
 async def take(on: TabSession, max_chars: int, find: str | None = None,
-               within: int | None = None) -> PageView:
+               within: int | None = None, changes: bool = False) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
-    Refs count on across views of a tab, so a ref from an older view can never
-    name an element of the new one. Hold ``tab.lock``. ``find`` / ``within`` narrow
-    what is shown, not what is remembered: the refs kept are the whole view's.
+    An element the last view of the same document numbered keeps its number; a new
+    one gets a number no view of the tab gave, so a ref can never name a second
+    element. Hold ``tab.lock``. ``find`` / ``within`` narrow what is shown, not what
+    is remembered: the refs kept are the whole view's. ``changes``: hand back only what
+    changed since the whole view the agent holds (``gateway.page.view.changes``) when
+    that is the same document and the change set is under half the view; else the view.
     """
     tab = on.tab
     element = TabInput(on).ref(within)[1] if within is not None else None
     if find is not None:
         line_matcher(find)  # a bad regex is refused before any browser work
+    last = current_view(tab)
     with _collector_paused():
         snapshot, loader_id = await fetch_snapshot(on)
         first = first_ref(tab)
+        same = last if last is not None and last.loader_id == loader_id else None
         rendered = render_view(snapshot, first_ref=first,
-                               within=scopes_of(snapshot, element) if element is not None else ())
+                               within=scopes_of(snapshot, element) if element is not None else (),
+                               keep=same.keys() if same is not None else None)
         # Refs need only where each frame hangs, not its tree: a news page's AX nodes
         # are ~4 MB of objects a tab would otherwise hold until its next view.
         frames = {f.frame_id: dataclasses.replace(f, nodes=(), attributes={})
@@ -71,12 +81,25 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
         url = snapshot.url
         del snapshot  # the tree is freed here, before the collector is back on
     tab.document_seen(loader_id)
-    remember_view(tab, ViewState(rendered.refs, loader_id, frames,
-                                 next_ref=first + len(rendered.refs)))
     text, narrowed = narrow_view(rendered, find, within)
+    if changes and same is not None and same.text is not None and narrowed is None:
+        found = changes_between(same.text, rendered.text)
+        if len(found.text) <= min(len(rendered.text) // 2, max_chars):
+            _remember(tab, rendered, loader_id, frames, holds=True)
+            return PageView(tab=tab.id, target=on.browser.name, url=url, view=found.text,
+                            refs=len(rendered.refs), changes=found.summary())
     fitted = fit(text, max_chars)
+    _remember(tab, rendered, loader_id, frames,
+              holds=narrowed is None and not fitted.truncated)
     return PageView(tab=tab.id, target=on.browser.name, url=url, view=fitted.value,
                     refs=len(rendered.refs), truncated=fitted.truncated, narrowed=narrowed)
+
+
+def _remember(tab: Tab, rendered: View, loader_id: str, frames: dict[str, FrameSnapshot],
+              holds: bool) -> None:
+    """The view's refs as the tab's, and its text when the agent now holds all of it."""
+    remember_view(tab, ViewState(rendered.refs, loader_id, frames, next_ref=rendered.next_ref,
+                                 text=rendered.text if holds else None))
 
 
 _views_pausing = 0

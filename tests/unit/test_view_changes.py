@@ -1,0 +1,86 @@
+"""Change sets of a view (``gateway.page.view.changes``) and the refs a re-render keeps
+(``render_view(keep=…)``), on random texts and the captured trees (``fixtures/ax``):
+the last view plus its change set is exactly the fresh view, every time."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gateway.page.view import PageSnapshot, render_view, snapshot_from_json
+from gateway.page.view.changes import changes_between
+from tests.view_changes import apply_changes
+
+AX = Path(__file__).parents[2] / "fixtures" / "ax"
+LINES = st.lists(st.sampled_from(["", "a", "b", "  button#1 \"Save\"", "## Head", "- x"]),
+                 max_size=30)
+
+
+def _snapshot(name: str) -> dict[str, Any]:
+    return dict(json.loads((AX / f"{name}.json").read_text()))
+
+
+def _keys(view: Any) -> dict[tuple[str, int], int]:
+    return {(r.frame_id, r.backend_node_id): n for n, r in view.refs.items()}
+
+
+@given(LINES, LINES)
+def test_any_view_plus_its_changes_is_the_new_view(old: list[str], new: list[str]) -> None:
+    before, after = "\n".join(old), "\n".join(new)
+    changes = changes_between(before, after)
+    assert apply_changes(before, changes.text) == after
+    assert (changes.text == "") == (before == after)
+
+
+def test_hunks_say_where_they_go_and_what_they_follow() -> None:
+    old = "url: u\ntitle: t\n\n## Tickets\nbutton#3 \"Save\"\nstatus \"Saving\"\nfooter"
+    new = "url: u\ntitle: t\n\n## Tickets\nbutton#3 \"Save\"\nstatus \"Saved\"\nfooter"
+    changes = changes_between(old, new)
+    assert changes.text == ('@@ -6,1 +6,1 @@ button#3 "Save"\n'
+                            '-status "Saving"\n+status "Saved"')
+    assert (changes.added, changes.removed, changes.lines) == (1, 1, 7)
+    assert changes.summary() == ("changes since the last view: +1 -1 of 7 lines; "
+                                 "browse_view for the whole")
+    inserted = changes_between("a\nb", "a\nnew\nb")
+    assert inserted.text == "@@ -1,0 +2,1 @@ a\n+new"
+    assert changes_between("a", "a").summary() == "no change since the last view of 1 lines"
+
+
+def test_a_re_render_of_the_same_document_keeps_every_ref() -> None:
+    snapshot = snapshot_from_json(_snapshot("form"))
+    first = render_view(snapshot)
+    again = render_view(snapshot, first_ref=first.next_ref, keep=_keys(first))
+    assert again.text == first.text and again.refs == first.refs
+    assert again.next_ref == first.next_ref  # nothing new: no number spent
+
+
+def test_an_element_gone_and_one_new_change_only_their_lines() -> None:
+    data = _snapshot("form")
+    first = render_view(snapshot_from_json(data))
+    changed = copy.deepcopy(data)
+    nodes = changed["frames"][0]["nodes"]
+    [named] = [n for n in nodes if n.get("backendDOMNodeId") == first.refs[min(first.refs)]
+               .backend_node_id]
+    named["backendDOMNodeId"] = 10_000_000  # the same control, re-made by a script
+    again = render_view(snapshot_from_json(changed), first_ref=first.next_ref,
+                        keep=_keys(first))
+    assert min(first.refs) not in again.refs  # its old ref is refused as stale
+    assert max(again.refs) == first.next_ref  # the new element: a number never given
+    changes = changes_between(first.text, again.text)
+    assert changes.added == changes.removed == 1, changes.text
+    assert f"#{first.next_ref}" in changes.text
+    assert apply_changes(first.text, changes.text) == again.text
+
+
+def test_refs_of_another_document_are_not_kept() -> None:
+    snapshot: PageSnapshot = snapshot_from_json(_snapshot("form"))
+    first = render_view(snapshot)
+    fresh = render_view(snapshot, first_ref=first.next_ref)  # no keep: a navigation
+    assert min(fresh.refs) == first.next_ref
+    assert re.sub(r"#\d+", "#N", fresh.text) == re.sub(r"#\d+", "#N", first.text)

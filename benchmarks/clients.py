@@ -148,6 +148,6 @@ async def until_tabs(gw: Client) -> int:
 
 def tools_list_json(tools: Sequence[Tool]) -> str:
     """A ``tools/list`` result's tools as JSON, as a client receives them (camelCase keys,
-    no nulls): what issue 12 counted, for any server."""
+    no nulls), the same measure for any server."""
     return json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True)
                        for t in tools])

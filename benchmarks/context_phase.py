@@ -1,6 +1,7 @@
-"""The ``context`` phase (issue 12): the ``tools/list`` a client gets per tool set, from a
-real gateway over stdio, measured as issue 12 measured it (``json.dumps`` of the tools,
-camelCase keys), and the server's instructions."""
+"""The ``context`` phase: the ``tools/list`` a client gets per tool set, from a real
+gateway over stdio (``json.dumps`` of the tools, camelCase keys, as a client receives
+them), and the server's instructions. The peers' lists are the ``peers`` phase's, measured
+live in its run: a figure of theirs is not kept here."""
 
 from __future__ import annotations
 
@@ -12,9 +13,6 @@ from benchmarks.results import RowMaker
 
 __all__ = ["ROW_KEYS", "define_rows", "run"]
 
-# Playwright MCP 0.0.83's tools/list, json.dumps'd the same way, measured on this
-# project's test machine in Dec 2026; `--phases peers` measures it live beside ours.
-PLAYWRIGHT_TOOLS_LIST_CHARS = 21_432
 TARGET_TOOLS_ALL_CHARS = 14_000
 TARGET_TOOLS_CORE_CHARS = 4_000
 TOOL_SETS = {"tools_all": "all", "tools_core": "core", "tools_read_only": "all"}
@@ -23,8 +21,7 @@ ROW_KEYS = (*TOOL_SETS, "tools_instructions")
 
 def define_rows(row: RowMaker) -> None:
     row("tools_all", "`tools/list` JSON, `--tools all` (16 tools)", unit="chars",
-        show_p90=False, target=f"≤ {TARGET_TOOLS_ALL_CHARS:,} (Playwright MCP "
-        f"{PLAYWRIGHT_TOOLS_LIST_CHARS:,})")
+        show_p90=False, target=f"≤ {TARGET_TOOLS_ALL_CHARS:,}")
     row("tools_core", "`tools/list` JSON, `--tools core`", unit="chars", show_p90=False,
         target=f"≤ {TARGET_TOOLS_CORE_CHARS:,}")
     row("tools_read_only", "`tools/list` JSON, `--read-only`", unit="chars",

@@ -1,4 +1,4 @@
-"""The ``download`` phase (issue 21): a 10 MB file h1's browser downloaded, brought back.
+"""The ``download`` phase: a 10 MB file h1's browser downloaded, brought back.
 
 The browser on h1 downloads 10 MB of random bytes once (a page makes them and clicks a
 ``download`` link), so the file sits where the gateway keeps downloads on h1. Then,

@@ -1,4 +1,4 @@
-"""The ``flood`` phase (issue 5): latency of ``evaluate`` on other tabs while one tab logs
+"""The ``flood`` phase: latency of ``evaluate`` on other tabs while one tab logs
 FLOOD_RATE console messages a second.
 
 One gateway with a target per host (h1 and the last host). Probes: a second tab of h1's
@@ -70,6 +70,7 @@ async def run(bench: Bench) -> None:
     cpu = _CpuPerMessage()
     try:
         await raw.open()
+        bench.r.meta.setdefault("browser", raw.browser)  # the machine line's Chromium
         async with bench.gateway(bench.topo.client_env(), ["--config", str(config)]) as gw:
             try:
                 with anyio.fail_after(60):

@@ -1,4 +1,4 @@
-"""The ``launch`` phase (issue 11): a cold launch over SSH beside Chromium's own start.
+"""The ``launch`` phase: a cold launch over SSH beside Chromium's own start.
 
 Each round, on h1 with its own Chromium stopped: Chromium started by hand in h1's
 namespace as the test user (the floor: spawn → ``DevToolsActivePort`` written),
@@ -51,7 +51,7 @@ def define_rows(row: RowMaker) -> None:
 
 
 async def run(bench: Bench) -> None:
-    """Issue 11: a cold launch over SSH, median of --starts."""
+    """A cold launch over SSH, median of --starts."""
     topo, r = bench.topo, bench.r
     env = topo.client_env()
     with tempfile.TemporaryDirectory(prefix="csgw-bench-") as scratch:

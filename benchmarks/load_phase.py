@@ -1,4 +1,4 @@
-"""The ``load`` phase (issue 5): the load test's mix (tests/e2e/load_mix.py) as a measurement.
+"""The ``load`` phase: the load test's mix (tests/e2e/load_mix.py) as a measurement.
 
 32 callers (4 per target, 8 targets sharing the hosts' browsers), each on a tab of its
 own, every reply checked against its call. A warm-up of 5 calls per caller, then two

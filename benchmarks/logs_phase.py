@@ -1,4 +1,4 @@
-"""The ``logs`` phase (issue 4): ``console_messages`` / ``network_requests`` returning
+"""The ``logs`` phase: ``console_messages`` / ``network_requests`` returning
 1,000 entries each, beside a no-op MCP tool returning as many entries of the same shape.
 
 One gateway, with the call log on: the rows are its end-to-end times and the call log's

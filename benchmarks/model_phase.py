@@ -1,4 +1,4 @@
-"""The ``model`` phase (issue 19): what reaches the model, per tool, per kind of client.
+"""The ``model`` phase: what reaches the model, per tool, per kind of client.
 
 Against h1's Chromium over SSH and the news page of the ``view`` phase (served on the
 loopback of h1's namespace), one gateway over stdio — the real MCP client — calls
@@ -247,7 +247,7 @@ def _report(rows: dict[str, Any], shown: dict[str, dict[str, Any]],
 
 
 async def run(bench: Bench) -> None:
-    """Issue 19: what reaches the model per tool, beside peers."""
+    """What reaches the model per tool, beside peers."""
     meta = bench.r.meta
     with tempfile.TemporaryDirectory(prefix="csgw-bench-model-") as workdir:
         meta["model"] = await model_phase(

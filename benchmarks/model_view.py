@@ -1,12 +1,11 @@
-"""How an MCP client hands a tool result to the model (issue 19).
+"""How an MCP client hands a tool result to the model.
 
 The readers ``tests/e2e/test_model_view.py`` checks every tool with: Claude Code and Codex
 ("structured-first") show the model a result's ``structuredContent`` as one JSON
 text when it has one (the text content dropped), else the text; text-first clients
 (Cursor, VS Code) show the text content.  Images are counted beside the text.  The
 structured-first readers are what Claude Code 2.1.328 and Codex CLI 0.169.0 were seen to
-send the model, driven offline against a local stand-in of their model APIs on this
-project's test machine (Dec 2026).
+send the model, driven offline against a local stand-in of their model APIs.
 """
 
 from __future__ import annotations

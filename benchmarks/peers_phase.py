@@ -1,4 +1,4 @@
-"""The ``peers`` phase (issue 23): the gateway beside chrome-devtools-mcp and Playwright
+"""The ``peers`` phase: the gateway beside chrome-devtools-mcp and Playwright
 MCP, on the same remote browser and page, in the same run, each row beside its floor.
 
 The browser is h1's Chromium; the page the news page of ``fixtures/pages`` (served on
@@ -23,7 +23,7 @@ rest is measured). Rows:
   ``ssh -L`` would be); ours makes its SSH connection inside its start;
 * tool definitions — ``tools/list`` JSON (camelCase, no nulls), our default tool list.
 
-Our page view's target (issue 30 (c)): within the floor + 10 % (``results.view_limit_ms``,
+Our page view's target: within the floor + 10 % (``results.view_limit_ms``,
 as in the ``view`` phase) and faster than both peers' views, medians of this run.
 
 The time rows run interleaved in rotating blocks, so load from elsewhere hits all

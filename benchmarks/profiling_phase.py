@@ -1,4 +1,4 @@
-"""The ``profiling`` phase (issue 14): a trace of a page load and a heap snapshot of a
+"""The ``profiling`` phase: a trace of a page load and a heap snapshot of a
 ~50 MB heap, each through the gateway beside the same capture over raw CDP.
 
 Both sides work on the same tab of h1's Chromium (the raw client attaches a session
@@ -16,7 +16,7 @@ of its own to the gateway's tab) and alternate, ``ROUNDS`` times each:
   the file's size and the gateway process's peak RSS growth (VmHWM after the
   snapshots - VmRSS before): the snapshot is streamed to disk, so the growth must stay
   far below the file's size;
-* pdf (issue 21): ``pdf`` of ``shop.html`` into a new file, ``PDF_ROUNDS`` times,
+* pdf: ``pdf`` of ``shop.html`` into a new file, ``PDF_ROUNDS`` times,
   against the floor — ``Page.printToPDF`` with ``transferMode: ReturnAsStream`` and
   ``IO.read`` until EOF into memory. Beside them: the PDF's size and the difference.
 """

@@ -95,8 +95,8 @@ def at_least(row: Row, limit: float | None) -> None:
 
 
 TARGET_VIEW_OVER_FLOOR = 0.10
-"""Issue 30 (c): a page view at most 10 % over its floor, in the ``view`` and ``peers``
-phases alike."""
+"""A page view at most 10 % over its floor (Chrome computing the tree is most of a view),
+in the ``view`` and ``peers`` phases alike."""
 
 
 def view_limit_ms(floor_ms: float | None) -> float | None:

@@ -1,4 +1,4 @@
-"""The ``route`` phase (issue 21, ``network_route``): a routed request's added latency
+"""The ``route`` phase (``network_route``): a routed request's added latency
 beside the same request unrouted.
 
 Three tabs of one gateway on h1 load the same small page from the page server inside

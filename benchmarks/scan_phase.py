@@ -1,4 +1,4 @@
-"""The ``scan`` phase (issue 10): what finding every browser on a host costs.
+"""The ``scan`` phase: what finding every browser on a host costs.
 
 Two rows families, beside their floors in the same run:
 

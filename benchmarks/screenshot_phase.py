@@ -1,4 +1,4 @@
-"""The ``screenshot`` phase (issue 4): a 1280x720 viewport PNG of the news page through
+"""The ``screenshot`` phase: a 1280x720 viewport PNG of the news page through
 the gateway, beside raw ``Page.captureScreenshot`` on the same tab over the same kind of
 SSH forward, interleaved in blocks of LIVE_BLOCK."""
 
@@ -17,7 +17,7 @@ from benchmarks.results import RowMaker
 
 __all__ = ["ROW_KEYS", "SCREENSHOT_BUDGET_S", "define_rows", "run"]
 
-TARGET_SCREENSHOT_MS = 150.0   # issue 4, "Speed"
+TARGET_SCREENSHOT_MS = 150.0   # a viewport PNG, end to end
 SCREENSHOT_BUDGET_S = 25.0     # set-up included; the rounds stop early (after 2) beyond it
 VIEWPORT = {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False}
 ROW_KEYS = ("raw_shot", "gw_shot", "ovh_shot")

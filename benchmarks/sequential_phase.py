@@ -1,4 +1,4 @@
-"""The ``sequential`` phase (issue 2): one call at a time, the gateway beside its floors.
+"""The ``sequential`` phase: one call at a time, the gateway beside its floors.
 
 Raw CDP ``Runtime.evaluate 1+1`` over the same asyncssh Unix-socket forward the gateway
 uses (with plain parameters, and with the ones the ``evaluate`` tool sends), a no-op MCP
@@ -31,18 +31,18 @@ from benchmarks.results import RowMaker, progress
 
 __all__ = ["ROW_KEYS", "define_rows", "profile", "run"]
 
-TARGET_OVERHEAD_MS = 0.5       # issue 2, "Speed"
+TARGET_OVERHEAD_MS = 0.5       # the gateway's own share of a call, beyond both floors
 ROW_KEYS = ("raw", "raw_eval", "mcp", "gw_cdp", "gw_eval", "gw_cdp_log", "gw_eval_log",
             "in_cdp", "in_eval", "ovh_cdp", "ovh_eval", "ssh_connect")
 
 
 def define_rows(row: RowMaker) -> None:
     row("raw", "raw CDP `Runtime.evaluate 1+1`, asyncssh Unix-socket forward to h1",
-        target="floor (a quiet run here, Nov 2026: ≈0.5-0.65 ms)")
+        target="floor")
     row("raw_eval", "raw CDP, same call with the `evaluate` tool's params",
         target="floor for `evaluate`")
     row("mcp", "MCP stdio round trip, no-op tool (`benchmarks/noop_server.py`)",
-        target="floor (issue 2: ≈0.7-1.0 ms)")
+        target="floor: the SDK's own")
     row("gw_cdp", "gateway `cdp_command` Runtime.evaluate 1+1 on a tab")
     row("gw_eval", "gateway `evaluate` \"1+1\" on a tab")
     row("gw_cdp_log", "gateway `cdp_command`, call log on (end to end)", hidden=True)
@@ -56,7 +56,7 @@ def define_rows(row: RowMaker) -> None:
     row("ovh_eval", "gateway overhead, `evaluate` (= gateway - raw(evaluate params) - "
         "MCP floor)", target=f"≤ {TARGET_OVERHEAD_MS} ms", show_p90=False)
     row("ssh_connect", "asyncssh connect + auth to h1",
-        target="floor (a quiet run here, Nov 2026: 29 ms)")
+        target="floor: an SSH start's")
 
 
 async def run(bench: Bench) -> None:

@@ -1,4 +1,4 @@
-"""The ``share`` phase (issue 18): a browser on a machine nobody can dial, shared to h2.
+"""The ``share`` phase: a browser on a machine nobody can dial, shared to h2.
 
 A share host (``tests/e2e/share_host.py``: a network namespace with no sshd, linked
 only to h2's) runs a headless Chromium and ``chrome-ssh-gateway share h2 --name bench
@@ -63,8 +63,8 @@ DIRECT = "direct"
 STATUS_TIMEOUT_S = 30.0        # share spawned → its status line
 UP_TIMEOUT_S = 20.0            # share spawned → its target usable
 STOP_TIMEOUT_S = 20.0          # SIGINT → share exited
-TARGET_ADDED_MS = 0.3          # issue 18: the share within +0.3 ms of an SSH target
-TARGET_UP_MS = 2000.0          # issue 18: usable within 2 s of `share` starting
+TARGET_ADDED_MS = 0.3          # a call through the share within +0.3 ms of an SSH target
+TARGET_UP_MS = 2000.0          # a share usable within 2 s of `share` starting
 STATUS_PREFIX = b"chrome-ssh-gateway share: sharing "
 # How often the gateway lists the shares (the default the targets file keeps).
 SCAN_INTERVAL_S: float = SHARES_INTERVAL_S
@@ -347,7 +347,7 @@ def _differences(rows: dict[str, Any]) -> None:
 
 
 async def run(bench: Bench) -> None:
-    """Issue 18: a shared browser beside an SSH target; share → target usable."""
+    """A shared browser beside an SSH target; share → target usable."""
     opts, r = bench.opts, bench.r
     with tempfile.TemporaryDirectory(prefix="csgw-bench-share-") as workdir:
         seen = await share_phase(

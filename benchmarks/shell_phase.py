@@ -135,7 +135,7 @@ async def measure(rows: dict[str, Any], env: dict[str, str], stdio: Client,
 
 
 async def run(bench: Bench) -> None:
-    """Issue 13: warm `call` against its floors; HTTP against stdio."""
+    """Warm `call` against its floors; HTTP against stdio."""
     env = bench.env("h1")
     with anyio.fail_after(240):
         async with bench.gateway(env) as stdio:

@@ -1,4 +1,4 @@
-"""The ``startup`` phase (issue 12): a gateway's start beside the SDK's import and start.
+"""The ``startup`` phase: a gateway's start beside the SDK's import and start.
 
 Each round, in a fresh interpreter each time, like a real start: ``python -c pass``,
 ``import mcp.server.mcpserver`` (the SDK's import), what serving imports (ours + SDK),
@@ -7,7 +7,7 @@ spawn → first tool result, and the gateway spawn → first non-empty ``list_ta
 SSH, back to back. Rounds interleave the rows (fair under changing load) and stop early,
 after at least two, once STARTUP_BUDGET_S is used up.
 
-The target (issue 30) is relative: a gateway's start may take at most
+The target is relative: a gateway's start may take at most
 TARGET_START_OVER_NOOP_MS longer than the no-op server's start, the median of the
 rounds' differences. Beside it, the CPU each process had spent by its first result:
 on a shared machine the wall times of both sides grow with the load, the CPU far less.
@@ -26,7 +26,7 @@ from benchmarks.results import RowMaker, at_most, differences, fmt, progress
 
 __all__ = ["ROW_KEYS", "define_rows", "run"]
 
-TARGET_START_OVER_NOOP_MS = 100.0   # issue 30 (a)
+TARGET_START_OVER_NOOP_MS = 100.0   # what a start may add to the no-op server's
 STARTUP_BUDGET_S = 50.0        # the rounds stop early (after 2) beyond this
 SNIPPETS = {
     "py_bare": "pass",

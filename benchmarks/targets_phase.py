@@ -1,4 +1,4 @@
-"""The ``targets`` phase (issue 2): 8 SSH targets in one gateway — memory, concurrency,
+"""The ``targets`` phase: 8 SSH targets in one gateway — memory, concurrency,
 throughput.
 
 A targets file spreads 8 targets over the hosts; once all are up, the gateway's VmRSS.
@@ -7,7 +7,7 @@ awaiting a 50 ms timer at once (a global lock would take N x 50 ms), the same wi
 the wait, and that many no-op tool calls (the SDK's floor); then throughput of that
 many callers, the gateway's ``evaluate`` against the no-op tool, in alternating rounds.
 
-The throughput targets (issue 30 (b)) are the gateway's own: its process's CPU per call
+The throughput targets are the gateway's own: its process's CPU per call
 at most TARGET_OWN_CPU_OVER_NOOP_MS more than the no-op server's, and its throughput
 ratio at least TARGET_OF_CEILING of the ratio it would reach were its CPU per call the
 no-op server's (``tp_ceiling``: sshd, Chrome and the client, which the gateway does not
@@ -36,9 +36,9 @@ from tests.e2e.helpers import proc_status_kb
 
 __all__ = ["ROW_KEYS", "cpu_rows", "define_rows", "run"]
 
-TARGET_RSS_MB = 100.0          # issue 2, "Speed"
+TARGET_RSS_MB = 100.0          # 8 targets up, one process
 TARGET_CONCURRENT_MS = 200.0
-TARGET_OWN_CPU_OVER_NOOP_MS = 0.3   # issue 30 (b)
+TARGET_OWN_CPU_OVER_NOOP_MS = 0.3   # the gateway's process over the no-op server's, per call
 TARGET_OF_CEILING = 0.9
 THROUGHPUT_BUDGET_S = 40.0     # the throughput rounds stop early (after 1 pair) beyond this
 # Top-level await: the gateway evaluates in replMode, where a promise that is the value of

@@ -1,4 +1,4 @@
-"""The ``upload`` phase (issue 14): a 10 MB file into a page's file input on h1, over SSH.
+"""The ``upload`` phase: a 10 MB file into a page's file input on h1, over SSH.
 
 Three rows, interleaved round by round so load on the machine hits them alike:
 

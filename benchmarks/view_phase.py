@@ -1,8 +1,8 @@
-"""The ``view`` phase (issue 3): a live ``browse_view`` of the news page beside raw
+"""The ``view`` phase: a live ``browse_view`` of the news page beside raw
 ``Accessibility.getFullAXTree`` on the same tab over the same kind of SSH forward,
 interleaved in blocks of LIVE_BLOCK; and the view's size.
 
-The time target (issue 30 (c)) is relative: the view's median at most
+The time target is relative: the view's median at most
 TARGET_VIEW_OVER_FLOOR above the raw call's median in the same run (Chrome computing the
 tree is most of a view; the ``peers`` phase checks that the view stays ahead of theirs).
 """
@@ -24,7 +24,7 @@ from benchmarks.results import TARGET_VIEW_OVER_FLOOR, RowMaker, at_most, view_l
 __all__ = ["ROW_KEYS", "define_rows", "run"]
 
 TARGET_VIEW_CHARS = 12_000
-TARGET_VIEW_TEXT_EXTRA = 200   # issue 12: text content ≤ the view + this many characters
+TARGET_VIEW_TEXT_EXTRA = 200   # text content ≤ the view + this many characters (its header)
 VIEW_BUDGET_S = 25.0           # set-up included; the rounds stop early (after 2) beyond it
 ROW_KEYS = ("raw_ax", "gw_view", "view_chars", "view_refs", "view_text")
 

@@ -1,4 +1,4 @@
-"""The ``webdriver`` phase (issue 15): a call on a cold ``webdriver`` target, beside its floor.
+"""The ``webdriver`` phase: a call on a cold ``webdriver`` target, beside its floor.
 
 chromedriver runs on h1's loopback (``tests/e2e/webdriver_host.py``). Each of
 ``--starts`` rounds, interleaved:

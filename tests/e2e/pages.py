@@ -53,6 +53,7 @@ from tests.e2e.helpers import (
     write_targets,
 )
 from tests.topology import RemoteHost, Topology
+from tests.view_changes import apply_changes
 
 __all__ = [
     "SERVER",
@@ -121,7 +122,7 @@ def _read_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
     return proc.stdout.readline()
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop(proc: subprocess.Popen[bytes]) -> None:
     if proc.stdin is not None:
         with contextlib.suppress(OSError):
             proc.stdin.close()
@@ -134,8 +135,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
-    if proc.stdout is not None:
-        proc.stdout.close()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
 
 
 @contextlib.contextmanager
@@ -169,7 +171,7 @@ def serve_pages(host: RemoteHost, log: Path | None = None,
             ports = {k: int(v) for k, v in json.loads(line).items()}
             yield PageSite(host, ports, auth_secret, cookie_secret, proc.pid)
         finally:
-            _stop(proc)
+            stop(proc)
 
 
 @contextlib.contextmanager
@@ -189,7 +191,7 @@ def serve_directory(host: RemoteHost, directory: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{found.group(1)}"
     finally:
         proc.terminate()
-        _stop(proc)
+        stop(proc)
 
 
 # ----------------------------------------------------------------------------- gateway
@@ -354,6 +356,26 @@ async def open_view(env: DevtoolsEnv, tabs: list[int], path: str) -> tuple[int, 
     result = await browse(env.client, env.site("h1").url(path), target="h1")
     tabs.append(result["tab"])
     return result["tab"], result["view"]
+
+
+class Model:
+    """What a model holds of one tab: the last whole view, kept as it reads the answers
+    (a change set applied to it as ``tests/view_changes.py`` reads one)."""
+
+    def __init__(self, env: DevtoolsEnv, tab: int, view: str) -> None:
+        self.env, self.tab, self.view = env, tab, view
+
+    async def act(self, *actions: dict[str, Any]) -> dict[str, Any]:
+        """One ``browse_act``; the view it leaves the model with must be a fresh one."""
+        result = await call_ok(self.env.client, "browse_act",
+                               {"tab": self.tab, "actions": list(actions)})
+        assert all(step["ok"] for step in result["steps"]), result["steps"]
+        held = apply_changes(self.view, result["view"]) if "changes" in result \
+            else result["view"]
+        fresh = await call_ok(self.env.client, "browse_view", {"tab": self.tab})
+        assert held == fresh["view"], (result.get("changes"), result["view"])
+        self.view = held
+        return result
 
 
 async def act(client: Client, tab: int, *actions: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import pytest
 from tests.e2e.helpers import call_ok
 from tests.e2e.pages import (
     DevtoolsEnv,
+    Model,
     browse,
     js,
     open_view,
@@ -27,7 +28,6 @@ from tests.e2e.pages import (
 )
 from tests.e2e.real_apps import build_docs_site
 from tests.topology import Topology
-from tests.view_changes import apply_changes
 
 pytestmark = pytest.mark.anyio
 
@@ -37,25 +37,6 @@ env, tabs = page_fixtures("browse-changes")
 @pytest.fixture(scope="module")
 def docs_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_docs_site(tmp_path_factory.mktemp("docs-site"))
-
-
-class Model:
-    """What a model holds of one tab: the last whole view, kept as it reads the answers."""
-
-    def __init__(self, env: DevtoolsEnv, tab: int, view: str) -> None:
-        self.env, self.tab, self.view = env, tab, view
-
-    async def act(self, *actions: dict[str, Any]) -> dict[str, Any]:
-        """One ``browse_act``; the view it leaves the model with must be a fresh one."""
-        result = await call_ok(self.env.client, "browse_act",
-                               {"tab": self.tab, "actions": list(actions)})
-        assert all(step["ok"] for step in result["steps"]), result["steps"]
-        held = apply_changes(self.view, result["view"]) if "changes" in result \
-            else result["view"]
-        fresh = await call_ok(self.env.client, "browse_view", {"tab": self.tab})
-        assert held == fresh["view"], (result.get("changes"), result["view"])
-        self.view = held
-        return result
 
 
 def _shorter(result: dict[str, Any], whole: str) -> None:

@@ -21,6 +21,7 @@ from gateway.output.sizing import fit
 from gateway.page.act.element import TabInput
 from gateway.page.snapshot import fetch_snapshot
 from gateway.page.view.changes import changes_between
+from gateway.page.view.compact import compact_runs
 from gateway.page.view.focus import line_matcher, narrow_view, scopes_of
 from gateway.page.view.model import FrameSnapshot, View
 from gateway.page.view.render import render_view
@@ -58,9 +59,11 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
     An element the last view of the same document numbered keeps its number; a new
     one gets a number no view of the tab gave, so a ref can never name a second
     element. Hold ``tab.lock``. ``find`` / ``within`` narrow what is shown, not what
-    is remembered: the refs kept are the whole view's. ``changes``: hand back only what
-    changed since the whole view the agent holds (``gateway.page.view.changes``) when
-    that is the same document and the change set is under half the view; else the view.
+    is remembered: the refs kept are the whole view's, and long runs of rows are
+    shortened only in the whole view (``gateway.page.view.compact``). ``changes``: hand
+    back only what changed since the whole view the agent holds
+    (``gateway.page.view.changes``) when that is the same document and the change set
+    is under half the view; else the view.
     """
     tab = on.tab
     element = TabInput(on).ref(within)[1] if within is not None else None
@@ -82,24 +85,26 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
         del snapshot  # the tree is freed here, before the collector is back on
     tab.document_seen(loader_id)
     text, narrowed = narrow_view(rendered, find, within)
+    whole = compact_runs(rendered.text)  # what the agent holds of the page, once shown
     if changes and same is not None and same.text is not None and narrowed is None:
-        found = changes_between(same.text, rendered.text)
-        if len(found.text) <= min(len(rendered.text) // 2, max_chars):
-            _remember(tab, rendered, loader_id, frames, holds=True)
+        found = changes_between(same.text, whole)
+        if len(found.text) <= min(len(whole) // 2, max_chars):
+            _remember(tab, rendered, loader_id, frames, whole)
             return PageView(tab=tab.id, target=on.browser.name, url=url, view=found.text,
                             refs=len(rendered.refs), changes=found.summary())
-    fitted = fit(text, max_chars)
+    fitted = fit(whole if narrowed is None else text, max_chars)
     _remember(tab, rendered, loader_id, frames,
-              holds=narrowed is None and not fitted.truncated)
+              whole if narrowed is None and not fitted.truncated else None)
     return PageView(tab=tab.id, target=on.browser.name, url=url, view=fitted.value,
                     refs=len(rendered.refs), truncated=fitted.truncated, narrowed=narrowed)
 
 
 def _remember(tab: Tab, rendered: View, loader_id: str, frames: dict[str, FrameSnapshot],
-              holds: bool) -> None:
-    """The view's refs as the tab's, and its text when the agent now holds all of it."""
+              held: str | None) -> None:
+    """The view's refs as the tab's, and the text the agent now holds of it all (None
+    when it was shown less)."""
     remember_view(tab, ViewState(rendered.refs, loader_id, frames, next_ref=rendered.next_ref,
-                                 text=rendered.text if holds else None))
+                                 text=held))
 
 
 _views_pausing = 0

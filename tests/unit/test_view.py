@@ -40,7 +40,7 @@ from tests.golden import assert_golden
 ROOT = Path(__file__).parents[2]
 FIXTURES = ROOT / "fixtures" / "ax"
 GOLDEN = Path(__file__).parent / "golden"
-PAGES = ("news", "form", "landmarks", "frames", "tables", "shadow")
+PAGES = ("news", "form", "landmarks", "frames", "tables", "shadow", "items")
 NEWS_MAX_CHARS = 12_000
 
 REF = re.compile(r"(?:^|(?<=[\s(|{,]))(?:[a-z]+)?#(\d+)(?= )", re.MULTILINE)
@@ -323,6 +323,98 @@ def test_shadow_dom_controls_have_refs() -> None:
     assert 'radio#12 "3 stars" (checked)' in view.text
 
 
+# --- Items a script made clickable (a file list) ------------------------------------------
+
+def item_line(page: str, name: str) -> str:
+    view = view_of(page)
+    number = next(n for n, r in view.refs.items() if r.name == name)
+    return line_of(view, f"item#{number} ")
+
+
+def author_named(page: str) -> list[dict[str, Any]]:
+    """Non-ignored nodes whose name Chrome took from an aria-label or a title attribute."""
+    found = []
+    for _, node in ax_nodes(page, "listitem") + ax_nodes(page, "generic"):
+        used = [s for s in node["name"].get("sources", ())
+                if "value" in s and not s.get("superseded")]
+        if used and used[0]["type"] == "attribute" and used[0]["attribute"] in (
+                "aria-label", "title"):
+            found.append(node)
+    return found
+
+
+def test_items_named_by_their_author_get_refs() -> None:
+    """A file list's items carry a title or an aria-label and no control's role; each
+    gets a ref (role ``item``) on the very node Chrome named, so a click lands on it."""
+    view = view_of("items")
+    items = {r.name: r.backend_node_id for r in view.refs.values() if r.role == "item"}
+    named = {node["name"]["value"]: node["backendDOMNodeId"] for node in author_named("items")}
+    assert items == {name: backend for name, backend in named.items() if name != "Folder data"}
+    assert set(items) == {"Home folder", "Name: draft.txt Size: 69 B Modified: 2026-11-29 21:58",
+                          "Name: notes.md Size: 1 KB", "report.csv", "Release notes"}
+
+
+def test_an_item_holding_a_control_leaves_the_ref_to_the_control() -> None:
+    view = view_of("items")
+    assert line_of(view, "Select data") == '- data checkbox#10 "Select data"'
+    assert "Folder data" not in view.text
+
+
+def test_an_item_prints_what_its_label_does_not_say() -> None:
+    """On one line after its ref when it is small; a bigger one line by line below it."""
+    assert item_line("items", "report.csv") == '- item#9 "report.csv"'  # its text is its label
+    assert item_line("items", "Name: notes.md Size: 1 KB") == (
+        '- item#8 "Name: notes.md Size: 1 KB" notes.mdyesterday')
+    assert item_line("items", "Home folder") == 'item#6 "Home folder" /'
+    lines = view_of("items").text.splitlines()
+    notes = lines.index('item#11 "Release notes"')
+    assert [line for line in lines[notes + 1:] if line] == [f"Change {i}" for i in range(1, 36)]
+
+
+def test_names_from_contents_or_unfocused_titles_make_no_item() -> None:
+    """A list item named by its own text is no item; nor is a span with a title (a date
+    on a news line), which Chrome names nothing unless it is focusable."""
+    view = view_of("items")
+    assert line_of(view, "plain item") == "- plain item, no name of its author"
+    assert line_of(view, "updated 1 hour ago") == "updated 1 hour ago"
+    for page in PAGES[:-1]:  # pages without such items: not one ref more
+        assert not author_named(page) or all(
+            r.role != "item" for r in view_of(page).refs.values()), page
+
+
+def test_an_item_name_must_be_the_one_chrome_used() -> None:
+    """A title superseded by the contents (Chrome's own record) does not make an item."""
+    data = copy.deepcopy(load("items"))
+    node = next(n for n in data["frames"][0]["nodes"]
+                if n.get("name", {}).get("value") == "report.csv" and n["role"]["value"]
+                == "listitem")
+    for source in node["name"]["sources"]:
+        if source.get("attribute") == "aria-label":
+            source["superseded"] = True
+    node["name"]["sources"].append({"type": "contents",
+                                    "value": {"type": "computedString", "value": "report.csv"}})
+    view = render_view(snapshot_from_json(data))
+    assert line_of(view, "report.csv") == "- report.csv"
+
+
+def test_a_control_deep_in_a_big_item_is_looked_for_no_further_than_the_scan() -> None:
+    """The scan for a control inside an item is bounded: past it, the item keeps its ref
+    (and the control its own)."""
+    data = copy.deepcopy(load("items"))
+    nodes = data["frames"][0]["nodes"]
+    notes = next(n for n in nodes if n.get("name", {}).get("value") == "Release notes")
+    button = next(n for n in nodes if n.get("name", {}).get("value") == "Refresh")
+    first = nodes[[n["nodeId"] for n in nodes].index(notes["childIds"][0])]
+    first["childIds"] = [*first["childIds"], button["nodeId"]]  # near: the item loses its ref
+    refs = render_view(snapshot_from_json(data)).refs.values()
+    assert "Release notes" not in {r.name for r in refs}
+    first["childIds"].pop()
+    last = nodes[[n["nodeId"] for n in nodes].index(notes["childIds"][-1])]
+    last["childIds"] = [*last["childIds"], button["nodeId"]]  # past the scan: both keep one
+    refs = render_view(snapshot_from_json(data)).refs.values()
+    assert {"Release notes", "Refresh"} <= {r.name for r in refs}
+
+
 def test_landmarks_nest_with_short_labels() -> None:
     lines = view_of("landmarks").text.splitlines()
     for label in ("header", '  nav "Primary"', "  search", "main", '  nav "Breadcrumb"',
@@ -453,7 +545,8 @@ MUTATIONS = st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(page=st.sampled_from(["form", "frames", "tables", "landmarks"]), mutations=MUTATIONS)
+@given(page=st.sampled_from(["form", "frames", "tables", "landmarks", "items"]),
+       mutations=MUTATIONS)
 def test_mutated_fixtures_never_raise(page: str, mutations: list[tuple[int, str, Any]]) -> None:
     data = copy.deepcopy(load(page))
     for where, kind, junk in mutations:

@@ -16,6 +16,9 @@ noise for size while keeping what a person needs to act:
   CDP session and backend node id. A control with no name is labelled from
   what Chrome saw (placeholder, aria-label, title, alt, a child icon's title),
   then from its ``name`` / ``id`` attribute (``[name=q]``), else ``[unnamed]``;
+* a list item or generic element its author named (``aria-label``, ``title``) that
+  holds no control is one a script made clickable: ``item#N "label"``, then what it
+  holds that the label does not say (``items``);
 * headings as ``## text``; landmarks and named groups as a short label line
   (``nav "Primary"``) with their content indented two spaces; list items as
   ``- `` lines; data tables as Markdown grids; text compact; wrapper roles
@@ -38,7 +41,8 @@ Modules, each with one job: ``model`` (the snapshot and view data, JSON
 parsing), ``roles`` (which role prints how, length limits), ``text`` (quoting,
 cutting), ``nodes`` (safe AX node readers, a frame indexed), ``labels`` (what a
 control is called and says), ``controls`` (ref numbering, a control's line),
-``out`` (lines being written), ``render`` (the pass itself), ``state`` (the
+``items`` (the elements a script made clickable), ``out`` (lines being written),
+``render`` (the pass itself), ``state`` (the
 tab's last view, which refs are checked against) and ``focus`` (a view narrowed to
 the lines that match, or to one part of the page). ``take`` is the one that does
 I/O: a tab's view fetched, rendered and kept, for the tools (not imported here).

@@ -21,10 +21,10 @@ Pure: tested on the captured trees (``tests/unit/test_view_focus.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gateway.errors import InvalidArgument, StaleRef
-from gateway.page.view.nodes import backend_id_of, is_control, role_of
+from gateway.page.view.nodes import backend_id_of, holds_control, role_of
 from gateway.page.view.roles import CONTAINERS, NAMED_CONTAINERS, TABLES
 from gateway.tabs.network_log import url_matcher
 
@@ -143,7 +143,9 @@ def scopes_of(snapshot: PageSnapshot, element: RefElement) -> list[AXNode]:
     if node is None:
         raise StaleRef(f'{element.role} "{element.name}" is no longer in the page; call '
                        "browse_view for fresh refs")
-    scopes = [node] if _holds_controls(nodes, node) else []
+    # A control holding others (a listbox its options, a tree its items) is a part of its
+    # own; a field holding its editor's text is not.
+    scopes = [node] if holds_control(nodes, node, MAX_SCAN) else []
     seen = {node.get("nodeId")}
     parent = nodes.get(node.get("parentId"))
     while parent is not None and parent.get("nodeId") not in seen:
@@ -152,18 +154,3 @@ def scopes_of(snapshot: PageSnapshot, element: RefElement) -> list[AXNode]:
             scopes.append(parent)
         parent = nodes.get(parent.get("parentId"))
     return scopes
-
-
-def _holds_controls(nodes: dict[Any, AXNode], node: AXNode) -> bool:
-    """Whether a control holds others (a listbox its options, a tree its items) — not
-    a field its editor's text. A loop over at most ``MAX_SCAN`` nodes."""
-    stack, seen = list(node.get("childIds") or ()), 0
-    while stack and seen < MAX_SCAN:
-        kid = nodes.get(stack.pop())
-        seen += 1
-        if kid is None:
-            continue
-        if kid.get("ignored") is not True and is_control(kid, role_of(kid)):
-            return True
-        stack.extend(kid.get("childIds") or ())
-    return False

@@ -9,7 +9,7 @@ ignored wrappers can nest deeper than Python's stack.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from gateway.page.view.model import AXNode, FrameSnapshot, PageSnapshot
@@ -18,7 +18,8 @@ from gateway.page.view.text import number_text, squash
 
 __all__ = [
     "Frame", "ax_string", "backend_id_of", "child_ids_of", "descendants", "first_heading_text",
-    "hoist", "index_frames", "is_control", "list_marker", "name_of", "props_of", "role_of",
+    "hoist", "holds_control", "index_frames", "is_control", "list_marker", "name_of",
+    "props_of", "role_of",
 ]
 
 
@@ -78,6 +79,24 @@ def is_control(node: AXNode, role: str) -> bool:
         # A contenteditable root: Chrome keeps its role (often generic) but marks it.
         props = props_of(node)
         return bool(props.get("editable")) and props.get("focusable") is True
+    return False
+
+
+def holds_control(nodes: Mapping[Any, AXNode], node: AXNode, limit: int) -> bool:
+    """Whether a control is among the first ``limit`` nodes below ``node``.
+
+    Document order; ignored nodes count towards ``limit`` too, so the loop is bounded
+    whatever the tree (a broken one may even repeat ids).
+    """
+    stack, seen = child_ids_of(node)[::-1], 0
+    while stack and seen < limit:
+        kid = nodes.get(stack.pop())
+        seen += 1
+        if kid is None:
+            continue
+        if kid.get("ignored") is not True and is_control(kid, role_of(kid)):
+            return True
+        stack.extend(child_ids_of(kid)[::-1])
     return False
 
 

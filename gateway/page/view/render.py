@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gateway.page.view.controls import Controls, RefKey
+from gateway.page.view.items import author_name, fits_a_line, is_item, label_says_all
 from gateway.page.view.labels import attribute_label, ax_label, duplicate_labels, flags_of
 from gateway.page.view.model import AXNode, PageSnapshot, View
 from gateway.page.view.nodes import (
@@ -102,7 +103,8 @@ class _Renderer(Controls):
         self.list_depth = 0  # lists inside list items indent
         self.handlers: dict[str, _Handler] = {
             "StaticText": self.text, "LineBreak": self.line_break, "heading": self.heading,
-            "image": self.image, "listitem": self.list_item, "Iframe": self.iframe,
+            "image": self.image, "listitem": self.list_item, "generic": self.generic,
+            "Iframe": self.iframe,
             "blockquote": self.quote,
             **dict.fromkeys(TABLES, self.table),
             **dict.fromkeys(NAMED_ITEMS, self.named_item),
@@ -209,9 +211,15 @@ class _Renderer(Controls):
     def list_item(self, frame: Frame, node: AXNode, role: str, out: Out, depth: int) -> None:
         out.line_prefix(list_marker(frame, node))
         self.list_depth += 1
-        self.children(frame, node, out, depth)
+        if not self.item(frame, node, role, out, depth):
+            self.children(frame, node, out, depth)
         self.list_depth -= 1
         out.newline()
+
+    def generic(self, frame: Frame, node: AXNode, role: str, out: Out, depth: int) -> None:
+        """A wrapper (only its children show), unless a script made it an item."""
+        if not self.item(frame, node, role, out, depth):
+            self.children(frame, node, out, depth)
 
     def named_item(self, frame: Frame, node: AXNode, role: str, out: Out, depth: int) -> None:
         out.item(self.describe(frame, node, role, props_of(node), None))
@@ -365,6 +373,26 @@ class _Renderer(Controls):
                 yield from self.rows(frame, kid, depth + 1)
 
     # Controls (their text: ``Controls``) ----------------------------------------------
+
+    def item(self, frame: Frame, node: AXNode, role: str, out: Out, depth: int) -> bool:
+        """``item#N "label"`` for an element a script made clickable (``items.is_item``),
+        then what it holds that the label does not say: on the same line if it fits one.
+
+        False when ``node`` is no item, or a big one whose children are still to print.
+        """
+        if not is_item(frame, node, role):
+            return False
+        label = author_name(node)
+        number = self.new_ref(frame, node["backendDOMNodeId"], "item", label)  # is_item
+        out.item(self.describe(frame, node, role, props_of(node), f"item#{number}", label))
+        if label_says_all(frame, node, label):
+            return True
+        if not fits_a_line(frame, node):
+            return False
+        line = Out(inline=True)
+        self.children(frame, node, line, depth)
+        out.item(line.take())
+        return True
 
     def control(self, frame: Frame, node: AXNode, role: str, props: dict[str, Any],
                 out: Out, depth: int) -> None:

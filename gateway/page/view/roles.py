@@ -9,9 +9,10 @@ from __future__ import annotations
 
 __all__ = [
     "BLOCKS", "BULLETS", "CAPTIONS", "CELLS", "CONTAINERS", "FLAG_PROPS", "HEADERS",
-    "LABELLED", "LABEL_ROLES", "MAX_DEPTH", "NAMED_CONTAINERS", "NAMED_ITEMS", "NAME_MAX",
-    "OPTIONS_MAX", "RANGE_ROLES", "REF_ROLES", "ROLE_LABELS", "ROWS", "SKIPPED", "STATE_FLAGS",
-    "TABLES", "URL_MAX", "VALUE_MAX", "VALUE_ROLES",
+    "ITEM_NAME_SOURCES", "ITEM_ROLES", "ITEM_SCAN", "LABELLED", "LABEL_ROLES", "MAX_DEPTH",
+    "NAMED_CONTAINERS", "NAMED_ITEMS", "NAME_MAX", "OPTIONS_MAX", "RANGE_ROLES", "REF_ROLES",
+    "ROLE_LABELS", "ROWS", "SKIPPED", "STATE_FLAGS", "TABLES", "URL_MAX", "VALUE_MAX",
+    "VALUE_ROLES",
 ]
 
 
@@ -25,6 +26,18 @@ REF_ROLES = frozenset({
 })
 """Roles that get a ref (``gridcell`` only when focusable). Options of a native select are
 listed in its braces instead; those of a listbox get refs there."""
+
+ITEM_ROLES = frozenset({"listitem", "generic"})
+"""Roles a script makes clickable without saying so (a file list's ``<li>``, a ``<div>``):
+they get a ref as ``item#N`` when their author named them (``ITEM_NAME_SOURCES``) and
+they hold no control of their own — Chrome marks no click listener in its tree, and a
+name an author gave is the sign that the element is one thing to act on."""
+ITEM_NAME_SOURCES = frozenset({"aria-label", "title"})
+"""The attributes an item's name must come from: an author's, not its contents. (Chrome
+names a plain ``<div title>`` nothing unless it is focusable, so titles on text spans do
+not turn into refs.)"""
+ITEM_SCAN = 64
+"""Nodes looked at below an item for a control it holds (which then keeps the ref)."""
 
 ROLE_LABELS = {
     "DisclosureTriangle": "summary", "Date": "date", "DateTime": "datetime",

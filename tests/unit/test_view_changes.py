@@ -26,8 +26,8 @@ def _snapshot(name: str) -> dict[str, Any]:
     return dict(json.loads((AX / f"{name}.json").read_text()))
 
 
-def _keys(view: Any) -> dict[tuple[str, int], int]:
-    return {(r.frame_id, r.backend_node_id): n for n, r in view.refs.items()}
+def _keys(view: Any) -> dict[tuple[str, int, str, str], int]:
+    return {(r.frame_id, r.backend_node_id, r.role, r.name): n for n, r in view.refs.items()}
 
 
 @given(LINES, LINES)
@@ -84,3 +84,20 @@ def test_refs_of_another_document_are_not_kept() -> None:
     fresh = render_view(snapshot, first_ref=first.next_ref)  # no keep: a navigation
     assert min(fresh.refs) == first.next_ref
     assert re.sub(r"#\d+", "#N", fresh.text) == re.sub(r"#\d+", "#N", first.text)
+
+
+def test_an_element_relabelled_gets_a_new_ref() -> None:
+    """An app that re-uses a row for another file: the old ref must not reach it."""
+    data = _snapshot("form")
+    first = render_view(snapshot_from_json(data))
+    number, element = next((n, r) for n, r in first.refs.items() if r.name)
+    changed = copy.deepcopy(data)
+    [node] = [n for n in changed["frames"][0]["nodes"]
+              if n.get("backendDOMNodeId") == element.backend_node_id
+              and n.get("name", {}).get("value") == element.name]
+    node["name"]["value"] = "Another file"
+    again = render_view(snapshot_from_json(changed), first_ref=first.next_ref,
+                        keep=_keys(first))
+    assert number not in again.refs
+    assert again.refs[first.next_ref].backend_node_id == element.backend_node_id
+    assert again.refs[first.next_ref].name == "Another file"

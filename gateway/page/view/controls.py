@@ -3,7 +3,8 @@
 ``Controls`` owns the ref numbering of one render (a select's options take refs
 too, so describing a control may number more than one) and knows the page's
 origin, which links and frame URLs are shortened against. An element the tab's
-last view of the same document numbered keeps its number (``keep``), so a change
+last view of the same document numbered, with the same role and label, keeps its
+number (``keep``), so a change
 set after an action shows only what changed, and a ref the model holds stays good
 while its element is there; an element new to the view gets the next number,
 never one an earlier view gave.
@@ -36,8 +37,10 @@ from gateway.page.view.text import cut, number_text, origin_of, quote
 
 __all__ = ["Controls", "RefKey"]
 
-RefKey = tuple[str, int]
-"""An element across views of one document: its frame id and backend node id."""
+RefKey = tuple[str, int, str, str]
+"""An element across views of one document, as the view named it: its frame id, backend
+node id, role and label. An element an app re-used for something else (a list row
+relabelled to another file) is a new one: its old ref, acted on, must not reach it."""
 
 
 class Controls:
@@ -53,7 +56,7 @@ class Controls:
     def new_ref(self, frame: Frame, backend: int, role: str, name: str) -> int:
         """The element's number from the last view (``keep``), else the next one, now
         pointing at ``backend`` in ``frame``."""
-        number = self.keep.get((frame.snap.frame_id, backend))
+        number = self.keep.get((frame.snap.frame_id, backend, role, name))
         if number is None or number in self.refs:
             number = self.next_ref
             self.next_ref += 1

@@ -34,7 +34,7 @@ class ViewState:
 
     def keys(self) -> dict[RefKey, int]:
         """Each element's number, for the next view of the same document to keep."""
-        return {(ref.frame_id, ref.backend_node_id): number
+        return {(ref.frame_id, ref.backend_node_id, ref.role, ref.name): number
                 for number, ref in self.refs.items()}
 
 

@@ -99,7 +99,7 @@ class PageTracker:
         self._config = config
         self._tab_ids = tab_ids
         self.scope = PageScope(config.tabs or ("agent" if config.handed_tabs else "all"),
-                               config.handed_tabs)
+                               config.handed_tabs)  # (a person's own: ``Browser._setup``)
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
         self._attaching: set[str] = set()         # agent scope: attaches asked for
         self._sessions: dict[str, Tab] = {}       # sessionId → Tab

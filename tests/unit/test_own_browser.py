@@ -33,7 +33,14 @@ from gateway.discovery.strategy import (
     attach_at,
     find_browser,
 )
-from gateway.doctor.fixes import endpoint_failure, ignored_port_failure, personal_found
+from gateway.doctor.browser_steps import BrowserSteps
+from gateway.doctor.fixes import (
+    PERSONAL_NOTE,
+    endpoint_failure,
+    ignored_port_failure,
+    personal_found,
+)
+from gateway.doctor.report import Recorder, StopCheck, TargetReport
 from gateway.errors import ConsentNotGiven, DiscoveryError, NothingListens, map_exceptions
 from gateway.hosts.base import FileText
 from gateway.hosts.http import HttpResponse
@@ -120,6 +127,9 @@ class ProfileHost:
 
     async def route(self, host: str, port: int, *, socket: str | None = None) -> object:
         raise AssertionError("a person's own Chrome must not be opened without ask_person")
+
+    async def run(self, command: str, timeout_s: float) -> str:
+        return ""  # the host scan: no browser process
 
 
 def _search(host: ProfileHost) -> Search:
@@ -241,3 +251,29 @@ def test_doctor_names_a_person_s_chrome_it_found() -> None:
         "DevToolsActivePort in .config/google-chrome: port 9222 — the person's own Chrome, "
         "its remote debugging turned on (chrome://inspect/#remote-debugging)")
 
+
+
+async def _doctor(files: dict[str, str]) -> TargetReport:
+    report = TargetReport("own", "local")
+    with pytest.raises(StopCheck):
+        await BrowserSteps(DEFAULT, Recorder(report)).run(ProfileHost(files))  # type: ignore[arg-type]
+    return report
+
+
+async def test_doctor_finds_a_person_s_chrome_without_asking_them() -> None:
+    report = await _doctor({".config/google-chrome/DevToolsActivePort": ACTIVE_PORT,
+                            ".config/google-chrome/Local State": LOCAL_STATE})
+    endpoint, websocket = report.step("endpoint"), report.step("websocket")
+    assert (endpoint.status, websocket.status) == ("ok", "skipped")
+    assert endpoint.detail.startswith("DevToolsActivePort in .config/google-chrome: port "
+                                      "9222 — the person's own Chrome")
+    assert websocket.detail == PERSONAL_NOTE and report.up
+
+
+async def test_doctor_says_the_setting_is_off_in_the_chrome_it_saw() -> None:
+    report = await _doctor({".config/google-chrome/Local State": _without_setting(LOCAL_STATE),
+                            ".config/google-chrome/Last Version": LAST_VERSION})
+    endpoint = report.step("endpoint")
+    assert endpoint.status == "failed" and not report.up
+    assert endpoint.detail == ("Chrome in ~/.config/google-chrome on alice@laptop has remote "
+                               "debugging turned off")

@@ -306,10 +306,11 @@ class Browser:
         self.pages.disconnected()
         self._log.info("browser connection closed", endpoint=endpoint.address)
 
-    def asked(self, where: str) -> None:
+    def asked(self, endpoint: Endpoint, where: str) -> None:
         """Discovery is asking the person on ``where`` to allow this connection."""
         self.personal = self.asking = True
-        self._set_state("connecting", consent.waiting(where))
+        restarted = self._last_browser_path not in (None, endpoint.browser_path)
+        self._set_state("connecting", consent.waiting(where, restarted=restarted))
 
     async def _setup(self, cdp: CdpConnection, endpoint: Endpoint, tg: anyio.abc.TaskGroup) -> None:
         self.personal = endpoint.personal
@@ -469,4 +470,4 @@ class _Asking(DiscoveryTrace):
         self._browser = browser
 
     def asking(self, endpoint: Endpoint, where: str) -> None:
-        self._browser.asked(where)
+        self._browser.asked(endpoint, where)

@@ -22,10 +22,13 @@ _DIALOG = "\"Allow remote debugging?\""
 _AGAIN = "nothing is retried by itself; the next call on this target asks once more"
 
 
-def waiting(where: str) -> str:
-    return (f"{WAITING}: their Chrome on {where} shows {_DIALOG} — once they click Allow "
-            "the target is up, and stays so without asking again while the gateway keeps "
-            "its connection")
+def waiting(where: str, *, restarted: bool = False) -> str:
+    """``restarted``: the Chrome the person allowed before has restarted (a new browser
+    id), and a new browser asks anew."""
+    again = " again (their Chrome restarted)" if restarted else ""
+    return (f"{WAITING}: their Chrome on {where} shows {_DIALOG}{again} — once they click "
+            "Allow the target is up, and stays so without asking again while the gateway "
+            "keeps its connection")
 
 
 def declined(where: str) -> str:

@@ -135,11 +135,13 @@ class Search:
     async def connect(self, endpoint: Endpoint) -> ClientConnection:
         """Open the browser websocket through the host's private route; the open
         socket is the proof a candidate is real. A person's own Chrome holds it until
-        they answer its dialog (``consent``); without ``ask_person``, its answering
-        port is the proof, and ``PersonalBrowser`` the result."""
-        if endpoint.personal and not self.ask_person:
+        they answer its dialog (``consent``), so its answering port is checked first (a
+        stale DevToolsActivePort must not read as a question put to the person); without
+        ``ask_person`` that is the proof, and ``PersonalBrowser`` the result."""
+        if endpoint.personal:
             await self._answers(endpoint)
-            raise PersonalBrowser(endpoint)
+            if not self.ask_person:
+                raise PersonalBrowser(endpoint)
         self.trace.trying(endpoint)
         person_at = (endpoint.machine or self.host.label) if endpoint.personal else None
         if person_at is not None:

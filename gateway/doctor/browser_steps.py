@@ -23,11 +23,11 @@ from websockets.asyncio.client import ClientConnection
 
 import gateway.doctor.fixes as fixes
 from gateway.cdp.connection import CdpConnection
-from gateway.cdp.endpoint import DEFAULT_PROFILE_DIRS, Endpoint, ProfileDir
+from gateway.cdp.endpoint import Endpoint, ProfileDir
 from gateway.config import CdpAddress, TargetConfig
 from gateway.config.remote import redact_url
 from gateway.discovery.launcher import ChromeLauncher
-from gateway.discovery.scan import classify, parse_scan, scan_script
+from gateway.discovery.scan import Candidate, classify, parse_scan, scan_script
 from gateway.discovery.strategy import (
     Attached,
     DiscoveryTrace,
@@ -146,10 +146,10 @@ class BrowserSteps:
             await self._probe_launch(where)
             record.note(("websocket", "browser", "tabs"), "no browser running to check")
             raise StopCheck  # up: nothing failed, and no browser to check further
-        ignored = [] if self.config.cdp or self.config.profile else await _ignored_port(where)
+        running = [] if self.config.cdp or self.config.profile else await _running(where)
         record.fail("endpoint", since(start), *fixes.endpoint_failure(
             self.config, host, reason, listed=bool(trace.dirs), stale=trace.stale,
-            unanswered=trace.unanswered_at, profiles=trace.profiles, ignored_port=ignored))
+            unanswered=trace.unanswered_at, profiles=trace.profiles, running=running))
 
     async def _scanned(self, host: Host) -> None:
         """``browsers = "all"``: what one scan sees, each browser and what it would become;
@@ -281,14 +281,12 @@ class BrowserSteps:
                 tg.cancel_scope.cancel()
 
 
-async def _ignored_port(host: Host) -> list[int]:
-    """The Chromes on ``host`` started with --remote-debugging-port on their default
-    profile (one scan), which Chrome ignores since 136; nothing when the scan fails."""
+async def _running(host: Host) -> list[Candidate]:
+    """The browsers running on ``host`` (one scan): whether the person's Chrome runs, and
+    how it was started, tell its state; nothing when the scan fails."""
     try:
         with anyio.fail_after(LOOK_TIMEOUT_S + 1):
             scan = parse_scan(await host.run(scan_script(), LOOK_TIMEOUT_S))
     except (HostError, TimeoutError):
         return []
-    defaults = {f"~/{d}" for d in DEFAULT_PROFILE_DIRS}
-    return [c.pid for c in (classify(p, scan.uid) for p in scan.processes)
-            if c.port is not None and c.profile in defaults]
+    return [classify(p, scan.uid) for p in scan.processes]

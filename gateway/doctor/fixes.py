@@ -165,19 +165,31 @@ def personal_found(endpoint: Endpoint) -> str:
             f"remote debugging turned on ({REMOTE_DEBUGGING_SETTING})")
 
 
-def _setting_failure(used: ProfileDir, host: str) -> tuple[str, str]:
-    """(detail, fix) for a Chrome that ran in a usual profile but is not debuggable."""
+def _usual_dir(path: str | None) -> str | None:
+    """Which of the usual profile directories ``path`` is (``~/…`` or absolute), if any."""
+    return next((d for d in DEFAULT_PROFILE_DIRS if path is not None
+                 and (path in (d, f"~/{d}") or path.endswith(f"/{d}"))), None)
+
+
+def _setting_failure(used: ProfileDir, host: str, running: bool) -> tuple[str, str] | None:
+    """(detail, fix) for the person's own Chrome in a usual profile that is not
+    debuggable (``running``: a browser runs in it now), or None when it says nothing."""
     where = _home_relative(used.directory)
     other = f"or for a browser of the agent's own, {start_chrome_hint()}"
+    if not running:
+        if used.remote_debugging:
+            return (f"remote debugging is on in {where} on {host}, but that Chrome is not "
+                    "running", "start Chrome there: the gateway finds it by itself")
+        return None
     if used.major is not None and used.major < SETTING_SINCE:
-        return (f"Chrome {used.version} in {where} on {host} is older than {SETTING_SINCE}, "
-                "which has no remote-debugging setting",
+        return (f"Chrome {used.version} runs in {where} on {host}: older than "
+                f"{SETTING_SINCE}, which has no remote-debugging setting",
                 f"update Chrome to {SETTING_SINCE} or later, then {TURN_ON}; {other}")
     if not used.remote_debugging:
-        return (f"Chrome in {where} on {host} has remote debugging turned off",
+        return (f"Chrome runs in {where} on {host} with remote debugging turned off",
                 f"{TURN_ON}; {other}")
-    return (f"remote debugging is on in {where} on {host}, but that Chrome is not running",
-            "start Chrome there: the gateway finds it by itself")
+    return (f"Chrome runs in {where} on {host} with remote debugging on, but wrote no "
+            "DevToolsActivePort", "the person quits Chrome and starts it again")
 
 
 def ignored_port_failure(pids: Sequence[int], host: str) -> tuple[str, str]:
@@ -225,15 +237,15 @@ def stale_notes(stale: Sequence[tuple[Endpoint, str]]) -> str:
 def endpoint_failure(
     config: TargetConfig, host: str, reason: str, *, listed: bool,
     stale: Sequence[tuple[Endpoint, str]], unanswered: Sequence[tuple[CdpAddress, str]],
-    profiles: Sequence[ProfileDir] = (), ignored_port: Sequence[int] = (),
+    profiles: Sequence[ProfileDir] = (), running: Sequence[Candidate] = (),
 ) -> tuple[str, str]:
     """(detail, fix) when discovery found no browser on ``host``.
 
     ``listed``: the profile directories could be read at all; ``stale``: the
     DevToolsActivePort files whose port nobody answered; ``unanswered``: the
     addresses whose ``/json/version`` gave nothing; ``reason``: discovery's own;
-    ``profiles``: the usual profile directories Chrome ran in; ``ignored_port``: the
-    pids of Chromes started with --remote-debugging-port on their default profile.
+    ``profiles``: the usual profile directories read; ``running``: the browsers a host
+    scan saw.
     """
     if isinstance(config.cdp, CdpAddress):
         address = config.cdp
@@ -273,11 +285,16 @@ def endpoint_failure(
         fix = (f"no Chrome runs with --user-data-dir={config.profile} on {host}: "
                + start_chrome_hint(config.profile) + ", or fix `profile`")
         return detail, fix
-    if ignored_port:
-        return ignored_port_failure(ignored_port, host)
-    used = [p for p in profiles if p.used]
-    if used:
-        return _setting_failure(used[0], host)
+    # Google Chrome (not Chromium) ignores the port on its default profile since 136.
+    ignored = [c.pid for c in running if c.program == "google-chrome" and c.port is not None
+               and _usual_dir(c.profile) is not None]
+    if ignored:
+        return ignored_port_failure(ignored, host)
+    in_use = {_usual_dir(c.profile) for c in running if c.port is None}
+    for used in (p for p in profiles if p.used):
+        said = _setting_failure(used, host, _usual_dir(used.directory) in in_use)
+        if said is not None:
+            return said
     shown = ", ".join(f"~/{d}" for d in DEFAULT_PROFILE_DIRS[:4] if "beta" not in d
                       and "unstable" not in d)
     detail = (f"no DevToolsActivePort in the usual profile directories ({shown}, …); "

@@ -26,6 +26,7 @@ from gateway.cdp.endpoint import (
     remote_debugging_on,
 )
 from gateway.config import CdpAddress, TargetConfig
+from gateway.discovery.scan import Candidate
 from gateway.discovery.strategy import (
     ActivePortFiles,
     PersonalBrowser,
@@ -196,25 +197,40 @@ def test_the_manifest_carries_the_path_of_a_person_s_chrome() -> None:
 DEFAULT = TargetConfig(name="t", ssh=None, cdp=None)
 
 
-def _failure(profiles: Sequence[ProfileDir] = (), ignored: Sequence[int] = (),
+def _failure(profiles: Sequence[ProfileDir] = (), running: Sequence[Candidate] = (),
              stale: Sequence[tuple[Endpoint, str]] = ()) -> tuple[str, str]:
     return endpoint_failure(DEFAULT, "alice@laptop", "why", listed=True, stale=stale,
-                            unanswered=[], profiles=profiles, ignored_port=ignored)
+                            unanswered=[], profiles=profiles, running=running)
+
+
+def _chrome(program: str = "google-chrome", profile: str = "~/.config/google-chrome",
+            port: int | None = None) -> Candidate:
+    """A browser the host scan saw (its profile as the scan names a default one)."""
+    return Candidate(4242, None, program, profile, port, None, None, None, None)
+
+
+OFF = ProfileDir("/home/alice/.config/google-chrome", None, False, "156.0.1", True)
 
 
 def test_doctor_says_how_to_turn_the_setting_on() -> None:
-    detail, fix = _failure([ProfileDir(".config/google-chrome", None, False, "156.0.1", True)])
-    assert detail == ("Chrome in ~/.config/google-chrome on alice@laptop has remote "
-                      "debugging turned off")
+    detail, fix = _failure([OFF], [_chrome()])
+    assert detail == ("Chrome runs in /home/alice/.config/google-chrome on alice@laptop with "
+                      "remote debugging turned off")
     assert fix.startswith("the person opens chrome://inspect/#remote-debugging in their Chrome "
                           "and turns on \"Allow remote debugging for this browser instance\"")
 
 
+def test_doctor_says_nothing_of_the_setting_of_a_chrome_not_running() -> None:
+    detail, fix = _failure([OFF], [_chrome(profile="/tmp/other")])
+    assert detail.startswith("no DevToolsActivePort in the usual profile directories")
+    assert "for the person's own Chrome (144+), the person opens chrome://inspect" in fix
+
+
 def test_doctor_says_a_chrome_older_than_144_has_no_setting() -> None:
-    detail, fix = _failure([ProfileDir(".config/google-chrome", None, False, "139.0.7258.5",
-                                       True)])
-    assert detail == ("Chrome 139.0.7258.5 in ~/.config/google-chrome on alice@laptop is older "
-                      "than 144, which has no remote-debugging setting")
+    old = ProfileDir(".config/google-chrome", None, False, "139.0.7258.5", True)
+    detail, fix = _failure([old], [_chrome()])
+    assert detail == ("Chrome 139.0.7258.5 runs in ~/.config/google-chrome on alice@laptop: "
+                      "older than 144, which has no remote-debugging setting")
     assert fix.startswith("update Chrome to 144 or later, then the person opens chrome://")
 
 
@@ -226,8 +242,10 @@ def test_doctor_says_the_setting_is_on_but_chrome_is_not_running() -> None:
 
 
 def test_doctor_says_the_default_profile_ignores_the_port_flag() -> None:
-    detail, fix = _failure(ignored=[4242])
+    detail, fix = _failure([OFF], [_chrome(port=9222)])
     assert (detail, fix) == ignored_port_failure([4242], "alice@laptop")
+    # Chromium honours it (it is how the test hosts run): not said of it.
+    assert _failure([OFF], [_chrome("chromium", "~/.config/chromium", 9222)])[0] != detail
     assert detail == ("Chrome (pid 4242) on alice@laptop was started with "
                       "--remote-debugging-port on its default profile, which Chrome ignores "
                       "since 136")
@@ -270,10 +288,10 @@ async def test_doctor_finds_a_person_s_chrome_without_asking_them() -> None:
     assert websocket.detail == PERSONAL_NOTE and report.up
 
 
-async def test_doctor_says_the_setting_is_off_in_the_chrome_it_saw() -> None:
-    report = await _doctor({".config/google-chrome/Local State": _without_setting(LOCAL_STATE),
+async def test_doctor_says_the_setting_is_on_in_a_chrome_not_running() -> None:
+    report = await _doctor({".config/google-chrome/Local State": LOCAL_STATE,
                             ".config/google-chrome/Last Version": LAST_VERSION})
     endpoint = report.step("endpoint")
     assert endpoint.status == "failed" and not report.up
-    assert endpoint.detail == ("Chrome in ~/.config/google-chrome on alice@laptop has remote "
-                               "debugging turned off")
+    assert endpoint.detail == ("remote debugging is on in ~/.config/google-chrome on "
+                               "alice@laptop, but that Chrome is not running")

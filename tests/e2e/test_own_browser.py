@@ -14,6 +14,7 @@ its port (``_connections``); a handshake it holds is one, an allowed websocket s
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -251,6 +252,23 @@ async def test_a_gateway_on_the_person_s_machine_finds_it_with_nothing_but_a_nam
             await _agent_only(client, "own")
     finally:
         config.unlink()
+
+
+def test_doctor_finds_the_person_s_chrome_without_asking_them(
+        topology: Topology, on_h1: OwnChrome, tmp_path: Path) -> None:
+    path = write_targets(tmp_path / "targets.toml", {"own": {"ssh": "h1"}})
+    done = subprocess.run([*GATEWAY, "doctor", "--json", "--config", str(path)],
+                          env=topology.client_env(), capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [target] = json.loads(done.stdout)["targets"]
+    steps = {s["name"]: s for s in target["steps"]}
+    assert steps["endpoint"]["status"] == "ok"
+    assert "the person's own Chrome, its remote debugging turned on" in \
+        steps["endpoint"]["detail"]
+    assert steps["websocket"]["status"] == "skipped"
+    assert steps["websocket"]["detail"].startswith("not opened: Chrome would ask the person")
+    assert on_h1.connections() == 0  # no question was put to the person
 
 
 @pytest.fixture

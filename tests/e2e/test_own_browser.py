@@ -286,12 +286,18 @@ def shared(topology: Topology, display: str) -> Iterator[tuple[ShareHost, OwnChr
             chrome.stop()
 
 
+@pytest.mark.parametrize("named", [False, True], ids=["found", "cdp-ws-path"])
 async def test_shared_from_a_laptop_the_person_is_asked_once_by_the_gateway(
-        topology: Topology, shared: tuple[ShareHost, OwnChrome], tmp_path: Path) -> None:
+        topology: Topology, shared: tuple[ShareHost, OwnChrome], tmp_path: Path,
+        named: bool) -> None:
+    """Found by its setting, or named as ``--cdp ws://127.0.0.1:9222/devtools/browser/…``
+    (its /json answers 404: the receiving side once insisted on /json/version)."""
     share, chrome = shared
+    path = (chrome.profile / "DevToolsActivePort").read_text().split("\n")[1]
+    cdp = ("--cdp", f"ws://127.0.0.1:{PORT}{path}") if named else ()
     out = tmp_path / "sharer.out"
     with out.open("wb") as stdout:
-        sharer = share.spawn(*GATEWAY, "share", "h2", "--name", "lap", stdout=stdout,
+        sharer = share.spawn(*GATEWAY, "share", "h2", "--name", "lap", *cdp, stdout=stdout,
                              stderr=subprocess.STDOUT)
     try:
         await eventually(lambda: _ok("now sharing" in out.read_text()
@@ -299,9 +305,9 @@ async def test_shared_from_a_laptop_the_person_is_asked_once_by_the_gateway(
                          timeout=30, what="the sharer's status line")
         assert "the person's own Chrome" in out.read_text()
         assert chrome.connections() == 0  # the sharer asked nobody
-        path = write_targets(tmp_path / "targets.toml", {"h2": {
+        targets = write_targets(tmp_path / "targets.toml", {"h2": {
             "ssh": "h2", "shared": True, "scan_interval_s": 0.5, "reconnect": QUICK}})
-        async with open_gateway(topology.client_env(), ["--config", str(path)]) as client:
+        async with open_gateway(topology.client_env(), ["--config", str(targets)]) as client:
             waiting = await _waiting(client, "lap", chrome)
             assert waiting["error"].startswith(f"{WAITING}: their Chrome on ")
             up = await _allow(client, "lap")

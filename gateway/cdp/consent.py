@@ -3,7 +3,9 @@
 With its remote-debugging setting on (chrome://inspect, Chrome 144+), Chrome holds each
 new websocket in its opening handshake and shows the person "Allow remote debugging?"
 (buttons "Turn off in settings", "Cancel", "Allow"): Allow completes the handshake,
-Cancel answers it HTTP 403. Measured on Chromium 156: no ``Origin`` header is needed; a
+Cancel answers it HTTP 403. Measured on Chromium 156: no ``Origin`` header is needed (one
+naming another site gets that 403 at once, with no dialog: the gateway sends none, so
+its 403 is the person's); a
 handshake the client gives up on takes its dialog away; every new connection asks again,
 so the gateway keeps its one websocket and never retries a refusal by itself.
 """

@@ -38,6 +38,7 @@ import structlog
 
 from gateway.browsers.downloads import Downloads
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
+from gateway.browsers.scope import scope_mode
 from gateway.browsers.uploads import Uploads
 from gateway.cdp import consent
 from gateway.cdp.connection import CdpConnection
@@ -315,8 +316,8 @@ class Browser:
     async def _setup(self, cdp: CdpConnection, endpoint: Endpoint, tg: anyio.abc.TaskGroup) -> None:
         self.personal = endpoint.personal
         # A person's own browser keeps its tabs from the agent unless ``tabs`` says else.
-        self.pages.scope.mode = self.config.tabs or (
-            "agent" if endpoint.personal or self.config.handed_tabs else "all")
+        self.pages.scope.mode = scope_mode(self.config.tabs, self.config.handed_tabs,
+                                           endpoint.personal)
         version = await cdp.send("Browser.getVersion", timeout_s=SETUP_TIMEOUT_S)
         await cdp.send("Target.setDiscoverTargets", {"discover": True}, timeout_s=SETUP_TIMEOUT_S)
         if not self.pages.scope.agent_only:  # (agent: only its own pages, one by one)

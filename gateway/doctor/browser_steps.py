@@ -282,11 +282,13 @@ class BrowserSteps:
 
 
 async def _running(host: Host) -> list[Candidate]:
-    """The browsers running on ``host`` (one scan): whether the person's Chrome runs, and
-    how it was started, tell its state; nothing when the scan fails."""
+    """The login user's browsers running on ``host`` beside it (one scan): whether the
+    person's Chrome runs, and how it was started, tell its state; nothing when the scan
+    fails. Another user's, or one in a container, is no Chrome of theirs here."""
     try:
         with anyio.fail_after(LOOK_TIMEOUT_S + 1):
             scan = parse_scan(await host.run(scan_script(), LOOK_TIMEOUT_S))
     except (HostError, TimeoutError):
         return []
-    return [classify(p, scan.uid) for p in scan.processes]
+    return [classify(p, scan.uid) for p in scan.processes
+            if p.same_netns and p.uid in (None, scan.uid)]

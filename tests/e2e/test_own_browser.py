@@ -286,6 +286,37 @@ def shared(topology: Topology, display: str) -> Iterator[tuple[ShareHost, OwnChr
             chrome.stop()
 
 
+def test_doctor_says_in_the_person_s_terms_that_the_setting_is_off(
+        topology: Topology, display: str) -> None:
+    """On a laptop whose Chrome runs with the setting off (doctor run there, nothing
+    configured but a name): what to turn on, and where."""
+    with ShareHost(topology, topology.host("h2"), index=3) as share:
+        profile = share.default_profile
+        profile.mkdir(parents=True)
+        process = share.spawn(CHROMIUM, *HEADED, f"--user-data-dir={profile}",
+                              env={"DISPLAY": display})
+        try:
+            # Running: its Local State is written a moment after it starts.
+            deadline = time.monotonic() + 30
+            while not (profile / "Local State").exists():
+                assert time.monotonic() < deadline and process.poll() is None
+                time.sleep(0.05)
+            config = write_targets(share.home / "targets.toml", {"own": {}})
+            done = share.run(*GATEWAY, "doctor", "--json", "--config", str(config),
+                             timeout=60)
+            assert done.returncode == 1, done.stdout + done.stderr
+            [target] = json.loads(done.stdout)["targets"]
+            endpoint = next(s for s in target["steps"] if s["name"] == "endpoint")
+            assert endpoint["detail"] == (f"Chrome runs in {profile} on this machine with "
+                                          "remote debugging turned off"), endpoint
+            assert endpoint["fix"].startswith(
+                "the person opens chrome://inspect/#remote-debugging in their Chrome and "
+                "turns on \"Allow remote debugging for this browser instance\"")
+        finally:
+            process.terminate()
+            process.wait(timeout=15)
+
+
 @pytest.mark.parametrize("named", [False, True], ids=["found", "cdp-ws-path"])
 async def test_shared_from_a_laptop_the_person_is_asked_once_by_the_gateway(
         topology: Topology, shared: tuple[ShareHost, OwnChrome], tmp_path: Path,

@@ -53,6 +53,7 @@ __all__ = [
     "CdpError",
     "CdpTimeout",
     "ConfigError",
+    "ConsentNotGiven",
     "DaemonError",
     "DialogOpen",
     "DiscoveryError",
@@ -210,6 +211,11 @@ class StagingFailed(HostError):
 
 class DiscoveryError(TargetUnavailable):
     """The SSH link works but no DevTools endpoint answered on the host."""
+
+
+class ConsentNotGiven(DiscoveryError):
+    """A person's own Chrome was asked to allow remote debugging and did not: they
+    declined, or nobody answered. Never retried by itself — each try is a new dialog."""
 
 
 class BrowserClosed(GatewayError):

@@ -17,6 +17,12 @@ waits for the attempt under way, and a call on a ``down`` one wakes the supervis
 (the next attempt starts now, not after the backoff) and waits for that attempt —
 both at most ``call_wait_s``, then they fail with the reason.
 
+A person's own Chrome (``Endpoint.personal``) asks them before each new connection: while
+its dialog is up the state stays ``connecting``, its reason saying so; a refusal (or no
+answer) leaves it ``down`` until a call asks again — never a retry of its own, which
+would put dialog after dialog in front of the person. It shows the agent only its own
+tabs unless ``tabs`` says otherwise (``PageScope``).
+
 A command Chrome does not answer in time makes the host show it still answers
 (``_send``): a dead link fails the call as unreachable and is dropped, so reconnecting
 starts at once, not after the keepalives. Pages: ``PageTracker``; downloads: ``Downloads``.
@@ -32,13 +38,30 @@ import structlog
 
 from gateway.browsers.downloads import Downloads
 from gateway.browsers.pages import DIALOG_SAFE, SETUP_TIMEOUT_S, PageTracker
+from gateway.browsers.scope import scope_mode
 from gateway.browsers.uploads import Uploads
+from gateway.cdp import consent
 from gateway.cdp.connection import CdpConnection
 from gateway.cdp.endpoint import Endpoint
 from gateway.config import TargetConfig
 from gateway.discovery.scan import Candidate
-from gateway.discovery.strategy import HoldsSession, Origin, Scanned, Search, Strategy, find_browser
-from gateway.errors import CdpTimeout, GatewayError, HostError, TargetUnavailable, TunnelError
+from gateway.discovery.strategy import (
+    DiscoveryTrace,
+    HoldsSession,
+    Origin,
+    Scanned,
+    Search,
+    Strategy,
+    find_browser,
+)
+from gateway.errors import (
+    CdpTimeout,
+    ConsentNotGiven,
+    GatewayError,
+    HostError,
+    TargetUnavailable,
+    TunnelError,
+)
 from gateway.hosts.base import Host
 from gateway.tabs.tab import Tab, TabIds
 
@@ -92,6 +115,8 @@ class Browser:
         self.headless = True  # no window to bring a tab to the front of
         self.protocol: str | None = None
         self.endpoint: Endpoint | None = None
+        self.personal = False  # a person's own Chrome (its remote-debugging setting)
+        self.asking = False    # its "Allow remote debugging?" dialog is up now
         self.pages = PageTracker(self.name, config, tab_ids, Uploads(host))
         self.downloads = Downloads(config, host, self.pages)
         self._tab_ids = tab_ids
@@ -151,7 +176,7 @@ class Browser:
         """Wait (bounded by the connect timeouts) while a connection attempt is under way."""
         wait_s = self.config.reconnect.connect_timeout_s + SETUP_TIMEOUT_S
         with anyio.move_on_after(wait_s):
-            while self.state == "connecting":
+            while self.state == "connecting" and not self.asking:  # (the person's time)
                 await self._changed.wait()
 
     def _live(self) -> CdpConnection | None:
@@ -184,6 +209,8 @@ class Browser:
         reason = self.error or "not connected yet"
         if self.state == "gone":
             raise TargetUnavailable(self.name, reason)
+        if self.asking:
+            raise TargetUnavailable(self.name, f"{reason}; call again once they have")
         if self.state == "connecting" or self._attempting:
             reason += f"; still reconnecting after {wait_s:g} s"
         raise TargetUnavailable(self.name, f"{reason}; the gateway keeps reconnecting in the "
@@ -201,11 +228,15 @@ class Browser:
             if not (self._failures and self.state == "down"):
                 self._set_state("connecting", self.error)  # a retry stays down meanwhile
             self._attempting = True
+            refused = False
             try:
                 endpoint, cdp = await self._open()
             except Exception as exc:  # a bug must cost this attempt, not the process
+                refused = isinstance(exc, ConsentNotGiven)  # asked again by a call only
+                self.asking = False
                 self._attempt_failed(self._failure(exc, "connecting"))
             else:
+                self.asking = False
                 try:
                     served = await self._serve(endpoint, cdp)  # False: its set-up failed
                 except Exception as exc:  # the same for a connection that broke down
@@ -216,7 +247,7 @@ class Browser:
                 if served:
                     delay = policy.initial_delay_s
                     continue
-            with anyio.move_on_after(None if self._on_demand else delay):
+            with anyio.move_on_after(None if self._on_demand or refused else delay):
                 await self._wake.wait()  # the backoff: a call's wake-up cuts it short
             delay = min(delay * 2, policy.max_delay_s)
 
@@ -240,8 +271,8 @@ class Browser:
             raise TunnelError.of(self.name, exc) from None
         if self.launcher is not None:
             self.launcher.attached = False  # until ``Launch`` finds it again
-        endpoint, ws = await find_browser(self._strategies, Search(self.host, self.name,
-                                                                  timeout_s))
+        endpoint, ws = await find_browser(self._strategies, Search(
+            self.host, self.name, timeout_s, _Asking(self)))
         old = self.endpoint  # it moved: its route goes (a share keeps its socket's)
         if old is not None and old.address != endpoint.address:
             self.host.release(old.host, old.port, socket=old.socket)
@@ -276,7 +307,17 @@ class Browser:
         self.pages.disconnected()
         self._log.info("browser connection closed", endpoint=endpoint.address)
 
+    def asked(self, endpoint: Endpoint, where: str) -> None:
+        """Discovery is asking the person on ``where`` to allow this connection."""
+        self.personal = self.asking = True
+        restarted = self._last_browser_path not in (None, endpoint.browser_path)
+        self._set_state("connecting", consent.waiting(where, restarted=restarted))
+
     async def _setup(self, cdp: CdpConnection, endpoint: Endpoint, tg: anyio.abc.TaskGroup) -> None:
+        self.personal = endpoint.personal
+        # A person's own browser keeps its tabs from the agent unless ``tabs`` says else.
+        self.pages.scope.mode = scope_mode(self.config.tabs, self.config.handed_tabs,
+                                           endpoint.personal)
         version = await cdp.send("Browser.getVersion", timeout_s=SETUP_TIMEOUT_S)
         await cdp.send("Target.setDiscoverTargets", {"discover": True}, timeout_s=SETUP_TIMEOUT_S)
         if not self.pages.scope.agent_only:  # (agent: only its own pages, one by one)
@@ -421,3 +462,13 @@ class Browser:
                               socket=self.endpoint.socket)
         if self.launcher is not None:
             await self.launcher.aclose(quitting=quitting)
+
+
+class _Asking(DiscoveryTrace):
+    """Tells the browser when discovery asks the person (its state says so meanwhile)."""
+
+    def __init__(self, browser: Browser) -> None:
+        self._browser = browser
+
+    def asking(self, endpoint: Endpoint, where: str) -> None:
+        self._browser.asked(endpoint, where)

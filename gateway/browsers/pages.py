@@ -35,7 +35,7 @@ from gateway.browsers.interception import (
     take,
     went,
 )
-from gateway.browsers.scope import PageScope
+from gateway.browsers.scope import PageScope, scope_mode
 from gateway.browsers.uploads import Uploads
 from gateway.cdp.connection import CdpConnection
 from gateway.cdp.frames import FrameTaker
@@ -98,7 +98,8 @@ class PageTracker:
         self.uploads = uploads  # a retired tab's staged files go with it
         self._config = config
         self._tab_ids = tab_ids
-        self.scope = PageScope(config.tabs or ("agent" if config.handed_tabs else "all"),
+        # (a person's own browser is told apart once connected: ``Browser._setup``)
+        self.scope = PageScope(scope_mode(config.tabs, config.handed_tabs, personal=False),
                                config.handed_tabs)
         self.tabs: dict[str, Tab] = {}            # targetId → Tab
         self._attaching: set[str] = set()         # agent scope: attaches asked for

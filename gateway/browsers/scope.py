@@ -19,7 +19,13 @@ from typing import Any
 from gateway.config import TabScope
 from gateway.errors import NotAllowed
 
-__all__ = ["PageScope"]
+__all__ = ["PageScope", "scope_mode"]
+
+
+def scope_mode(tabs: TabScope | None, handed: Iterable[str], personal: bool) -> TabScope:
+    """``tabs`` as configured; unset: ``agent`` for a person's own browser (found through
+    its remote-debugging setting) or one with handed tabs, else ``all``."""
+    return tabs or ("agent" if personal or tuple(handed) else "all")
 
 
 class PageScope:

@@ -47,12 +47,14 @@ from websockets.exceptions import (
     WebSocketException,
 )
 
+from gateway.cdp import consent
 from gateway.cdp.frames import FrameTaker, FrameTakers, parse_message
 from gateway.concurrency import OneShot
 from gateway.errors import (
     BrowserClosed,
     CdpError,
     CdpTimeout,
+    ConsentNotGiven,
     DiscoveryError,
     ExceptionMap,
     GatewayError,
@@ -81,6 +83,7 @@ enough that a runaway frame (or a secret inside one) does not flood the log."""
 async def open_websocket(
     url: str, *, unix_path: str | None, target: str, timeout_s: float,
     headers: Sequence[tuple[str, str]] = (), ca_file: str | None = None, shown: str = "",
+    person_at: str | None = None,
 ) -> ClientConnection:
     """Open the browser websocket, directly or through a forwarded Unix socket.
 
@@ -89,12 +92,14 @@ async def open_websocket(
     costs CPU on every frame). ``headers`` go into the handshake (a hosted pool's
     ``Authorization``); ``wss://`` verifies against the system trust store, or
     ``ca_file``. Messages name the URL as ``shown`` (its secrets redacted).
+    ``person_at``: a person's own Chrome on that machine, which asks them (``consent``):
+    its refusal and a dialog nobody answers in ``timeout_s`` are said as such.
     """
     shown = shown or url
     extra: dict[str, Any] = {"additional_headers": list(headers)} if headers else {}
     if url.startswith("wss://"):
         extra["ssl"] = _tls_context(ca_file, target)
-    with map_exceptions(websocket_errors(target, shown, timeout_s)), \
+    with map_exceptions(websocket_errors(target, shown, timeout_s, person_at)), \
             anyio.fail_after(timeout_s):
         if unix_path is not None:
             return await unix_connect(
@@ -107,10 +112,12 @@ async def open_websocket(
         )
 
 
-def websocket_errors(target: str, shown: str, timeout_s: float) -> ExceptionMap:
+def websocket_errors(target: str, shown: str, timeout_s: float,
+                     person_at: str | None = None) -> ExceptionMap:
     """websockets' failures to open (and the socket's under them) as ``DiscoveryError``:
     the one table of this module, in the gateway's words (``websocket_reason``) — never
-    the library's text, which may quote the URL and its secrets (``shown`` hides them)."""
+    the library's text, which may quote the URL and its secrets (``shown`` hides them).
+    A person's own Chrome (``person_at``): a 403 or no answer is ``ConsentNotGiven``."""
 
     def refused(exc: Exception) -> DiscoveryError:
         return DiscoveryError(target, f"DevTools websocket {shown} refused: "
@@ -118,12 +125,19 @@ def websocket_errors(target: str, shown: str, timeout_s: float) -> ExceptionMap:
 
     def status(exc: InvalidStatus) -> DiscoveryError:
         code = exc.response.status_code
+        if person_at is not None and code == 403:
+            return ConsentNotGiven(target, consent.declined(person_at))
         hint = (" — the credentials (token or headers) were refused; check them"
                 if code in (401, 403) else "")
         return DiscoveryError(target, f"DevTools websocket {shown} refused: HTTP {code}{hint}")
 
-    return {TimeoutError: lambda _: DiscoveryError(
-                target, f"DevTools websocket {shown} did not open within {timeout_s:g} s"),
+    def timed_out(_: TimeoutError) -> DiscoveryError:
+        if person_at is not None:
+            return ConsentNotGiven(target, consent.unanswered(person_at, timeout_s))
+        return DiscoveryError(target, f"DevTools websocket {shown} did not open within "
+                                      f"{timeout_s:g} s")
+
+    return {TimeoutError: timed_out,
             InvalidStatus: status,
             (OSError, WebSocketException): refused}
 

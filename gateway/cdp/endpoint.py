@@ -16,9 +16,16 @@ from gateway.config.remote import NO_HEADERS, SecretHeaders, redact_url
 __all__ = [
     "DEFAULT_PROFILE_DIRS",
     "FALLBACK_ADDRESS",
+    "PROFILE_FILES",
+    "REMOTE_DEBUGGING_SETTING",
+    "SETTING_SINCE",
     "Endpoint",
+    "ProfileDir",
     "parse_active_port",
     "parse_version_payload",
+    "read_profiles",
+    "remote_debugging_on",
+    "seen_from_wsl",
 ]
 
 # Relative to the user's home directory (where an SSH exec starts; see hosts.base).
@@ -34,6 +41,8 @@ DEFAULT_PROFILE_DIRS: tuple[str, ...] = (
     "Library/Application Support/Google/Chrome Beta",
     "Library/Application Support/Google/Chrome Canary",
     "Library/Application Support/Chromium",
+    # Windows' Chrome, seen from WSL (each Windows user's; ``*``: see Host.read_files).
+    "/mnt/c/Users/*/AppData/Local/Google/Chrome/User Data",
 )
 FALLBACK_ADDRESS = CdpAddress(host="127.0.0.1", port=9222)
 
@@ -53,6 +62,10 @@ class Endpoint:
     # A share's Unix socket on the host (``share``): reached there instead of host:port,
     # which then only name the Host header Chrome checks (``localhost``).
     socket: str | None = None
+    # A person's own Chrome, debuggable through its remote-debugging setting: each new
+    # websocket asks the person ("Allow remote debugging?"), and it serves no /json.
+    personal: bool = False
+    machine: str | None = None  # where the browser runs, when not on the host (a sharer)
 
     @property
     def address(self) -> str:
@@ -96,3 +109,60 @@ def parse_version_payload(body: bytes) -> str:
     if not isinstance(url, str) or "/devtools/browser/" not in url:
         raise ValueError("no webSocketDebuggerUrl in /json/version")
     return url[url.index("/devtools/browser/"):]
+
+
+REMOTE_DEBUGGING_SETTING = "chrome://inspect/#remote-debugging"
+"""Where a person turns on remote debugging of their own Chrome (144+)."""
+SETTING_SINCE = 144
+"""The first Chrome with that setting."""
+PROFILE_FILES = ("DevToolsActivePort", "Local State", "Last Version")
+"""What discovery reads in a user-data directory: the port, the setting, the version."""
+
+
+@dataclass(frozen=True)
+class ProfileDir:
+    """What a user-data directory says of its browser, as read by discovery."""
+
+    directory: str                       # as the host printed it
+    active_port: tuple[int, str] | None  # DevToolsActivePort: (port, browser path)
+    remote_debugging: bool               # Local State: the person turned the setting on
+    version: str | None                  # Last Version: "156.0.8078.114"
+    used: bool                           # a Local State is there: Chrome ran in it
+
+    @property
+    def major(self) -> int | None:
+        head = (self.version or "").partition(".")[0]
+        return int(head) if head.isdigit() else None
+
+
+def remote_debugging_on(local_state: str) -> bool:
+    """Whether a ``Local State`` file has ``devtools.remote_debugging.user-enabled``
+    true (the chrome://inspect setting); False for anything else, malformed included."""
+    try:
+        state: Any = from_json(local_state)
+    except ValueError:
+        return False
+    for key in ("devtools", "remote_debugging", "user-enabled"):
+        state = state.get(key) if isinstance(state, dict) else None
+    return state is True
+
+
+def read_profiles(files: dict[str, str]) -> list[ProfileDir]:
+    """The user-data directories among ``files`` (path as the host printed it →
+    content, of ``PROFILE_FILES``), in the order their files came."""
+    dirs: dict[str, dict[str, str]] = {}
+    for path, text in files.items():
+        directory, _, name = path.rpartition("/")
+        if name in PROFILE_FILES:
+            dirs.setdefault(directory, {})[name] = text
+    return [ProfileDir(directory,
+                       parse_active_port(found.get("DevToolsActivePort", "")),
+                       remote_debugging_on(found.get("Local State", "")),
+                       found.get("Last Version", "").strip()[:40] or None,
+                       "Local State" in found)
+            for directory, found in dirs.items()]
+
+
+def seen_from_wsl(directory: str) -> bool:
+    """Whether a user-data directory is Windows' own, seen from WSL (``/mnt/c/…``)."""
+    return directory.startswith("/mnt/")

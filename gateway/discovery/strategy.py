@@ -4,9 +4,13 @@ A strategy is one way a browser is found. Today's, for a target without an
 explicit ``cdp`` address:
 
 1. ``ActivePortFiles`` — ``DevToolsActivePort`` in the configured profile, else in
-   the usual Chrome / Chromium profiles of the (remote) user, Linux and macOS.
-   Chrome never deletes the file, so a crashed browser leaves a stale one
-   behind: a candidate only counts once its websocket opens.
+   the usual Chrome / Chromium profiles of the (remote) user, Linux and macOS (and
+   Windows' seen from WSL). Chrome never deletes the file, so a crashed browser leaves
+   a stale one behind: a candidate only counts once its websocket opens. Beside it,
+   ``Local State`` tells a person's own Chrome (its remote-debugging setting on):
+   opening its websocket asks the person, so the handshake waits for them (``consent``)
+   — or, where nobody is to be asked (``share``, ``doctor``), ``PersonalBrowser`` says
+   it is there once its port answers, and nothing is opened.
 2. ``VersionProbe`` — ``/json/version`` on 127.0.0.1:9222, the conventional port.
 3. ``Launch`` — (``launch = true``) the browser the gateway starts on the host:
    attached to again when it still runs in its profile, else started.
@@ -33,16 +37,21 @@ import anyio
 from websockets.asyncio.client import ClientConnection
 
 from gateway.cdp.connection import CdpConnection, open_websocket
+from gateway.cdp.consent import CONSENT_WAIT_S
 from gateway.cdp.endpoint import (
     DEFAULT_PROFILE_DIRS,
     FALLBACK_ADDRESS,
+    PROFILE_FILES,
     Endpoint,
-    parse_active_port,
+    ProfileDir,
     parse_version_payload,
+    read_profiles,
+    seen_from_wsl,
 )
 from gateway.config import CdpAddress, TargetConfig
 from gateway.config.remote import HostedUrl, SecretHeaders
 from gateway.errors import (
+    ConsentNotGiven,
     DiscoveryError,
     GatewayError,
     HostError,
@@ -64,6 +73,7 @@ __all__ = [
     "HostedSocket",
     "Launch",
     "Origin",
+    "PersonalBrowser",
     "Scanned",
     "Search",
     "Strategy",
@@ -82,11 +92,14 @@ Attached = tuple[Endpoint, ClientConnection]
 class DiscoveryTrace:
     """Hooks called by the strategies as they go; this base class ignores them all."""
 
-    def listed(self, dirs: list[str], found: list[tuple[str, int, str]]) -> None:
-        """The DevToolsActivePort files read among ``dirs``: (dir, port, path)."""
+    def listed(self, dirs: list[str], found: list[ProfileDir]) -> None:
+        """The user-data directories read among ``dirs`` (those with any of its files)."""
 
     def trying(self, endpoint: Endpoint) -> None:
         """About to open the websocket of ``endpoint``."""
+
+    def asking(self, endpoint: Endpoint, where: str) -> None:
+        """``endpoint`` is a person's own Chrome on ``where``: its dialog asks them now."""
 
     def rejected(self, endpoint: Endpoint, reason: str) -> None:
         """The websocket of ``endpoint`` did not open (a stale DevToolsActivePort, …)."""
@@ -99,6 +112,15 @@ PROBE_S = 2.0
 """How long the check that anything listens behind a failed websocket may take."""
 
 
+class PersonalBrowser(Exception):
+    """A person's own Chrome answers at ``endpoint``; its websocket was not opened, as
+    that would ask the person (a search with ``ask_person`` False: ``share``, ``doctor``)."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        super().__init__(endpoint.shown)
+        self.endpoint = endpoint
+
+
 @dataclass
 class Search:
     """One discovery run: where, for whom, how long — and why each candidate failed."""
@@ -108,11 +130,22 @@ class Search:
     timeout_s: float
     trace: DiscoveryTrace = field(default_factory=DiscoveryTrace)
     tried: list[str] = field(default_factory=list)
+    ask_person: bool = True  # False: a person's own Chrome is reported, not opened
 
     async def connect(self, endpoint: Endpoint) -> ClientConnection:
         """Open the browser websocket through the host's private route; the open
-        socket is the proof a candidate is real."""
+        socket is the proof a candidate is real. A person's own Chrome holds it until
+        they answer its dialog (``consent``), so its answering port is checked first (a
+        stale DevToolsActivePort must not read as a question put to the person); without
+        ``ask_person`` that is the proof, and ``PersonalBrowser`` the result."""
+        if endpoint.personal:
+            await self._answers(endpoint)
+            if not self.ask_person:
+                raise PersonalBrowser(endpoint)
         self.trace.trying(endpoint)
+        person_at = (endpoint.machine or self.host.label) if endpoint.personal else None
+        if person_at is not None:
+            self.trace.asking(endpoint, person_at)
         try:
             try:
                 route = await self.host.route(endpoint.host, endpoint.port,
@@ -120,10 +153,13 @@ class Search:
             except HostError as exc:
                 raise TunnelError.of(self.name, exc) from None
             try:
-                return await open_websocket(endpoint.url, unix_path=route.unix_path,
-                                            target=self.name, timeout_s=self.timeout_s,
-                                            headers=endpoint.headers,
-                                            ca_file=endpoint.ca_file, shown=endpoint.shown)
+                return await open_websocket(
+                    endpoint.url, unix_path=route.unix_path, target=self.name,
+                    timeout_s=CONSENT_WAIT_S if person_at else self.timeout_s,
+                    headers=endpoint.headers, ca_file=endpoint.ca_file, shown=endpoint.shown,
+                    person_at=person_at)
+            except ConsentNotGiven:
+                raise
             except DiscoveryError:
                 if route.unix_path is not None:
                     await self._nothing_there(endpoint)
@@ -132,6 +168,18 @@ class Search:
             self.host.release(endpoint.host, endpoint.port, socket=endpoint.socket)
             self.trace.rejected(endpoint, exc.cause)
             raise
+
+    async def _answers(self, endpoint: Endpoint) -> None:
+        """``DiscoveryError`` unless something answers HTTP at ``endpoint`` (a person's
+        Chrome answers 404: it serves no /json) — a stale DevToolsActivePort's port does not."""
+        try:
+            await self.host.http_request(endpoint.host, endpoint.port, "/json/version",
+                                         min(self.timeout_s, PROBE_S), socket=endpoint.socket)
+        except (HostError, TimeoutError) as exc:
+            why = exc.reason if isinstance(exc, HostError) else "no answer"
+            self.trace.rejected(endpoint, why)
+            raise DiscoveryError(self.name, f"nothing answers at {endpoint.address} on "
+                                 f"{self.host.label} ({why})") from None
 
     async def _nothing_there(self, endpoint: Endpoint) -> None:
         """Raise the plain reason when nothing listens at ``endpoint``: an SSH route's
@@ -229,23 +277,28 @@ class ActivePortFiles(Strategy):
     configured: bool  # a profile the user named, rather than the usual locations
 
     async def find(self, search: Search) -> Attached | None:
-        files = [f"{d}/DevToolsActivePort" for d in self.dirs]
+        files = [f"{d}/{name}" for d in self.dirs for name in PROFILE_FILES]
         try:
             texts = await search.host.read_files(files, search.timeout_s)
         except HostError as exc:
             raise DiscoveryError(search.name, f"reading DevToolsActivePort failed: "
                                  f"{exc.reason}") from None
-        listing = [(texts[f].path.removesuffix("/DevToolsActivePort"), *parsed)
-                   for f in files
-                   if f in texts and (parsed := parse_active_port(texts[f].text)) is not None]
-        search.trace.listed(list(self.dirs), listing)
-        for directory, port, path in listing:
-            endpoint = Endpoint("127.0.0.1", port, path, f"DevToolsActivePort in {directory}")
+        profiles = read_profiles({t.path: t.text for t in texts.values()})
+        search.trace.listed(list(self.dirs), profiles)
+        listing = [p for p in profiles if p.active_port is not None]
+        for profile in listing:
+            assert profile.active_port is not None
+            (port, path), directory = profile.active_port, profile.directory
+            endpoint = Endpoint("127.0.0.1", port, path, f"DevToolsActivePort in {directory}",
+                                personal=profile.remote_debugging)
             try:
                 return endpoint, await search.connect(endpoint)
+            except ConsentNotGiven:
+                raise  # the person said no (or nothing): no other browser instead
             except GatewayError as exc:
                 search.tried.append(f"{directory}/DevToolsActivePort says port {port} but "
-                                    f"{exc.cause}")
+                                    f"{exc.cause}" + (WSL_HINT if seen_from_wsl(directory)
+                                                      else ""))
         if not listing:
             search.tried.append(f"no readable DevToolsActivePort in {self.dirs[0]}"
                                 if self.configured else
@@ -364,8 +417,9 @@ async def find_browser(strategies: Sequence[Strategy], search: Search) -> Attach
 
 async def discover(host: Host, config: TargetConfig, timeout_s: float,
                    trace: DiscoveryTrace | None = None) -> Attached:
-    """Find the browser of a configured target (no launching) and open its websocket."""
-    search = Search(host, config.name, timeout_s, trace or DiscoveryTrace())
+    """Find the browser of a configured target (no launching) and open its websocket —
+    but never a person's own Chrome's: ``PersonalBrowser`` says where it answers."""
+    search = Search(host, config.name, timeout_s, trace or DiscoveryTrace(), ask_person=False)
     return await find_browser(strategies_for(config), search)
 
 
@@ -381,7 +435,8 @@ async def ask_version(search: Search, address: CdpAddress, socket: str | None = 
         raise Unanswered(f"/json/version at {where}: {exc.reason}",
                           nothing_listens=isinstance(exc, NothingListens)) from None
     if response.status != 200:
-        raise Unanswered(f"/json/version at {where} answered HTTP {response.status}")
+        raise Unanswered(f"/json/version at {where} answered HTTP {response.status}",
+                         status=response.status)
     try:
         return parse_version_payload(response.body)
     except ValueError as exc:
@@ -391,22 +446,34 @@ async def ask_version(search: Search, address: CdpAddress, socket: str | None = 
 class Unanswered(Exception):
     """``/json/version`` gave nothing to connect to; the message says why."""
 
-    def __init__(self, message: str, *, nothing_listens: bool = False) -> None:
+    def __init__(self, message: str, *, nothing_listens: bool = False,
+                 status: int | None = None) -> None:
         super().__init__(message)
         self.nothing_listens = nothing_listens
+        self.status = status  # the HTTP status it answered, if any
 
 
 async def attach_at(search: Search, address: CdpAddress, found_by: str | None = None) -> Attached:
-    """The browser at ``address`` (``/json/version`` there, unless its path is known)."""
+    """The browser at ``address`` (``/json/version`` there, unless its path is known:
+    then its 404 tells a person's own Chrome, which serves no /json)."""
     where = f"{address.host}:{address.port}"
-    path = address.browser_path
-    if path is None:
-        try:
-            path = await ask_version(search, address)
-        except Unanswered as exc:
+    path, personal = address.browser_path, False
+    try:
+        version = await ask_version(search, address)
+    except Unanswered as exc:
+        if path is None:
             search.trace.unanswered(address, str(exc))
             raise DiscoveryError(search.name, str(exc)) from None
+        personal = exc.status == 404
+    else:
+        path = path or version
+    assert path is not None
     found_by = found_by or (f"/json/version at {where}" if address.browser_path is None
                             else f"the configured websocket URL at {where}")
-    endpoint = Endpoint(address.host, address.port, path, found_by)
+    endpoint = Endpoint(address.host, address.port, path, found_by, personal=personal)
     return endpoint, await search.connect(endpoint)
+
+
+WSL_HINT = ("; that is Windows' Chrome, and Windows' 127.0.0.1 is not WSL's: set "
+            "networkingMode=mirrored in %UserProfile%\\.wslconfig (then `wsl --shutdown`), or "
+            "run `chrome-ssh-gateway share` on Windows instead")

@@ -1,5 +1,7 @@
 """The browser steps of one target: DevTools endpoint → websocket handshake →
 browser version → tab count (after ``webdriver_steps``' own, for a ``webdriver`` target).
+A person's own Chrome is found but never opened: that would put "Allow remote debugging?"
+in front of the person for a check (``PersonalBrowser``).
 
 DevTools discovery is the gateway's own ``discover``, watched through a
 ``DiscoveryTrace``; the browser is asked through ``CdpConnection``. One thing
@@ -21,12 +23,19 @@ from websockets.asyncio.client import ClientConnection
 
 import gateway.doctor.fixes as fixes
 from gateway.cdp.connection import CdpConnection
-from gateway.cdp.endpoint import Endpoint
+from gateway.cdp.endpoint import Endpoint, ProfileDir
 from gateway.config import CdpAddress, TargetConfig
 from gateway.config.remote import redact_url
 from gateway.discovery.launcher import ChromeLauncher
-from gateway.discovery.scan import classify, parse_scan, scan_script
-from gateway.discovery.strategy import Attached, DiscoveryTrace, Scanned, Search, discover
+from gateway.discovery.scan import Candidate, classify, parse_scan, scan_script
+from gateway.discovery.strategy import (
+    Attached,
+    DiscoveryTrace,
+    PersonalBrowser,
+    Scanned,
+    Search,
+    discover,
+)
 from gateway.doctor.report import Recorder, StopCheck
 from gateway.doctor.webdriver_steps import WEBDRIVER_STEPS, WebDriverSteps
 from gateway.errors import GatewayError, HostError, TargetUnavailable
@@ -43,15 +52,15 @@ class _Trace(DiscoveryTrace):
 
     def __init__(self) -> None:
         self.dirs: list[str] = []
-        self.found: list[tuple[str, int, str]] = []
+        self.profiles: list[ProfileDir] = []
         self.stale: list[tuple[Endpoint, str]] = []   # DevToolsActivePort said, nobody there
         self.refused: tuple[Endpoint, str] | None = None  # other endpoints whose socket failed
         self.unanswered_at: list[tuple[CdpAddress, str]] = []
         self.last: str = ""
         self.trying_since: float | None = None
 
-    def listed(self, dirs: list[str], found: list[tuple[str, int, str]]) -> None:
-        self.dirs, self.found, self.last = self.dirs + dirs, self.found + found, "listed"
+    def listed(self, dirs: list[str], found: list[ProfileDir]) -> None:
+        self.dirs, self.profiles, self.last = self.dirs + dirs, self.profiles + found, "listed"
 
     def trying(self, endpoint: Endpoint) -> None:
         self.trying_since, self.last = time.monotonic(), "trying"
@@ -100,6 +109,10 @@ class BrowserSteps:
         try:
             with anyio.fail_after(self._discovery_bound_s):
                 endpoint, ws = await discover(host, self.config, self.timeout_s, trace)
+        except PersonalBrowser as found:
+            self.record.ok("endpoint", Recorder.since(start), fixes.personal_found(found.endpoint))
+            self.record.note(("websocket", "browser", "tabs"), fixes.PERSONAL_NOTE)
+            raise StopCheck from None
         except (TargetUnavailable, TimeoutError) as exc:
             await self._discovery_failed(host, trace, start, exc)
         if self.config.launch:
@@ -133,9 +146,10 @@ class BrowserSteps:
             await self._probe_launch(where)
             record.note(("websocket", "browser", "tabs"), "no browser running to check")
             raise StopCheck  # up: nothing failed, and no browser to check further
+        running = [] if self.config.cdp or self.config.profile else await _running(where)
         record.fail("endpoint", since(start), *fixes.endpoint_failure(
             self.config, host, reason, listed=bool(trace.dirs), stale=trace.stale,
-            unanswered=trace.unanswered_at))
+            unanswered=trace.unanswered_at, profiles=trace.profiles, running=running))
 
     async def _scanned(self, host: Host) -> None:
         """``browsers = "all"``: what one scan sees, each browser and what it would become;
@@ -184,14 +198,19 @@ class BrowserSteps:
             record.fail("endpoint", since(start), listing.problem, fixes.SHARES_DIR_FIX)
         seen: list[tuple[str, str | None]] = []  # (name, why it does not answer)
         found: Attached | None = None
+        personal: Endpoint | None = None  # a person's own Chrome: answers, never opened
         shares: list[SeenShare | BadShare] = [
             *(s for s in listing.shares if not s.manifest.expired()), *listing.bad]
         for share in shares:
-            search = Search(host, self.config.name, self.timeout_s)
+            search = Search(host, self.config.name, self.timeout_s, ask_person=False)
             name = share.label
             try:
                 with anyio.fail_after(self._discovery_bound_s):
                     located = await SharedSocket(share).find(search)
+            except PersonalBrowser as answered:
+                seen.append((name, None))
+                personal = personal or answered.endpoint
+                continue
             except (GatewayError, TimeoutError) as exc:
                 seen.append((name, exc.cause if isinstance(exc, GatewayError) else str(exc)))
                 continue
@@ -205,6 +224,10 @@ class BrowserSteps:
         if not seen:
             record.ok("endpoint", since(start), summary)
             record.note(("websocket", "browser", "tabs"), "no share to check")
+            raise StopCheck
+        if found is None and personal is not None:
+            record.ok("endpoint", since(start), f"{summary}; {fixes.personal_found(personal)}")
+            record.note(("websocket", "browser", "tabs"), fixes.PERSONAL_NOTE)
             raise StopCheck
         if found is None:
             record.fail("endpoint", since(start), summary, fixes.SHARE_FIX)
@@ -256,3 +279,16 @@ class BrowserSteps:
             finally:
                 await cdp.aclose()
                 tg.cancel_scope.cancel()
+
+
+async def _running(host: Host) -> list[Candidate]:
+    """The login user's browsers running on ``host`` beside it (one scan): whether the
+    person's Chrome runs, and how it was started, tell its state; nothing when the scan
+    fails. Another user's, or one in a container, is no Chrome of theirs here."""
+    try:
+        with anyio.fail_after(LOOK_TIMEOUT_S + 1):
+            scan = parse_scan(await host.run(scan_script(), LOOK_TIMEOUT_S))
+    except (HostError, TimeoutError):
+        return []
+    return [classify(p, scan.uid) for p in scan.processes
+            if p.same_netns and p.uid in (None, scan.uid)]

@@ -13,7 +13,15 @@ import os
 import socket
 from collections.abc import Sequence
 
-from gateway.cdp.endpoint import DEFAULT_PROFILE_DIRS, FALLBACK_ADDRESS, Endpoint
+from gateway.cdp.endpoint import (
+    DEFAULT_PROFILE_DIRS,
+    FALLBACK_ADDRESS,
+    REMOTE_DEBUGGING_SETTING,
+    SETTING_SINCE,
+    Endpoint,
+    ProfileDir,
+    seen_from_wsl,
+)
 from gateway.config import CdpAddress, TargetConfig, host_port
 from gateway.discovery.scan import Candidate
 from gateway.hosts.known_hosts import HostKeyVerdict
@@ -22,6 +30,7 @@ from gateway.hosts.os_words import os_reason
 __all__ = [
     "BROWSER_HUNG_FIX",
     "DNS_TIMEOUT_FIX",
+    "PERSONAL_NOTE",
     "SCAN_FIX",
     "SHARES_DIR_FIX",
     "SHARES_LIST_FIX",
@@ -32,8 +41,10 @@ __all__ = [
     "endpoint_failure",
     "handshake_fix",
     "host_key_fix",
+    "ignored_port_failure",
     "login_fix",
     "not_sshd_fix",
+    "personal_found",
     "proxy_jump_fix",
     "scan_fix",
     "scan_summary",
@@ -139,6 +150,58 @@ def login_fix(user: str, alias: str) -> str:
 # -- the browser
 
 
+TURN_ON = (f"the person opens {REMOTE_DEBUGGING_SETTING} in their Chrome and turns on "
+           "\"Allow remote debugging for this browser instance\" (it stays on across "
+           "restarts); Chrome then asks them once for each connection")
+PERSONAL_NOTE = ("not opened: Chrome would ask the person \"Allow remote debugging?\" — the "
+                 "gateway asks once, when it first connects, and keeps that connection; "
+                 "meanwhile list_targets says \"waiting for the person to allow\"; if they "
+                 "click Cancel it says they declined, and only a later call asks again")
+
+
+def personal_found(endpoint: Endpoint) -> str:
+    """The endpoint step's detail for a person's own Chrome (never opened by doctor)."""
+    return (f"{endpoint.found_by}: port {endpoint.port} — the person's own Chrome, its "
+            f"remote debugging turned on ({REMOTE_DEBUGGING_SETTING})")
+
+
+def _usual_dir(path: str | None) -> str | None:
+    """Which of the usual profile directories ``path`` is (``~/…`` or absolute), if any."""
+    return next((d for d in DEFAULT_PROFILE_DIRS if path is not None
+                 and (path in (d, f"~/{d}") or path.endswith(f"/{d}"))), None)
+
+
+def _setting_failure(used: ProfileDir, host: str, running: bool) -> tuple[str, str] | None:
+    """(detail, fix) for the person's own Chrome in a usual profile that is not
+    debuggable (``running``: a browser runs in it now), or None when it says nothing."""
+    where = _home_relative(used.directory)
+    other = f"or for a browser of the agent's own, {start_chrome_hint()}"
+    if not running:
+        if used.remote_debugging:
+            return (f"remote debugging is on in {where} on {host}, but that Chrome is not "
+                    "running", "start Chrome there: the gateway finds it by itself")
+        return None
+    if used.major is not None and used.major < SETTING_SINCE:
+        return (f"Chrome {used.version} runs in {where} on {host}: older than "
+                f"{SETTING_SINCE}, which has no remote-debugging setting",
+                f"update Chrome to {SETTING_SINCE} or later, then {TURN_ON}; {other}")
+    if not used.remote_debugging:
+        return (f"Chrome runs in {where} on {host} with remote debugging turned off",
+                f"{TURN_ON}; {other}")
+    return (f"Chrome runs in {where} on {host} with remote debugging on, but wrote no "
+            "DevToolsActivePort", "the person quits Chrome and starts it again")
+
+
+def ignored_port_failure(pids: Sequence[int], host: str) -> tuple[str, str]:
+    """(detail, fix) for a Chrome started with --remote-debugging-port on its default
+    profile, which Chrome ignores since 136 (it listens nowhere)."""
+    shown = ", ".join(str(pid) for pid in pids)
+    return (f"Chrome (pid {shown}) on {host} was started with --remote-debugging-port on its "
+            "default profile, which Chrome ignores since 136",
+            f"turn on remote debugging instead: {TURN_ON} (Chrome {SETTING_SINCE}+); or start "
+            "Chrome with a --user-data-dir of its own as well")
+
+
 def start_chrome_hint(user_data_dir: str = "<dir>", port: int = 0) -> str:
     return (f"start one with --remote-debugging-port={port} --user-data-dir={user_data_dir} "
             "(Chrome ≥136 needs --user-data-dir for remote debugging)")
@@ -174,12 +237,15 @@ def stale_notes(stale: Sequence[tuple[Endpoint, str]]) -> str:
 def endpoint_failure(
     config: TargetConfig, host: str, reason: str, *, listed: bool,
     stale: Sequence[tuple[Endpoint, str]], unanswered: Sequence[tuple[CdpAddress, str]],
+    profiles: Sequence[ProfileDir] = (), running: Sequence[Candidate] = (),
 ) -> tuple[str, str]:
     """(detail, fix) when discovery found no browser on ``host``.
 
     ``listed``: the profile directories could be read at all; ``stale``: the
     DevToolsActivePort files whose port nobody answered; ``unanswered``: the
-    addresses whose ``/json/version`` gave nothing; ``reason``: discovery's own.
+    addresses whose ``/json/version`` gave nothing; ``reason``: discovery's own;
+    ``profiles``: the usual profile directories read; ``running``: the browsers a host
+    scan saw.
     """
     if isinstance(config.cdp, CdpAddress):
         address = config.cdp
@@ -202,6 +268,14 @@ def endpoint_failure(
         # Default profile directories are relative to the (remote) home.
         first = _home_relative(_profile_dir(stale[0][0]))
         detail = "; ".join(parts) + f"; nothing at {fallback}"
+        if seen_from_wsl(first):
+            return detail, (f"that is Windows' Chrome (in {first}), and from WSL 2 Windows' "
+                            "127.0.0.1 is reachable only with networkingMode=mirrored in "
+                            "%UserProfile%\\.wslconfig (then `wsl --shutdown`); or run "
+                            "`chrome-ssh-gateway share <this machine>` on Windows instead")
+        if stale[0][0].personal:
+            return detail, (f"the person's own Chrome that wrote DevToolsActivePort in {first} "
+                            "is not running: start it again (the setting stays on)")
         fix = (f"the Chrome that wrote DevToolsActivePort in {first} is gone "
                "(it crashed or was killed and left the file behind): start Chrome again "
                f"on {host} with --remote-debugging-port=0 --user-data-dir={first}")
@@ -211,11 +285,22 @@ def endpoint_failure(
         fix = (f"no Chrome runs with --user-data-dir={config.profile} on {host}: "
                + start_chrome_hint(config.profile) + ", or fix `profile`")
         return detail, fix
+    # Google Chrome (not Chromium) ignores the port on its default profile since 136.
+    ignored = [c.pid for c in running if c.program == "google-chrome" and c.port is not None
+               and _usual_dir(c.profile) is not None]
+    if ignored:
+        return ignored_port_failure(ignored, host)
+    in_use = {_usual_dir(c.profile) for c in running if c.port is None}
+    for used in (p for p in profiles if p.used):
+        said = _setting_failure(used, host, _usual_dir(used.directory) in in_use)
+        if said is not None:
+            return said
     shown = ", ".join(f"~/{d}" for d in DEFAULT_PROFILE_DIRS[:4] if "beta" not in d
                       and "unstable" not in d)
     detail = (f"no DevToolsActivePort in the usual profile directories ({shown}, …); "
               f"nothing at {fallback}")
-    fix = f"no Chrome found in {shown} on {host}; {start_chrome_hint()}"
+    fix = (f"no Chrome found in {shown} on {host}: for the person's own Chrome (144+), "
+           f"{TURN_ON}; for a browser of the agent's own, {start_chrome_hint()}")
     return detail, fix
 
 

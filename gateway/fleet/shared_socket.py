@@ -1,5 +1,6 @@
 """A share's browser (``share_watch``): reached through the Unix socket its own machine
-forwarded to the host, found by the ``/json/version`` Chrome answers through it."""
+forwarded to the host, found by the ``/json/version`` Chrome answers through it — or, for
+a person's own Chrome (which serves no /json), at the path its manifest says."""
 
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ class SharedSocket(Strategy):
         if not seen.has_socket:
             raise DiscoveryError(search.name, f"the share's socket {seen.socket} is missing "
                                  f"on {search.host.label}: {stopped}")
+        if manifest.path is not None:  # a person's own Chrome: asks them, once (consent)
+            endpoint = Endpoint(_SHARE_HOST.host, _SHARE_HOST.port, manifest.path,
+                                f"share {manifest.name} from {manifest.sharer}",
+                                socket=seen.socket, personal=bool(manifest.personal),
+                                machine=manifest.sharer)
+            return endpoint, await search.connect(endpoint)
         try:
             path = await ask_version(search, _SHARE_HOST, seen.socket)
         except Unanswered as exc:

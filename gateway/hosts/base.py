@@ -87,7 +87,8 @@ class Host(Protocol):
 
     async def read_files(self, paths: Sequence[str], timeout_s: float) -> dict[str, FileText]:
         """Each readable file among ``paths``, keyed by the path as asked (one round
-        trip for all)."""
+        trip for all). A ``/*/`` segment matches every directory there (the Windows
+        users under WSL's ``/mnt/c/Users``): each file found so is keyed by its own path."""
 
     async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:
         """Make ``files`` (already confined and size-checked) readable on the host; each

@@ -20,6 +20,7 @@ from gateway.hosts.base import FileText, HostKind, Route, Staged
 from gateway.hosts.held import Held, hold_here
 from gateway.hosts.http import ByteStream, HttpResponse, request
 from gateway.hosts.os_words import os_reason
+from gateway.hosts.shell import WILDCARD, expand
 from gateway.hosts.transfer import fetch_here
 from gateway.output.files import Readable, open_readable
 
@@ -87,10 +88,12 @@ class LocalHost:
         found = {}
         for asked in paths:
             path = Path.home() / Path(asked).expanduser()  # an absolute path stays itself
-            try:
-                found[asked] = FileText(str(path), path.read_text())
-            except (OSError, UnicodeDecodeError):
-                continue
+            pattern = WILDCARD in asked
+            for each in expand(str(path)) if pattern else [str(path)]:
+                try:
+                    found[each if pattern else asked] = FileText(each, Path(each).read_text())
+                except (OSError, UnicodeDecodeError):
+                    continue
         return found
 
     async def stage_files(self, files: Sequence[Readable], timeout_s: float) -> Staged:

@@ -9,17 +9,30 @@ content can forge the framing.
 
 from __future__ import annotations
 
+import glob
 import shlex
 from collections.abc import Sequence
 
-__all__ = ["parse_read_files", "quote_path", "read_files_command"]
+__all__ = ["WILDCARD", "expand", "parse_read_files", "quote_path", "read_files_command"]
+
+WILDCARD = "/*/"
+"""A path segment that matches every directory there (``Host.read_files``)."""
 
 
 def quote_path(path: str) -> str:
-    """``path`` for a POSIX shell; a leading ``~/`` is the remote user's ``$HOME``."""
+    """``path`` for a POSIX shell; a leading ``~/`` is the remote user's ``$HOME``; a
+    ``/*/`` segment stays a glob (every other character is quoted)."""
+    if WILDCARD in path:
+        return WILDCARD.join(quote_path(part) for part in path.split(WILDCARD))
     if path.startswith("~/"):
         return '"$HOME"/' + shlex.quote(path[2:])
     return shlex.quote(path)
+
+
+def expand(path: str) -> list[str]:
+    """The paths a ``/*/`` segment of ``path`` matches here (only that is a pattern)."""
+    return sorted(glob.glob(WILDCARD.join(glob.escape(part)
+                                          for part in path.split(WILDCARD))))
 
 
 def read_files_command(paths: Sequence[str], marker: str) -> str:
@@ -42,7 +55,8 @@ def parse_read_files(output: str, marker: str,
         printed, _, content = block.partition("\n")
         if content.endswith("\n"):
             content = content[:-1]  # the `echo` after `cat`
-        asked = next((p for p in paths if p not in found and _same(p, printed)), printed)
+        asked = next((p for p in paths if WILDCARD not in p and p not in found
+                      and _same(p, printed)), printed)  # a pattern's: by the path found
         found[asked] = (printed, content)
     return found
 

@@ -6,7 +6,11 @@ then 127.0.0.1:9222) — or with ``--launch`` only the browser of its own profil
 (``~/.cache/chrome-ssh-gateway/share-<name>``, or a temporary one), started by the
 gateway's launcher when none runs there: never a browser that holds the user's own
 logins. A browser that stops answering is looked for again (a restarted Chrome is on
-a new port); while none is found, nothing is shared.
+a new port); while none is found, nothing is shared. A person's own Chrome (its
+remote-debugging setting on) is shared without ever being opened here — opening it would
+ask the person, and the gateway on DEST asks them once for its own connection: its
+DevToolsActivePort says the websocket's path, which the manifest carries (it serves no
+/json), and is read again every interval (the same port after a restart, a new path).
 
 ``AllBrowsers``: every debuggable browser the host scan sees here, each a share
 of its own (``<name>-1``, ``<name>-2``, … never reused), followed as they start and exit.
@@ -23,10 +27,18 @@ from typing import Protocol
 import structlog
 from pydantic_core import from_json
 
+from gateway.cdp.endpoint import REMOTE_DEBUGGING_SETTING
 from gateway.config import TargetConfig
 from gateway.discovery.launcher import ChromeLauncher
 from gateway.discovery.scan import SCAN_TIMEOUT_S, Candidate, classify, parse_scan, scan_script
-from gateway.discovery.strategy import Launch, Search, Strategy, find_browser, strategies_for
+from gateway.discovery.strategy import (
+    Launch,
+    PersonalBrowser,
+    Search,
+    Strategy,
+    find_browser,
+    strategies_for,
+)
 from gateway.errors import GatewayError, HostError
 from gateway.hosts.local import LocalHost
 from gateway.share.options import ShareOptions
@@ -48,9 +60,15 @@ class LocalBrowser:
     program: str | None = None
     started: str | None = None
     started_by: str | None = None
+    path: str | None = None     # a person's own Chrome: its websocket (no /json to ask)
+
+    @property
+    def personal(self) -> bool:
+        return self.path is not None
 
     def described(self) -> str:
-        parts = [self.browser or "a browser", f"port {self.port}"]
+        own = "the person's own Chrome (its remote-debugging setting)" if self.personal else ""
+        parts = [self.browser or own or "a browser", f"port {self.port}"]
         if self.pid is not None:
             parts.insert(1, f"pid {self.pid}")
         return ", ".join(parts)
@@ -103,11 +121,19 @@ class OneBrowser:
 
     async def current(self) -> dict[str, LocalBrowser]:
         known = self._current
-        if known is not None and await _version(self._host, known.port) is not None:
+        if (known is not None and not known.personal
+                and await _version(self._host, known.port) is not None):
             return {self._name: known}
-        search = Search(self._host, self._name, FIND_TIMEOUT_S)
+        search = Search(self._host, self._name, FIND_TIMEOUT_S, ask_person=False)
         try:
             endpoint, ws = await find_browser(self._strategies, search)
+        except PersonalBrowser as answered:
+            found = LocalBrowser(answered.endpoint.port, None,
+                                 path=answered.endpoint.browser_path)
+            if found != known:
+                log.info("sharing the person's own Chrome", browser=found.described())
+            self._current = found
+            return {self._name: found}
         except GatewayError as exc:
             if known is None:
                 raise GatewayError(self._nothing(exc, search)) from None
@@ -131,9 +157,11 @@ class OneBrowser:
             return (f"no browser to share at --cdp: {exc.cause}; start Chrome with "
                     "--remote-debugging-port=<that port> here, or leave --cdp out to find "
                     "one")
-        return (f"no browser to share on this machine ({'; '.join(search.tried)}): start "
-                "Chrome with --remote-debugging-port=0 and a --user-data-dir, name it with "
-                "--cdp 127.0.0.1:PORT, or add --launch to start one of its own")
+        return (f"no browser to share on this machine ({'; '.join(search.tried)}): to share "
+                f"your own Chrome (144+), open {REMOTE_DEBUGGING_SETTING} in it and turn on "
+                "\"Allow remote debugging for this browser instance\"; else start Chrome "
+                "with --remote-debugging-port=0 and a --user-data-dir, name it with --cdp "
+                "127.0.0.1:PORT, or add --launch to start one of its own")
 
     async def aclose(self) -> None:
         if self._launcher is not None:

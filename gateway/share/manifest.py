@@ -82,6 +82,12 @@ class ShareManifest(BaseModel):
     handed_tabs: Annotated[tuple[Annotated[str, StringConstraints(
         min_length=1, max_length=MAX_HANDED_CHARS)], ...],
         Field(max_length=MAX_HANDED)] | None = None
+    # A person's own Chrome (its remote-debugging setting on) serves no /json: the
+    # sharer says its websocket's path, read from its DevToolsActivePort, and that
+    # opening it asks the person — the sharer itself never does.
+    path: Annotated[str, StringConstraints(
+        pattern=r"^/devtools/browser/[A-Za-z0-9-]{1,64}$")] | None = None
+    personal: bool | None = None
 
     def to_text(self) -> str:
         """One line of JSON (the listing blanks newlines anyway)."""

@@ -139,7 +139,8 @@ class Sharer:
                 sharer=self.sharer,
                 shared_at=datetime.now(UTC).isoformat(timespec="seconds"),
                 expires=self.expires.isoformat(timespec="seconds") if self.expires else None,
-                tabs=self.options.tabs, handed_tabs=self.options.handed_tabs or None)
+                tabs=self.options.tabs, handed_tabs=self.options.handed_tabs or None,
+                path=browser.path, personal=browser.personal or None)
         except ValidationError as exc:
             raise ShareRefused(f"cannot describe the browser shared as {name} "
                                f"({exc.errors()[0]['msg']})") from None

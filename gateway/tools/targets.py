@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from gateway.cdp.consent import WAITING
 from gateway.errors import TargetUnavailable
 from gateway.output.absent import absent
 
@@ -51,14 +52,19 @@ class TargetInfo(BaseModel):
     # "agent": the person's own browser; the agent sees only the tabs it opened or was
     # handed (``tabs = "agent"``); left out for "all".
     tab_scope: str | None = absent()
+    # A person's own Chrome, reached through its remote-debugging setting: each new
+    # connection asks them (state "waiting for the person to allow" meanwhile).
+    personal: bool | None = absent()
 
 
 def _info(browser: Browser) -> TargetInfo:
     info = TargetInfo(name=browser.name, transport=browser.host.kind,
-                      host=browser.host.label, state=browser.state, browser=browser.product,
-                      cdp_endpoint=_endpoint(browser), tabs=len(browser.tabs),
-                      error=browser.error,
-                      tab_scope="agent" if browser.pages.scope.agent_only else None)
+                      host=browser.host.label,
+                      state=WAITING if browser.asking else browser.state,
+                      browser=browser.product, cdp_endpoint=_endpoint(browser),
+                      tabs=len(browser.tabs), error=browser.error,
+                      tab_scope="agent" if browser.pages.scope.agent_only else None,
+                      personal=browser.personal or None)
     if browser.launcher is not None:
         info = info.model_copy(update={"launched": browser.launcher.attached,
                                        "restarts": browser.launcher.restarts})
@@ -95,8 +101,8 @@ def _endpoint(browser: Browser) -> str | None:
 
 @tool("List targets", read_only=True)
 async def list_targets(gateway: Gateway) -> TargetList:
-    """List the targets (browsers): state (up/connecting/down/gone), why one is
-    down. Call first.
+    """List the targets (browsers): state (up/connecting/down/gone, or waiting for
+    the person to allow), why one is down. Call first.
     """
     return TargetList(targets=[
         *(_group_info(g) for g in gateway.registry.groups.values()),

@@ -361,9 +361,12 @@ def test_chrome_not_running(fault_topology: Topology, tmp_path: Path) -> None:
     assert step["detail"].endswith("nothing at 127.0.0.1:9222: nothing listens there "
                                    "(the SSH server could not connect to it)")
     assert step["fix"] == (
-        "no Chrome found in ~/.config/google-chrome, ~/.config/chromium on h2; start one with "
-        "--remote-debugging-port=0 --user-data-dir=<dir> (Chrome ≥136 needs --user-data-dir "
-        "for remote debugging)")
+        "no Chrome found in ~/.config/google-chrome, ~/.config/chromium on h2: for the "
+        "person's own Chrome (144+), the person opens chrome://inspect/#remote-debugging in "
+        "their Chrome and turns on \"Allow remote debugging for this browser instance\" (it "
+        "stays on across restarts); Chrome then asks them once for each connection; for a "
+        "browser of the agent's own, start one with --remote-debugging-port=0 "
+        "--user-data-dir=<dir> (Chrome ≥136 needs --user-data-dir for remote debugging)")
 
 
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM"])

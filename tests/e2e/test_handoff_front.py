@@ -10,32 +10,22 @@ as focused ones).
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.headed import DISPLAY, xvfb
 from tests.e2e.helpers import call_ok, data_url, eventually, open_gateway, write_targets
 
 pytestmark = pytest.mark.anyio
 
-DISPLAY = ":87"
-
 
 @pytest.fixture
 def display() -> Iterator[str]:
-    if shutil.which("Xvfb") is None:
-        pytest.fail("Xvfb is not installed (scripts/setup installs it)")
-    server = subprocess.Popen(["Xvfb", DISPLAY, "-nolisten", "tcp", "-screen", "0",
-                               "1280x800x24"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        yield DISPLAY
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with xvfb() as display:
+        yield display
 
 
 async def _window_names() -> list[str]:

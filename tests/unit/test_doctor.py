@@ -184,7 +184,10 @@ def test_endpoint_failure_cdp_and_profile_and_default() -> None:
     default = TargetConfig(name="t", ssh=None, cdp=None)
     detail, fix = endpoint_failure(default, "h1", "why", listed=True, stale=[], unanswered=[])
     assert detail.startswith("no DevToolsActivePort in the usual profile directories (~/")
-    assert fix.startswith("no Chrome found in ~/") and " on h1; start one with " in fix
+    assert fix.startswith("no Chrome found in ~/")
+    assert (" on h1: for the person's own Chrome (144+), the person opens "
+            "chrome://inspect/#remote-debugging in their Chrome" in fix)
+    assert "; for a browser of the agent's own, start one with " in fix
 
 
 def _verdict(kind: str) -> HostKeyVerdict:

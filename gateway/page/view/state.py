@@ -31,6 +31,9 @@ class ViewState:
     text: str | None = None            # the whole view, when the agent holds it all (it
                                        # was handed whole or as changes): what the next
                                        # change set is taken against
+    holder: str | None = None          # the client it was handed to (None: the only one);
+                                       # another client's act on the tab gets no change set
+                                       # against it, as it never saw it
 
     def keys(self) -> dict[RefKey, int]:
         """Each element's number, for the next view of the same document to keep."""

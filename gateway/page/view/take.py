@@ -53,7 +53,8 @@ class PageView(BaseModel):
 
 
 async def take(on: TabSession, max_chars: int, find: str | None = None,
-               within: int | None = None, changes: bool = False) -> PageView:
+               within: int | None = None, changes: bool = False,
+               holder: str | None = None) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
     An element the last view of the same document numbered keeps its number; a new
@@ -62,8 +63,10 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
     is remembered: the refs kept are the whole view's, and long runs of rows are
     shortened only in the whole view (``gateway.page.view.compact``). ``changes``: hand
     back only what changed since the whole view the agent holds
-    (``gateway.page.view.changes``) when that is the same document and the change set
-    is under half the view; else the view.
+    (``gateway.page.view.changes``) when that is the same document, the last view was
+    handed to this same client (``holder``: the tab is one for every client of the
+    gateway, the text each holds is not) and the change set is under half the view;
+    else the view.
     """
     tab = on.tab
     element = TabInput(on).ref(within)[1] if within is not None else None
@@ -86,25 +89,26 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
     tab.document_seen(loader_id)
     text, narrowed = narrow_view(rendered, find, within)
     whole = compact_runs(rendered.text)  # what the agent holds of the page, once shown
-    if changes and same is not None and same.text is not None and narrowed is None:
+    if (changes and same is not None and same.text is not None and same.holder == holder
+            and narrowed is None):
         found = changes_between(same.text, whole)
         if len(found.text) <= min(len(whole) // 2, max_chars):
-            _remember(tab, rendered, loader_id, frames, whole)
+            _remember(tab, rendered, loader_id, frames, whole, holder)
             return PageView(tab=tab.id, target=on.browser.name, url=url, view=found.text,
                             refs=len(rendered.refs), changes=found.summary())
     fitted = fit(whole if narrowed is None else text, max_chars)
     _remember(tab, rendered, loader_id, frames,
-              whole if narrowed is None and not fitted.truncated else None)
+              whole if narrowed is None and not fitted.truncated else None, holder)
     return PageView(tab=tab.id, target=on.browser.name, url=url, view=fitted.value,
                     refs=len(rendered.refs), truncated=fitted.truncated, narrowed=narrowed)
 
 
 def _remember(tab: Tab, rendered: View, loader_id: str, frames: dict[str, FrameSnapshot],
-              held: str | None) -> None:
-    """The view's refs as the tab's, and the text the agent now holds of it all (None
+              held: str | None, holder: str | None) -> None:
+    """The view's refs as the tab's, and the text ``holder`` now holds of it all (None
     when it was shown less)."""
     remember_view(tab, ViewState(rendered.refs, loader_id, frames, next_ref=rendered.next_ref,
-                                 text=held))
+                                 text=held, holder=holder))
 
 
 _views_pausing = 0

@@ -79,7 +79,9 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
         same = last if last is not None and last.loader_id == loader_id else None
         rendered = render_view(snapshot, first_ref=first,
                                within=scopes_of(snapshot, element) if element is not None else (),
-                               keep=same.keys() if same is not None else None)
+                               keep=same.keys({f.frame_id: f.loader_id
+                                               for f in snapshot.frames})
+                               if same is not None else None)
         # Refs need only where each frame hangs, not its tree: a news page's AX nodes
         # are ~4 MB of objects a tab would otherwise hold until its next view.
         frames = {f.frame_id: dataclasses.replace(f, nodes=(), attributes={})

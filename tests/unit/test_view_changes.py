@@ -124,3 +124,29 @@ def test_refs_of_a_frame_whose_document_changed_are_not_kept() -> None:
     assert moved and moved.isdisjoint(again.refs)  # each got a number never given
     assert {n: r for n, r in again.refs.items() if r.frame_id != "F4"} == {
         n: r for n, r in first.refs.items() if r.frame_id != "F4"}
+
+
+def test_an_unnamed_link_that_holds_another_text_gets_a_new_ref() -> None:
+    """A list that re-uses its rows (a search's results, a virtual list): the link Chrome
+    names nothing, labelled in the view by the text it holds, now holds another result —
+    another link, whose old ref must not reach it."""
+    def node(node_id: str, role: str, kids: list[str], name: str = "") -> dict[str, Any]:
+        return {"nodeId": node_id, "ignored": False, "backendDOMNodeId": int(node_id),
+                "role": {"type": "role", "value": role},
+                "name": {"type": "computedString", "value": name}, "childIds": kids}
+
+    def page(result: str) -> PageSnapshot:
+        link = node("2", "link", ["3"])
+        link["properties"] = [{"name": "url", "value": {"type": "string",
+                                                        "value": "http://d/r/"}}]
+        nodes = [node("1", "RootWebArea", ["2"], "docs"), link,
+                 node("3", "article", ["4"]), node("4", "StaticText", [], result)]
+        return snapshot_from_json({"url": "http://d/", "title": "docs", "frames": [{
+            "frame_id": "F", "parent_frame_id": None, "session": "main",
+            "url": "http://d/", "owner_backend_node_id": None, "nodes": nodes}]})
+
+    first = render_view(page("Workers: scripts off the main thread"))
+    again = render_view(page("Service workers: offline pages"), first_ref=first.next_ref,
+                        keep=_keys(first))
+    assert '#2 "Service workers: offline pages"' in again.text, again.text
+    assert 1 not in again.refs

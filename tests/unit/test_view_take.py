@@ -26,10 +26,11 @@ FORM: dict[str, Any] = json.loads(
 
 
 class Page:
-    """The form page as its session answers it; ``say`` changes one text of it."""
+    """A page as its session answers it (the form page unless told); ``say`` changes one
+    text of it (the first, or the one saying ``old``)."""
 
-    def __init__(self) -> None:
-        self.nodes: list[dict[str, Any]] = copy.deepcopy(FORM["frames"][0]["nodes"])
+    def __init__(self, nodes: list[dict[str, Any]] = FORM["frames"][0]["nodes"]) -> None:
+        self.nodes: list[dict[str, Any]] = copy.deepcopy(nodes)
         self.cdp = FakeCdp({
             "Page.getFrameTree": {"frameTree": {"frame": {
                 "id": "F0", "loaderId": "L1", "url": FORM["url"]}}},
@@ -38,10 +39,24 @@ class Page:
         tab.session_id, tab.loader_id = "S1", "L1"
         self.session = TabSession(TabBrowser(self.cdp), 10.0, tab)  # type: ignore[arg-type]
 
-    def say(self, text: str) -> None:
+    def say(self, text: str, old: str | None = None) -> None:
         texts = [n for n in self.nodes if n.get("role", {}).get("value") == "StaticText"
-                 and n.get("name", {}).get("value")]
+                 and n.get("name", {}).get("value") and old in (None, n["name"]["value"])]
         texts[0]["name"]["value"] = text
+
+
+def _node(node_id: int, role: str, kids: list[int], name: str = "") -> dict[str, Any]:
+    return {"nodeId": str(node_id), "ignored": False, "backendDOMNodeId": node_id,
+            "role": {"type": "role", "value": role},
+            "name": {"type": "computedString", "value": name},
+            "childIds": [str(kid) for kid in kids]}
+
+
+def _long_list(items: int) -> list[dict[str, Any]]:
+    """A page of one list, ``file 0`` … : more items than a view shows."""
+    return [_node(1, "RootWebArea", [2], "files"), _node(2, "list", [10 + i for i in range(items)]),
+            *(_node(10 + i, "listitem", [1000 + i]) for i in range(items)),
+            *(_node(1000 + i, "StaticText", [], f"file {i}") for i in range(items))]
 
 
 async def test_an_act_after_the_same_clients_view_gets_what_changed() -> None:
@@ -67,3 +82,18 @@ async def test_an_act_after_another_clients_view_gets_the_whole_view() -> None:
     assert act.changes is None, (
         f"a change set against B's view: A would hold {apply_changes(held_by_a, act.view)!r}")
     assert act.view == fresh.view
+
+
+async def test_a_change_in_rows_the_view_leaves_out_is_said_in_the_header() -> None:
+    """An act on a row found by ``find`` in a long list: the rows left out of the view
+    (``compact``) are in no hunk, so "no change" alone would tell the model its act did
+    nothing."""
+    page = Page(_long_list(40))
+    held = (await take(page.session, 100_000)).view
+    assert "more items like these" in held and "file 35" not in held
+    page.say("file 35 (selected)", old="file 35")
+    act = await take(page.session, 100_000, changes=True)
+    assert act.view == "" and act.changes is not None
+    assert act.changes.endswith("rows left out of it changed: browse_view find shows them")
+    again = await take(page.session, 100_000, changes=True)  # nothing changed since
+    assert again.changes == f"no change since the last view of {len(held.splitlines())} lines"

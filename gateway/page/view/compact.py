@@ -27,13 +27,15 @@ KEEP = 20
 _ITEM = re.compile(r"(\s*)(\| |- |\d+\. )")
 
 
-def compact_runs(text: str) -> str:
+def compact_runs(text: str, left_out: list[str] | None = None) -> str:
     """``text`` with each run of more than ``RUN_MAX`` same-shaped rows or items cut to
-    its first ``KEEP`` and a line saying how many more and how to see them."""
-    return "\n".join(_compacted(text.split("\n")))
+    its first ``KEEP`` and a line saying how many more and how to see them; the lines
+    cut are added to ``left_out`` when it is given (a change there shows in no change
+    set, so the header of one says so)."""
+    return "\n".join(_compacted(text.split("\n"), [] if left_out is None else left_out))
 
 
-def _compacted(lines: list[str]) -> list[str]:
+def _compacted(lines: list[str], left_out: list[str]) -> list[str]:
     """``compact_runs`` on lines, and on the deeper lines of each item kept: a list
     nested in an item (a site's navigation, a file tree) is a run of its own."""
     out: list[str] = []
@@ -41,8 +43,9 @@ def _compacted(lines: list[str]) -> list[str]:
         shown = groups if kind is None or len(groups) <= RUN_MAX else groups[:KEEP]
         for head, *deeper in shown:
             out.append(head)
-            out.extend(_compacted(deeper) if deeper else ())
+            out.extend(_compacted(deeper, left_out) if deeper else ())
         if len(shown) < len(groups):
+            left_out.extend(line for group in groups[len(shown):] for line in group)
             what = "rows" if kind == "| " else "items"
             out.append(f"{indent}… {len(groups) - KEEP} more {what} like these: browse_view "
                        "find (their text) or within (a ref near them) shows them")

@@ -32,6 +32,8 @@ class ViewState:
     text: str | None = None            # the whole view, when the agent holds it all (it
                                        # was handed whole or as changes): what the next
                                        # change set is taken against
+    left_out: str = ""                 # the lines compaction left out of ``text``: a
+                                       # change there is in no hunk, the header says it
     holder: str | None = None          # the client it was handed to (None: the only one);
                                        # another client's act on the tab gets no change set
                                        # against it, as it never saw it

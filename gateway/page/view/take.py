@@ -90,27 +90,30 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
         del snapshot  # the tree is freed here, before the collector is back on
     tab.document_seen(loader_id)
     text, narrowed = narrow_view(rendered, find, within)
-    whole = compact_runs(rendered.text)  # what the agent holds of the page, once shown
+    hidden: list[str] = []
+    whole = compact_runs(rendered.text, hidden)  # what the agent holds of the page, once shown
+    left_out = "\n".join(hidden)
     if (changes and same is not None and same.text is not None and same.holder == holder
             and narrowed is None):
         found = changes_between(same.text, whole)
         if len(found.text) <= min(len(whole) // 2, max_chars):
-            _remember(tab, rendered, loader_id, frames, whole, holder)
+            _remember(tab, rendered, loader_id, frames, whole, holder, left_out)
             return PageView(tab=tab.id, target=on.browser.name, url=url, view=found.text,
-                            refs=len(rendered.refs), changes=found.summary())
+                            refs=len(rendered.refs),
+                            changes=found.summary(left_out != same.left_out))
     fitted = fit(whole if narrowed is None else text, max_chars)
     _remember(tab, rendered, loader_id, frames,
-              whole if narrowed is None and not fitted.truncated else None, holder)
+              whole if narrowed is None and not fitted.truncated else None, holder, left_out)
     return PageView(tab=tab.id, target=on.browser.name, url=url, view=fitted.value,
                     refs=len(rendered.refs), truncated=fitted.truncated, narrowed=narrowed)
 
 
 def _remember(tab: Tab, rendered: View, loader_id: str, frames: dict[str, FrameSnapshot],
-              held: str | None, holder: str | None) -> None:
+              held: str | None, holder: str | None, left_out: str) -> None:
     """The view's refs as the tab's, and the text ``holder`` now holds of it all (None
-    when it was shown less)."""
+    when it was shown less) with the lines compaction left out of it."""
     remember_view(tab, ViewState(rendered.refs, loader_id, frames, next_ref=rendered.next_ref,
-                                 text=held, holder=holder))
+                                 text=held, left_out=left_out, holder=holder))
 
 
 _views_pausing = 0

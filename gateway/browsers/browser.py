@@ -427,9 +427,9 @@ class Browser:
 
     async def close_tab(self, tab: Tab) -> None:
         """Closes through the browser, not the tab's session: works on a hung page too;
-        answers once Chrome destroyed the page (``PageTracker.close``)."""
+        answers once Chrome destroyed the page and its uploaded files are gone
+        (``PageTracker.close``)."""
         await self.pages.close(tab, "was closed by close_tab", self.browser_call, CLOSED_S)
-        await self.pages.uploads.sweep()  # its uploaded files are gone when close_tab answers
         if tab.context is not None and all(other.context != tab.context
                                            for other in self.tabs.values()):
             await self.pages.contexts.dispose(tab.context, self.browser_call)

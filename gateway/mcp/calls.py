@@ -121,7 +121,8 @@ class Calls:
         call_id = next(self._call_ids)
         outcome, error, result = "ok", None, None
         try:
-            gateway = Gateway(self._registry, self._live, functools.partial(_client_roots, peer))
+            gateway = Gateway(self._registry, self._live, functools.partial(_client_roots, peer),
+                              client)
             with reporting(peer.report_progress):
                 result = await _run(tool, dict(values), gateway)
             answer = as_call_result(result, structured=structured)

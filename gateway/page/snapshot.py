@@ -119,7 +119,7 @@ async def fetch_snapshot(session: TabSession) -> tuple[PageSnapshot, str]:
     snaps = [FrameSnapshot(frame_id=f["id"], parent_frame_id=f.get("parentId"),
                            session=owner[f["id"]], url=f.get("url", ""),
                            owner_backend_node_id=owner_of.get(f["id"]), nodes=nodes_of[f["id"]],
-                           attributes=attributes[f["id"]])
+                           attributes=attributes[f["id"]], loader_id=str(f.get("loaderId", "")))
              for f in ordered]
     root = next((n for n in snaps[0].nodes if n.get("role", {}).get("value") == "RootWebArea"),
                 None)

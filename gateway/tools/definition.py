@@ -112,12 +112,14 @@ async def _no_roots() -> list[Path]:
 class Gateway:
     """What a call reaches beyond its tab: the ``registry`` of targets, the ``live`` page
     (None: a gateway built without one), and ``roots()``, the directories the calling
-    MCP client declared (where ``save_to`` may write: ``saving.py``). One per call: the
-    roots are the calling client's."""
+    MCP client declared (where ``save_to`` may write: ``saving.py``), and ``client``, which
+    client called (None: the only one, in process or on stdio) — what a page view says it
+    holds is that client's. One per call: the roots are the calling client's."""
 
     registry: Registry
     live: Live | None = None
     roots: Callable[[], Awaitable[list[Path]]] = _no_roots
+    client: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

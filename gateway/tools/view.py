@@ -59,7 +59,7 @@ async def browse(
     browse_act; cheaper than screenshots.
     """
     await navigate_tab(on, url, wait)
-    return await take(on, max_chars)
+    return await take(on, max_chars, holder=on.gateway.client)
 
 
 @tab_tool("View a page as text", read_only=True)
@@ -73,7 +73,7 @@ async def browse_view(
         description="Only the part holding this ref.", ge=1)] = None,
 ) -> PageView:
     """Read a tab again as text with refs (as browse)."""
-    return await take(on, max_chars, find, within)
+    return await take(on, max_chars, find, within, holder=on.gateway.client)
 
 
 @tab_tool("Act on a page", destructive=True, open_world=True)
@@ -94,7 +94,7 @@ async def browse_act(
         resolve_read_path, allowed=await allowed_dirs(on.gateway) if uploads else [],
         allow_any=on.gateway.registry.config.allow_any_path)
     steps = await run_actions(on, list(actions), on.budget, readable)
-    view = await take(on, max_chars, changes=True)
+    view = await take(on, max_chars, changes=True, holder=on.gateway.client)
     return ActResult(**view.model_dump(), steps=steps, asked=len(actions))
 
 

@@ -4,7 +4,8 @@
 (each command recorded as Chrome would get it, answered from a table or a callable per
 method, a ``CdpError`` when the table says so), ``notify``, ``listen`` returning a remover
 and ``fail_session``; ``emit`` hands an event to the listeners as Chrome's would arrive.
-``FakeHost`` records what a ``gateway.hosts.base.Host`` is asked to run and copy.
+``FakeHost`` records what a ``gateway.hosts.base.Host`` is asked to run and copy;
+``TabBrowser`` is the browser a ``TabSession`` calls through, onto a ``FakeCdp``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import anyio
 from gateway.errors import HostError, StagingFailed
 from gateway.hosts.base import Staged
 from gateway.output.files import Readable
+from gateway.tabs.tab import Tab
 
 Listener = Callable[[str, dict[str, Any]], None]
 Answer = dict[str, Any] | Exception | Callable[[dict[str, Any], str | None], Any]
@@ -97,6 +99,25 @@ class FakeCdp:
 
     def methods(self) -> list[str]:
         return [c.method for c in self.commands]
+
+
+class TabBrowser:
+    """What a ``TabSession`` asks of its browser, straight onto the fake connection."""
+
+    name = "devvm"
+
+    def __init__(self, cdp: FakeCdp) -> None:
+        self.cdp = cdp
+
+    async def tab_call(self, tab: Tab, method: str, params: dict[str, Any] | None = None, *,
+                       timeout_s: float | None = None, timeout_hint: str = "",
+                       session: str | None = None) -> dict[str, Any]:
+        return await self.cdp.send(method, params, session_id=session or tab.session_id,
+                                   timeout_s=timeout_s or 5.0, timeout_hint=timeout_hint)
+
+    async def release_object(self, object_id: str, session: str | None) -> None:
+        await self.cdp.notify("Runtime.releaseObject", {"objectId": object_id},
+                              session_id=session)
 
 
 class FakeHost:

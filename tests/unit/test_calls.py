@@ -26,7 +26,7 @@ from gateway.errors import DialogOpen, GatewayError, TabNotFound
 from gateway.fleet.registry import Registry
 from gateway.mcp.app import build_server
 from gateway.mcp.call_log import CallLog
-from gateway.mcp.calls import failure_of
+from gateway.mcp.calls import Calls, failure_of
 from gateway.tools.definition import Gateway, tool
 from gateway.tools.sets import Selection
 
@@ -260,3 +260,32 @@ async def test_gather_raises_the_first_failure_bare_and_cancels_the_rest() -> No
             await gather(forever(), gather(forever(), fails()))
     assert type(caught.value) is TabNotFound
     assert cancelled.is_set()
+
+
+class Caller(BaseModel):
+    client: str | None
+
+
+@tool("test")
+async def caller_tool(gateway: Gateway) -> Caller:
+    return Caller(client=gateway.client)
+
+
+class _Peer:
+    """A client session as ``Calls.call`` uses it for a tool that reports no progress."""
+
+    async def report_progress(self, *args: object, **kwargs: object) -> None:
+        raise AssertionError("caller_tool reports no progress")
+
+
+async def test_a_tool_hears_which_client_called(tmp_path: Path) -> None:
+    """A page view's change set is taken against what that client holds (``take``'s
+    ``holder``): the call must say which client it came from."""
+    log = CallLog.open(tmp_path / "calls.jsonl")
+    calls = Calls((caller_tool,), Registry(load_config({"CDP_URL": "127.0.0.1:9"})), log)
+    try:
+        answers = [await calls.call("caller_tool", {}, _Peer(), client=client,  # type: ignore[arg-type]
+                                    structured=True) for client in ("A", None)]
+    finally:
+        log.close()
+    assert [a.structured_content for a in answers] == [{"client": "A"}, {"client": None}]

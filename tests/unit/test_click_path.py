@@ -23,7 +23,7 @@ from gateway.page.act.models import Click
 from gateway.page.view import RefElement, ViewState
 from gateway.page.view.state import remember_view
 from gateway.tabs.tab import Tab
-from tests.unit.fakes import FakeCdp, Sent
+from tests.unit.fakes import FakeCdp, Sent, TabBrowser
 
 pytestmark = pytest.mark.anyio
 
@@ -31,23 +31,6 @@ BUTTON = RefElement("T1", "S1", 42, "button", "Send")
 RESOLVED = {"object": {"type": "object", "subtype": "node", "className": "HTMLButtonElement",
                        "description": "button#send", "objectId": "obj-42"}}
 AT_CENTRE = {"x": 150, "y": 70, "width": 100, "height": 40}
-
-
-class FakeBrowser:
-    """What a ``TabSession`` asks of its browser, straight onto the fake connection."""
-
-    def __init__(self, cdp: FakeCdp) -> None:
-        self.cdp = cdp
-
-    async def tab_call(self, tab: Tab, method: str, params: dict[str, Any] | None = None, *,
-                       timeout_s: float | None = None, timeout_hint: str = "",
-                       session: str | None = None) -> dict[str, Any]:
-        return await self.cdp.send(method, params, session_id=session or tab.session_id,
-                                   timeout_s=timeout_s or 5.0, timeout_hint=timeout_hint)
-
-    async def release_object(self, object_id: str, session: str | None) -> None:
-        await self.cdp.notify("Runtime.releaseObject", {"objectId": object_id},
-                              session_id=session)
 
 
 def _page(prepared: dict[str, Any] | Exception = AT_CENTRE,
@@ -59,7 +42,7 @@ def _page(prepared: dict[str, Any] | Exception = AT_CENTRE,
     tab = Tab(7, "devvm", "T1")
     tab.session_id, tab.loader_id = "S1", "L1"
     remember_view(tab, ViewState(refs={3: BUTTON}, loader_id="L1", frames={}, next_ref=4))
-    return TabSession(FakeBrowser(cdp), 10.0, tab), cdp  # type: ignore[arg-type]
+    return TabSession(TabBrowser(cdp), 10.0, tab), cdp  # type: ignore[arg-type]
 
 
 def _mouse(cdp: FakeCdp) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.page.view import PageSnapshot, render_view, snapshot_from_json
+from gateway.page.view import PageSnapshot, ViewState, render_view, snapshot_from_json
 from gateway.page.view.changes import changes_between
 from tests.view_changes import apply_changes
 
@@ -101,3 +101,52 @@ def test_an_element_relabelled_gets_a_new_ref() -> None:
     assert number not in again.refs
     assert again.refs[first.next_ref].backend_node_id == element.backend_node_id
     assert again.refs[first.next_ref].name == "Another file"
+
+
+def test_refs_of_a_frame_whose_document_changed_are_not_kept() -> None:
+    """A cross-site iframe that navigated to another site: the frame keeps its id, the
+    new renderer process numbers its nodes from the start again, so the same backend id,
+    role and label may be another element — whose old ref must not reach it. The other
+    frames, their documents the same, keep their refs."""
+    data = _snapshot("frames")
+    for frame in data["frames"]:
+        frame["loader_id"] = f"L-{frame['frame_id']}"
+    first = render_view(snapshot_from_json(data))
+    state = ViewState(first.refs, "L-F0", {f.frame_id: f for f in
+                                            snapshot_from_json(data).frames},
+                      next_ref=first.next_ref)
+    navigated = copy.deepcopy(data)
+    navigated["frames"][4]["loader_id"] = "L-F4-next-site"  # F4: the out-of-process frame
+    snapshot = snapshot_from_json(navigated)
+    again = render_view(snapshot, first_ref=first.next_ref,
+                        keep=state.keys({f.frame_id: f.loader_id for f in snapshot.frames}))
+    moved = {n for n, r in first.refs.items() if r.frame_id == "F4"}
+    assert moved and moved.isdisjoint(again.refs)  # each got a number never given
+    assert {n: r for n, r in again.refs.items() if r.frame_id != "F4"} == {
+        n: r for n, r in first.refs.items() if r.frame_id != "F4"}
+
+
+def test_an_unnamed_link_that_holds_another_text_gets_a_new_ref() -> None:
+    """A list that re-uses its rows (a search's results, a virtual list): the link Chrome
+    names nothing, labelled in the view by the text it holds, now holds another result —
+    another link, whose old ref must not reach it."""
+    def node(node_id: str, role: str, kids: list[str], name: str = "") -> dict[str, Any]:
+        return {"nodeId": node_id, "ignored": False, "backendDOMNodeId": int(node_id),
+                "role": {"type": "role", "value": role},
+                "name": {"type": "computedString", "value": name}, "childIds": kids}
+
+    def page(result: str) -> PageSnapshot:
+        link = node("2", "link", ["3"])
+        link["properties"] = [{"name": "url", "value": {"type": "string",
+                                                        "value": "http://d/r/"}}]
+        nodes = [node("1", "RootWebArea", ["2"], "docs"), link,
+                 node("3", "article", ["4"]), node("4", "StaticText", [], result)]
+        return snapshot_from_json({"url": "http://d/", "title": "docs", "frames": [{
+            "frame_id": "F", "parent_frame_id": None, "session": "main",
+            "url": "http://d/", "owner_backend_node_id": None, "nodes": nodes}]})
+
+    first = render_view(page("Workers: scripts off the main thread"))
+    again = render_view(page("Service workers: offline pages"), first_ref=first.next_ref,
+                        keep=_keys(first))
+    assert '#2 "Service workers: offline pages"' in again.text, again.text
+    assert 1 not in again.refs

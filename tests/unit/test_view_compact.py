@@ -41,6 +41,16 @@ def test_list_items_go_with_their_own_deeper_lines_and_keep_their_indent() -> No
     assert shown[-1] == "after"
 
 
+def test_a_long_list_nested_in_an_item_is_shortened_too() -> None:
+    """A site's navigation: a few sections, one holding a hundred pages, indented under
+    its item with no blank line (``render.bullet_list``) — its own run."""
+    pages = [f"  - #{i} \"page {i}\"->/p/{i}" for i in range(100)]
+    lines = ["- Guide", "- Reference", *pages, "- About"]
+    shown = compact_runs("\n".join(lines)).split("\n")
+    assert shown == ["- Guide", "- Reference", *pages[:KEEP],
+                     f"  … {100 - KEEP} more items {MORE}", "- About"]
+
+
 def test_runs_of_other_kinds_or_indents_are_apart() -> None:
     mixed = [f"- a{i}" if i % 2 else f"1. b{i}" for i in range(80)]
     assert compact_runs("\n".join(mixed)) == "\n".join(mixed)

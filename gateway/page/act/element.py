@@ -65,7 +65,8 @@ class TabInput:
         found = view.refs.get(ref)
         if found is None:
             raise StaleRef(f"ref #{ref} is not in the current view (its element is gone "
-                           "from the page); call browse_view for fresh refs")
+                           "from the page, or named otherwise now); call browse_view for "
+                           "fresh refs")
         return view, found
 
     async def resolve(self, element: RefElement) -> str:

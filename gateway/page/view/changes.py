@@ -35,12 +35,15 @@ class Changes:
     removed: int
     lines: int  # of the new view
 
-    def summary(self) -> str:
-        """The header's words: a change set, how big, and where the whole view is."""
+    def summary(self, left_out_changed: bool = False) -> str:
+        """The header's words: a change set, how big, and where the whole view is; and
+        when rows the view leaves out (``compact``) changed, which no hunk can show."""
+        hidden = "; rows left out of it changed: browse_view find shows them" if (
+            left_out_changed) else ""
         if not self.text:
-            return f"no change since the last view of {self.lines} lines"
+            return f"no change since the last view of {self.lines} lines{hidden}"
         return (f"changes since the last view: +{self.added} -{self.removed} of "
-                f"{self.lines} lines; browse_view for the whole")
+                f"{self.lines} lines{hidden}; browse_view for the whole")
 
 
 def changes_between(old: str, new: str) -> Changes:

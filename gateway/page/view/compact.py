@@ -7,7 +7,8 @@ items at one indent keeps its first ``KEEP`` and one line that says how many mor
 are and how to see them — ``find`` (the lines that match) or ``within`` (the part
 holding a ref) of ``browse_view``, which read the whole page, as do the refs: every row
 stays reachable, and a ref of a row not shown still acts. A list item's own deeper lines
-(its nested list, its text) go with it.
+(its nested list, its text) go with it, and a long list nested in an item shown is
+shortened in turn.
 
 Pure, on the rendered text: tested in ``tests/unit/test_view_compact.py``.
 """
@@ -26,20 +27,29 @@ KEEP = 20
 _ITEM = re.compile(r"(\s*)(\| |- |\d+\. )")
 
 
-def compact_runs(text: str) -> str:
+def compact_runs(text: str, left_out: list[str] | None = None) -> str:
     """``text`` with each run of more than ``RUN_MAX`` same-shaped rows or items cut to
-    its first ``KEEP`` and a line saying how many more and how to see them."""
-    lines = text.split("\n")
+    its first ``KEEP`` and a line saying how many more and how to see them; the lines
+    cut are added to ``left_out`` when it is given (a change there shows in no change
+    set, so the header of one says so)."""
+    return "\n".join(_compacted(text.split("\n"), [] if left_out is None else left_out))
+
+
+def _compacted(lines: list[str], left_out: list[str]) -> list[str]:
+    """``compact_runs`` on lines, and on the deeper lines of each item kept: a list
+    nested in an item (a site's navigation, a file tree) is a run of its own."""
     out: list[str] = []
     for indent, kind, groups in _runs(lines):
-        if kind is None or len(groups) <= RUN_MAX:
-            out.extend(line for group in groups for line in group)
-            continue
-        out.extend(line for group in groups[:KEEP] for line in group)
-        what = "rows" if kind == "| " else "items"
-        out.append(f"{indent}… {len(groups) - KEEP} more {what} like these: browse_view "
-                   "find (their text) or within (a ref near them) shows them")
-    return "\n".join(out)
+        shown = groups if kind is None or len(groups) <= RUN_MAX else groups[:KEEP]
+        for head, *deeper in shown:
+            out.append(head)
+            out.extend(_compacted(deeper, left_out) if deeper else ())
+        if len(shown) < len(groups):
+            left_out.extend(line for group in groups[len(shown):] for line in group)
+            what = "rows" if kind == "| " else "items"
+            out.append(f"{indent}… {len(groups) - KEEP} more {what} like these: browse_view "
+                       "find (their text) or within (a ref near them) shows them")
+    return out
 
 
 def _runs(lines: list[str]) -> Iterator[tuple[str, str | None, list[list[str]]]]:

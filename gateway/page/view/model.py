@@ -28,7 +28,10 @@ class FrameSnapshot:
     in ``RefElement`` untouched. ``owner_backend_node_id`` is the ``<iframe>``
     element in the parent frame (``DOM.getFrameOwner``), None for the main
     frame. ``attributes`` holds DOM attributes (``DOM.describeNode``) of the
-    controls ``attribute_requests`` asked about, by backend node id.
+    controls ``attribute_requests`` asked about, by backend node id. ``loader_id`` names
+    the frame's document: a frame keeps its id when it navigates, and a document in a
+    new renderer process (a cross-site iframe's next site) numbers its backend nodes
+    from the start again.
     """
 
     frame_id: str
@@ -38,6 +41,7 @@ class FrameSnapshot:
     owner_backend_node_id: int | None
     nodes: Sequence[AXNode]
     attributes: Mapping[int, Mapping[str, str]] = field(default_factory=dict)
+    loader_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class PageSnapshot:
         {"url": str, "title": str,
          "frames": [{"frame_id": str, "parent_frame_id": str | null, "session": str,
                      "url": str, "owner_backend_node_id": int | null,
+                     "loader_id": str (optional),
                      "attributes": {"<backendNodeId>": {"name": "q", ...}},
                      "nodes": [AXNode, ...]}]}
 
@@ -133,6 +138,7 @@ def _frame_from_json(data: Any, index: int) -> FrameSnapshot:
         owner_backend_node_id=owner,
         nodes=nodes,
         attributes=attributes,
+        loader_id=_string(data, "loader_id", f"frames[{index}]."),
     )
 
 

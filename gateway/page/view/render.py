@@ -13,7 +13,13 @@ from typing import Any
 
 from gateway.page.view.controls import Controls, RefKey
 from gateway.page.view.items import author_name, fits_a_line, is_item, label_says_all
-from gateway.page.view.labels import attribute_label, ax_label, duplicate_labels, flags_of
+from gateway.page.view.labels import (
+    attribute_label,
+    ax_label,
+    contents_label,
+    duplicate_labels,
+    flags_of,
+)
 from gateway.page.view.model import AXNode, PageSnapshot, View
 from gateway.page.view.nodes import (
     Frame,
@@ -399,8 +405,11 @@ class _Renderer(Controls):
         backend: int = node["backendDOMNodeId"]  # is_control checked it is one
         shown_role = ROLE_LABELS.get(role, role if role in REF_ROLES else "textbox")
         label = ax_label(frame, node)
-        number = self.new_ref(frame, backend, shown_role,
-                              label or attribute_label(frame, backend))
+        # An unnamed link is known by the text it holds (as ``describe`` labels it): a
+        # re-used row's link that holds another result is another link. (A field's text
+        # is its value, which typing changes: not its name.)
+        number = self.new_ref(frame, backend, shown_role, label or attribute_label(
+            frame, backend) or (contents_label(frame, node, NAME_MAX) if role == "link" else ""))
         # A link's arrow already says what it is: its role word would be pure noise.
         ref = f"#{number}" if role == "link" and props.get("url") else f"{shown_role}#{number}"
         out.item(self.describe(frame, node, role, props, ref, label, backend))

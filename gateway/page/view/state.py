@@ -6,6 +6,7 @@ Page-layer state, so the page layer keeps it, in this module's slot on the tab
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,11 +32,21 @@ class ViewState:
     text: str | None = None            # the whole view, when the agent holds it all (it
                                        # was handed whole or as changes): what the next
                                        # change set is taken against
+    left_out: str = ""                 # the lines compaction left out of ``text``: a
+                                       # change there is in no hunk, the header says it
+    holder: str | None = None          # the client it was handed to (None: the only one);
+                                       # another client's act on the tab gets no change set
+                                       # against it, as it never saw it
 
-    def keys(self) -> dict[RefKey, int]:
-        """Each element's number, for the next view of the same document to keep."""
+    def keys(self, documents: Mapping[str, str]) -> dict[RefKey, int]:
+        """Each element's number, for the next view of the same document to keep — but
+        none of a frame whose document changed since (``documents``: frame id → its
+        ``loader_id`` now): an iframe that navigated into a new process numbers its nodes
+        from the start again, so an old backend id may name an element of the new one."""
         return {(ref.frame_id, ref.backend_node_id, ref.role, ref.name): number
-                for number, ref in self.refs.items()}
+                for number, ref in self.refs.items()
+                if (frame := self.frames.get(ref.frame_id)) is not None
+                and documents.get(ref.frame_id) == frame.loader_id}
 
 
 VIEW: Slot[ViewState] = Slot("view")

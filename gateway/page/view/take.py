@@ -53,7 +53,8 @@ class PageView(BaseModel):
 
 
 async def take(on: TabSession, max_chars: int, find: str | None = None,
-               within: int | None = None, changes: bool = False) -> PageView:
+               within: int | None = None, changes: bool = False,
+               holder: str | None = None) -> PageView:
     """Snapshot every frame, render, and make the new refs the tab's current ones.
 
     An element the last view of the same document numbered keeps its number; a new
@@ -62,8 +63,10 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
     is remembered: the refs kept are the whole view's, and long runs of rows are
     shortened only in the whole view (``gateway.page.view.compact``). ``changes``: hand
     back only what changed since the whole view the agent holds
-    (``gateway.page.view.changes``) when that is the same document and the change set
-    is under half the view; else the view.
+    (``gateway.page.view.changes``) when that is the same document, the last view was
+    handed to this same client (``holder``: the tab is one for every client of the
+    gateway, the text each holds is not) and the change set is under half the view;
+    else the view.
     """
     tab = on.tab
     element = TabInput(on).ref(within)[1] if within is not None else None
@@ -76,7 +79,9 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
         same = last if last is not None and last.loader_id == loader_id else None
         rendered = render_view(snapshot, first_ref=first,
                                within=scopes_of(snapshot, element) if element is not None else (),
-                               keep=same.keys() if same is not None else None)
+                               keep=same.keys({f.frame_id: f.loader_id
+                                               for f in snapshot.frames})
+                               if same is not None else None)
         # Refs need only where each frame hangs, not its tree: a news page's AX nodes
         # are ~4 MB of objects a tab would otherwise hold until its next view.
         frames = {f.frame_id: dataclasses.replace(f, nodes=(), attributes={})
@@ -85,26 +90,30 @@ async def take(on: TabSession, max_chars: int, find: str | None = None,
         del snapshot  # the tree is freed here, before the collector is back on
     tab.document_seen(loader_id)
     text, narrowed = narrow_view(rendered, find, within)
-    whole = compact_runs(rendered.text)  # what the agent holds of the page, once shown
-    if changes and same is not None and same.text is not None and narrowed is None:
+    hidden: list[str] = []
+    whole = compact_runs(rendered.text, hidden)  # what the agent holds of the page, once shown
+    left_out = "\n".join(hidden)
+    if (changes and same is not None and same.text is not None and same.holder == holder
+            and narrowed is None):
         found = changes_between(same.text, whole)
         if len(found.text) <= min(len(whole) // 2, max_chars):
-            _remember(tab, rendered, loader_id, frames, whole)
+            _remember(tab, rendered, loader_id, frames, whole, holder, left_out)
             return PageView(tab=tab.id, target=on.browser.name, url=url, view=found.text,
-                            refs=len(rendered.refs), changes=found.summary())
+                            refs=len(rendered.refs),
+                            changes=found.summary(left_out != same.left_out))
     fitted = fit(whole if narrowed is None else text, max_chars)
     _remember(tab, rendered, loader_id, frames,
-              whole if narrowed is None and not fitted.truncated else None)
+              whole if narrowed is None and not fitted.truncated else None, holder, left_out)
     return PageView(tab=tab.id, target=on.browser.name, url=url, view=fitted.value,
                     refs=len(rendered.refs), truncated=fitted.truncated, narrowed=narrowed)
 
 
 def _remember(tab: Tab, rendered: View, loader_id: str, frames: dict[str, FrameSnapshot],
-              held: str | None) -> None:
-    """The view's refs as the tab's, and the text the agent now holds of it all (None
-    when it was shown less)."""
+              held: str | None, holder: str | None, left_out: str) -> None:
+    """The view's refs as the tab's, and the text ``holder`` now holds of it all (None
+    when it was shown less) with the lines compaction left out of it."""
     remember_view(tab, ViewState(rendered.refs, loader_id, frames, next_ref=rendered.next_ref,
-                                 text=held))
+                                 text=held, left_out=left_out, holder=holder))
 
 
 _views_pausing = 0

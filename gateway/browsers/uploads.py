@@ -77,19 +77,20 @@ class Uploads:
         """Remove every released directory; shielded and bounded, never raising. After
         one sweep those released before it are gone (or logged as not removable), even
         when the sweeper had already started on them: ``close_tab`` returns then."""
-        async with self._sweeping:
-            directories, self._stale = self._stale, []
-            if not directories:
-                return
-            command = "rm -rf -- " + " ".join(shlex.quote(d) for d in directories)
-            with anyio.move_on_after(SWEEP_TIMEOUT_S, shield=True):
-                try:
-                    await self._host.run(command, SWEEP_TIMEOUT_S)
+        with anyio.CancelScope(shield=True):  # the lock too: a holder ends within its bound
+            async with self._sweeping:
+                directories, self._stale = self._stale, []
+                if not directories:
                     return
-                except HostError as exc:
-                    log.warning("could not remove uploaded files", host=self._host.label,
-                                error=exc.reason, directories=directories)
-            self._stale.extend(directories)
+                command = "rm -rf -- " + " ".join(shlex.quote(d) for d in directories)
+                with anyio.move_on_after(SWEEP_TIMEOUT_S):
+                    try:
+                        await self._host.run(command, SWEEP_TIMEOUT_S)
+                        return
+                    except HostError as exc:
+                        log.warning("could not remove uploaded files", host=self._host.label,
+                                    error=exc.reason, directories=directories)
+                self._stale.extend(directories)
 
     async def sweeper(self) -> None:
         """Sweep whenever a tab with staged files went, and at once what an earlier

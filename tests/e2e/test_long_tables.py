@@ -39,7 +39,7 @@ async def test_a_hundred_rows_show_twenty_and_the_rest_are_found_and_acted_on(
     tabs.append(tab)
     view = opened["view"]
     assert "/trips/trips/18 |" in view and "/trips/trips/19 |" not in view  # head + 18 rows
-    assert "… 82 more rows like these: browse_view find (their text) or within" in view
+    assert "… 82 more rows like these: browse_view find (their text) shows them" in view
 
     # An act on the shortened page: what changed, against the view the model holds.
     model = Model(env, tab, view)

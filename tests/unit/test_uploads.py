@@ -130,3 +130,17 @@ async def test_a_sweep_returns_once_a_removal_already_under_way_is_done() -> Non
         assert not answered.is_set(), "answered while the files were still there"
         slow.set()
     assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]
+
+
+async def test_a_sweep_in_a_cancelled_scope_still_removes_the_files() -> None:
+    """A browser let go (its task group cancelled) still removes its tabs' files: the
+    sweep, its lock included, is shielded."""
+    host = FakeHost()
+    pages = tracker(host)
+    tab = pages.track({"targetId": "T1"})
+    await pages.uploads.stage(tab, FILES, 5)
+    pages.retire(tab, "was closed")
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await pages.uploads.sweep()
+    assert host.commands == ["rm -rf -- /tmp/csgw-upload-0"]

@@ -12,7 +12,7 @@ from gateway.page.view import narrow_view, render_view, snapshot_from_json
 from gateway.page.view.compact import KEEP, RUN_MAX, compact_runs
 
 AX = Path(__file__).parents[2] / "fixtures" / "ax"
-MORE = "like these: browse_view find (their text) or within (a ref near them) shows them"
+MORE = "like these: browse_view find (their text) shows them"
 
 
 def _table(rows: int) -> list[str]:

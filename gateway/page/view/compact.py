@@ -4,11 +4,10 @@ A table of thousands of rows (a data browser, an admin's change list) is most of
 and says the same thing in every row; a model reads the first ones to learn the shape,
 then asks for the rows it wants. So a run of more than ``RUN_MAX`` table rows or list
 items at one indent keeps its first ``KEEP`` and one line that says how many more there
-are and how to see them — ``find`` (the lines that match) or ``within`` (the part
-holding a ref) of ``browse_view``, which read the whole page, as do the refs: every row
-stays reachable, and a ref of a row not shown still acts. A list item's own deeper lines
-(its nested list, its text) go with it, and a long list nested in an item shown is
-shortened in turn.
+are and how to see them — ``browse_view``'s ``find`` (the lines that match), which
+reads the whole page, as do the refs: every row stays reachable, and a ref of a row not
+shown still acts. A list item's own deeper lines (its nested list, its text) go with
+it, and a long list nested in an item shown is shortened in turn.
 
 Pure, on the rendered text: tested in ``tests/unit/test_view_compact.py``.
 """
@@ -47,8 +46,8 @@ def _compacted(lines: list[str], left_out: list[str]) -> list[str]:
         if len(shown) < len(groups):
             left_out.extend(line for group in groups[len(shown):] for line in group)
             what = "rows" if kind == "| " else "items"
-            out.append(f"{indent}… {len(groups) - KEEP} more {what} like these: browse_view "
-                       "find (their text) or within (a ref near them) shows them")
+            out.append(f"{indent}… {len(groups) - KEEP} more {what} like these: "
+                       "browse_view find (their text) shows them")
     return out
 
 

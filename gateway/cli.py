@@ -371,7 +371,7 @@ def _serve_or_run(args: argparse.Namespace) -> int:
     if args.command != "doctor":
         # Start-up makes a few hundred thousand objects (pydantic builds ~600 models)
         # and keeps nearly all: collecting while they are made costs ~90 ms of a start
-        # (issue 12). ``running_server`` turns the collector on once the server is built.
+        # (measured). ``running_server`` turns the collector on once the server is built.
         gc.disable()
     try:
         return _run(args)

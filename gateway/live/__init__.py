@@ -1,4 +1,4 @@
-"""The live view: a person watches a remote tab, and steps in (issue 20).
+"""The live view: a person watches a remote tab, and steps in.
 
 A loopback web page served by the gateway shows a tab's screencast and the agent's
 recent calls on it, and with control forwards the person's input; ``handoff`` holds

@@ -224,7 +224,7 @@ def unknown_arguments(tool: str, known: list[str], arguments: dict[str, Any]) ->
     for name in unknown[:5]:
         close = difflib.get_close_matches(str(name), known, n=1)
         shown = repr(str(name)[:60])
-        if name == "target" and "tab" in known:  # taken before issue 19; habits stay
+        if name == "target" and "tab" in known:  # tools once took both; habits stay
             shown += " (a tab id names its target: leave target out)"
         elif close:
             shown += f" (did you mean {close[0]!r}?)"

@@ -3,7 +3,7 @@
 Importing the SDK and the tool families is most of a start (~400 ms here, all CPU in
 this process), and a first connection over SSH ~100 ms, mostly waiting on sshd and
 Chrome in theirs. So the registry starts first and the import runs in a worker thread
-meanwhile (issue 12): by the time the server is built the browsers are usually up.
+meanwhile: by the time the server is built the browsers are usually up.
 While it connects, the loop thread imports only a few small modules the first time
 they are used: h11 (``/json/version``), ``encodings.idna`` (an SSH host's name),
 ``anyio._core._subprocesses`` (a local launch), ``_strptime`` and ``importlib.readers``

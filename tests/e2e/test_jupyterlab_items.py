@@ -38,6 +38,7 @@ from tests.e2e.pages import (
     browse,
     js,
     page_fixtures,
+    stop,
     view_refs,
     whole_view,
 )
@@ -134,11 +135,7 @@ async def lab(topology: Topology, tmp_path_factory: pytest.TempPathFactory) -> A
                                what="JupyterLab answering on h1's loopback")
     finally:
         proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop(proc)
 
 
 def file_ref(view: str, name: str) -> ViewRef:

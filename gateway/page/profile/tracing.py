@@ -69,6 +69,8 @@ class Recording:
 
 
 WIND_DOWN_S = 5.0  # how long Chrome gets to end a closed tab's trace before a new one
+SETTLE_S = 1.0  # and how long a new one waits first: started while Chrome still ended the
+                # old one, a trace could start yet never complete (seen in CI, 2 runs of 6)
 RETRY_S = 0.2
 END_WAIT_S = 5.0  # how long ending an abandoned trace may take, even while cancelled
 
@@ -97,7 +99,6 @@ class Recorder:
         other = self.running(browser)
         if other is not None and other.tab.retired:
             self.forget(other)
-            self._winding_down[browser.name] = anyio.current_time() + WIND_DOWN_S
             other = None
         if other is not None:
             how = (f"stop it with performance_trace(tab={other.tab.id}, action='stop')"
@@ -119,6 +120,8 @@ class Recorder:
 
     async def _start_tracing(self, session: TabSession, budget: float) -> None:
         browser = session.browser
+        ended = self._winding_down.get(browser.name, 0.0) - WIND_DOWN_S
+        await anyio.sleep(max(0.0, ended + SETTLE_S - anyio.current_time()))
         while True:
             try:
                 await session.call("Tracing.start", {
@@ -133,8 +136,12 @@ class Recorder:
             await anyio.sleep(RETRY_S)
 
     def forget(self, recording: Recording) -> None:
+        """No longer running; one whose tab went is still being ended by Chrome, which
+        the next start on the browser waits out (``SETTLE_S``, then ``WIND_DOWN_S``)."""
         if self._running.get(recording.browser.name) is recording:
             del self._running[recording.browser.name]
+        if recording.tab.retired or recording.tab.closing:
+            self._winding_down[recording.browser.name] = anyio.current_time() + WIND_DOWN_S
 
     async def abandon(self, recording: Recording) -> None:
         """A trace that will not be read: forget it, end it in Chrome and close the stream
